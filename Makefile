@@ -1,0 +1,44 @@
+# art — agent runtime tools. `make demo` shows the tools at work; `make test`
+# is what CI runs.
+include .ci/tools.pin
+
+GO          ?= go
+BIN         := bin
+TOOLS       := $(notdir $(wildcard cmd/art*))
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+FUZZTIME    ?= 60s
+
+export GOTOOLCHAIN ?= local
+
+.PHONY: all build test vet lint unit demo fuzz bench release clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+test: vet lint unit
+
+vet:
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+
+lint:
+	$(STATICCHECK) ./...
+
+unit:
+	$(GO) test -race -count=1 ./...
+
+demo: build
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
+
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZTIME)
+
+bench: build
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/bench.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,200 @@
+// Package cli is the kong wiring every art main shares: parsing with usage
+// errors mapped to exit 2 (kong's own default is 80), signals turned into a
+// cancelled context, stdio bound for commands, the one-line
+// "TOOL: error: what: why" message, and the exit code taken from the error.
+//
+// Only main exits. Commands receive an IO and a context and return errors.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+// IO is the process's standard streams, bound into every command's Run.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	OutTTY bool // stdout is a terminal: -o auto means text
+	ErrTTY bool // stderr is a terminal: show progress
+}
+
+// Globals are the flags every tool accepts (DESIGN.md §10).
+type Globals struct {
+	Dir     string           `name:"dir" placeholder:"DIR" help:"State home (default: $$ART_HOME, else $$XDG_STATE_HOME/art, else ~/.local/state/art)."`
+	Output  string           `name:"output" short:"o" enum:"auto,json,text" default:"auto" help:"Output format: auto (text on a terminal, JSON otherwise), json or text."`
+	Events  []string         `name:"events" placeholder:"SINK" help:"Also emit redacted events to SINK (jsonl:PATH or stdout); repeatable. A sink failure is reported, never fails the work."`
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+}
+
+// Home resolves the state home: --dir, else $ART_HOME, else
+// $XDG_STATE_HOME/art, else ~/.local/state/art.
+func (g *Globals) Home() (string, error) {
+	if g.Dir != "" {
+		return g.Dir, nil
+	}
+	return DefaultHome()
+}
+
+// DefaultHome is Home without a --dir flag.
+func DefaultHome() (string, error) {
+	if h := os.Getenv("ART_HOME"); h != "" {
+		return h, nil
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return x + "/art", nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("state home: set --dir or $ART_HOME: %w", err)
+	}
+	return home + "/.local/state/art", nil
+}
+
+// JSON reports whether output should be JSON for this -o value.
+func (g *Globals) JSON(io IO) bool {
+	switch g.Output {
+	case "json":
+		return true
+	case "text":
+		return false
+	}
+	return !io.OutTTY
+}
+
+// SignalError is the cancellation cause when SIGINT or SIGTERM arrives.
+type SignalError struct{ Signal os.Signal }
+
+func (e *SignalError) Error() string { return "interrupted by " + signalName(e.Signal) }
+
+// ExitCode implements exitcode.Coder: cancelled.
+func (e *SignalError) ExitCode() int { return exitcode.Cancelled }
+
+func signalName(s os.Signal) string {
+	if sig, ok := s.(syscall.Signal); ok {
+		return unix.SignalName(sig)
+	}
+	return s.String()
+}
+
+// Version is the module version from the build info ("dev" in a work tree).
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// Main runs a tool with the real process's arguments, streams and signals and
+// returns its exit code. It is the whole body of every main.
+func Main(name, description string, grammar any, options ...kong.Option) int {
+	ctx, stop := SignalContext(context.Background())
+	defer stop()
+	std := IO{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		OutTTY: IsTerminal(os.Stdout), ErrTTY: IsTerminal(os.Stderr),
+	}
+	return Run(ctx, name, description, grammar, os.Args[1:], std, options...)
+}
+
+// SignalContext returns a context cancelled with a *SignalError cause on the
+// first SIGINT or SIGTERM. stop releases the signal handler.
+func SignalContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(&SignalError{Signal: s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
+	return err == nil
+}
+
+type exitPanic int
+
+// Run parses args against grammar and runs the selected command with ctx and
+// std bound. It returns the exit code; it never exits.
+func Run(ctx context.Context, name, description string, grammar any, args []string, std IO, options ...kong.Option) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			if c, ok := r.(exitPanic); ok {
+				code = int(c)
+				return
+			}
+			panic(r)
+		}
+	}()
+	opts := []kong.Option{
+		kong.Name(name),
+		kong.Description(description),
+		kong.Writers(std.Out, std.Err),
+		kong.Exit(func(c int) { panic(exitPanic(c)) }),
+		kong.Vars{"version": name + " " + Version()},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
+		kong.BindTo(ctx, (*context.Context)(nil)),
+		kong.Bind(std),
+	}
+	opts = append(opts, options...)
+	parser, err := kong.New(grammar, opts...)
+	if err != nil {
+		fmt.Fprintf(std.Err, "%s: error: %v\n", name, err)
+		return exitcode.Internal
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(std.Err, "%s: error: %s\n", name, oneLine(err.Error()))
+		fmt.Fprintf(std.Err, "%s: hint: run '%s --help' for usage\n", name, helpPath(name, args))
+		return exitcode.Usage
+	}
+	err = kctx.Run()
+	if err == nil {
+		return exitcode.OK
+	}
+	if !exitcode.IsQuiet(err) {
+		fmt.Fprintf(std.Err, "%s: error: %s\n", name, oneLine(err.Error()))
+		var h interface{ Hint() string }
+		if errors.As(err, &h) && h.Hint() != "" {
+			fmt.Fprintf(std.Err, "%s: hint: %s\n", name, h.Hint())
+		}
+	}
+	return exitcode.Of(err)
+}
+
+// helpPath is "TOOL SUBCOMMAND" when the first argument looks like one.
+func helpPath(name string, args []string) string {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return name + " " + args[0]
+	}
+	return name
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}

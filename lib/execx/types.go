@@ -1,0 +1,157 @@
+// Package execx is the bounded runner every art tool uses to start a process:
+// a program allowlist resolved only in the policy's path, workspace
+// confinement, a fresh environment, process groups, timeouts, cancellation,
+// bounded head-and-tail output capture, rlimits and Landlock/namespace
+// isolation.
+//
+// Two documents with different owners meet here: the Policy (the operator:
+// what may run) and the Task (the requester: what to run). A Task can never
+// widen its Policy. Killing a process group is termination, not isolation: a
+// command can still cause side effects before it is stopped.
+package execx
+
+import (
+	"time"
+
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Document kinds.
+const (
+	KindPolicy = "Policy"
+	KindTask   = "Task"
+	KindResult = "Result"
+)
+
+// Isolation names an isolation backend.
+type Isolation string
+
+// Isolation backends (DESIGN.md §3).
+const (
+	IsolationNone     Isolation = "none"
+	IsolationLandlock Isolation = "landlock"
+	IsolationStrict   Isolation = "strict"
+	IsolationSeatbelt Isolation = "seatbelt"
+)
+
+// Isolations lists every backend, for flags, schemas and parity tests.
+var Isolations = []Isolation{IsolationNone, IsolationLandlock, IsolationStrict, IsolationSeatbelt}
+
+// DefaultEnvAllow is the environment a child gets when neither policy nor
+// task says otherwise: enough for tools like go (which needs HOME), nothing
+// that carries credentials.
+var DefaultEnvAllow = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR", "TERM"}
+
+// Policy is the operator's document: what may run, where, and the ceilings a
+// task may not exceed.
+type Policy struct {
+	jsonx.TypeMeta
+	Allow     []string  `json:"allow"`
+	Workspace string    `json:"workspace"`
+	Path      []string  `json:"path,omitempty"`
+	EnvAllow  []string  `json:"env_allow,omitempty"`
+	Isolation Isolation `json:"isolation,omitempty"`
+	// IsolationBestEffort runs with what the kernel supports instead of
+	// refusing; the Result still says exactly what was enforced.
+	IsolationBestEffort bool `json:"isolation_best_effort,omitempty"`
+	// Max holds ceilings; a zero field means the built-in ceiling.
+	Max Limits `json:"max,omitempty"`
+}
+
+// DocumentKind implements jsonx.Document.
+func (*Policy) DocumentKind() string { return KindPolicy }
+
+// Task is the requester's document: what to run.
+type Task struct {
+	jsonx.TypeMeta
+	ID      string   `json:"id,omitempty"`
+	Program string   `json:"program"`
+	Args    []string `json:"args,omitempty"`
+	// Dir is relative to the workspace; default ".".
+	Dir string `json:"dir,omitempty"`
+	// Context files are relative to the workspace, concatenated in order
+	// onto the child's stdin.
+	Context []string `json:"context,omitempty"`
+	Env     TaskEnv  `json:"env,omitempty"`
+	Limits  Limits   `json:"limits,omitempty"`
+}
+
+// DocumentKind implements jsonx.Document.
+func (*Task) DocumentKind() string { return KindTask }
+
+// TaskEnv selects the child's environment: names in both the policy's and
+// the task's allow lists, plus Set.
+type TaskEnv struct {
+	Allow []string          `json:"allow,omitempty"`
+	Set   map[string]string `json:"set,omitempty"`
+}
+
+// Limits bound one run. Zero means "default" in a Task and "built-in
+// ceiling" in a Policy's Max.
+type Limits struct {
+	Timeout      jsonx.Duration `json:"timeout,omitempty"`
+	KillAfter    jsonx.Duration `json:"kill_after,omitempty"`
+	Grace        jsonx.Duration `json:"grace,omitempty"`
+	OutputBytes  int64          `json:"output_bytes,omitempty"`
+	ContextBytes int64          `json:"context_bytes,omitempty"`
+	CPUSeconds   int64          `json:"cpu_seconds,omitempty"`
+	MemoryBytes  int64          `json:"memory_bytes,omitempty"`
+	Processes    int64          `json:"processes,omitempty"`
+	FileBytes    int64          `json:"file_bytes,omitempty"`
+	OpenFiles    int64          `json:"open_files,omitempty"`
+}
+
+// Status is the outcome of a run.
+type Status string
+
+// Result statuses (DESIGN.md §3).
+const (
+	StatusSucceeded Status = "succeeded"
+	StatusFailed    Status = "failed"
+	StatusTimedOut  Status = "timed_out"
+	StatusCancelled Status = "cancelled"
+	StatusRejected  Status = "rejected"
+	StatusError     Status = "error"
+)
+
+// Statuses lists every status, for schemas and parity tests.
+var Statuses = []Status{StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled, StatusRejected, StatusError}
+
+// Result is what a run produced. It is printed whenever a process was
+// started, whatever happened to it.
+type Result struct {
+	jsonx.TypeMeta
+	TaskID           string          `json:"task_id,omitempty"`
+	Program          string          `json:"program"`
+	ResolvedPath     string          `json:"resolved_path,omitempty"`
+	Argc             int             `json:"argc"`
+	Status           Status          `json:"status"`
+	ExitCode         int             `json:"exit_code"`
+	Signal           string          `json:"signal,omitempty"`
+	TimedOut         bool            `json:"timed_out"`
+	Cancelled        bool            `json:"cancelled"`
+	StartedAt        time.Time       `json:"started_at"`
+	EndedAt          time.Time       `json:"ended_at"`
+	DurationMS       int64           `json:"duration_ms"`
+	Output           string          `json:"output"`
+	OutputBytes      int64           `json:"output_bytes"`
+	OutputTruncated  bool            `json:"output_truncated"`
+	OutputIncomplete bool            `json:"output_incomplete"`
+	Isolation        IsolationReport `json:"isolation"`
+	Rusage           Rusage          `json:"rusage"`
+	Error            string          `json:"error,omitempty"`
+}
+
+// IsolationReport says exactly what was enforced, never what was merely
+// requested.
+type IsolationReport struct {
+	Backend  Isolation `json:"backend"`
+	Enforced []string  `json:"enforced"`
+}
+
+// Rusage is the child's resource usage as reported by wait4.
+type Rusage struct {
+	UserMS   int64 `json:"user_ms"`
+	SysMS    int64 `json:"sys_ms"`
+	MaxRSSKB int64 `json:"max_rss_kb"`
+}
