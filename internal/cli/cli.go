@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -161,6 +162,9 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(std),
 	}
+	if g := globalsOf(grammar); g != nil {
+		opts = append(opts, kong.Bind(g))
+	}
 	opts = append(opts, options...)
 	parser, err := kong.New(grammar, opts...)
 	if err != nil {
@@ -185,6 +189,22 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		}
 	}
 	return exitcode.Of(err)
+}
+
+// globalsOf finds an embedded Globals in the grammar struct so that every
+// command's Run can ask for *Globals without each main binding it.
+func globalsOf(grammar any) *Globals {
+	v := reflect.ValueOf(grammar)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	v = v.Elem()
+	for i := range v.NumField() {
+		if g, ok := v.Field(i).Addr().Interface().(*Globals); ok {
+			return g
+		}
+	}
+	return nil
 }
 
 // helpPath is "TOOL SUBCOMMAND" when the first argument looks like one.
