@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,7 +31,8 @@ func (e *echoCmd) Run(ctx context.Context, io IO, g *Globals) error {
 
 type testCLI struct {
 	Globals
-	Echo echoCmd `cmd:"" help:"Echo a word."`
+	Echo       echoCmd       `cmd:"" help:"Echo a word."`
+	Completion CompletionCmd `cmd:"" help:"Print a shell completion script."`
 }
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -99,5 +102,51 @@ func TestHome(t *testing.T) {
 	}
 	if h, _ := (&Globals{Dir: "/d"}).Home(); h != "/d" {
 		t.Errorf("Home with --dir = %q; want /d", h)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		code, out, errs := run(t, "completion", shell)
+		if code != 0 || errs != "" {
+			t.Fatalf("completion %s: exit %d, stderr %q", shell, code, errs)
+		}
+		for _, want := range []string{"echo", "fail", "completion"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("completion %s lacks %q:\n%s", shell, want, out)
+			}
+		}
+	}
+	if code, _, _ := run(t, "completion", "tcsh"); code != exitcode.Usage {
+		t.Errorf("completion tcsh: exit %d; want 2", code)
+	}
+}
+
+// TestBashCompletionRuns sources the generated script in a real bash and asks
+// it to complete, as a user's shell would.
+func TestBashCompletionRuns(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	_, out, _ := run(t, "completion", "bash")
+	cases := []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"arttest", "ec"}, "echo"},
+		{[]string{"arttest", "echo", "--fa"}, "--fail"},
+		{[]string{"arttest", "echo", "--ou"}, "--output"},
+	}
+	for _, c := range cases {
+		prog := out + "\nCOMP_WORDS=(" + strings.Join(c.words, " ") + ")\nCOMP_CWORD=" +
+			strconv.Itoa(len(c.words)-1) + "\n_arttest_complete\necho \"${COMPREPLY[*]}\"\n"
+		got, err := exec.Command(bash, "--norc", "-c", prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("bash: %v\n%s", err, got)
+		}
+		if strings.TrimSpace(string(got)) != c.want {
+			t.Errorf("complete %v = %q; want %q", c.words, strings.TrimSpace(string(got)), c.want)
+		}
 	}
 }
