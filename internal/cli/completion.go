@@ -11,7 +11,7 @@ import (
 
 // CompletionCmd prints a shell completion script generated from the tool's
 // own kong model, so completions can never drift from the flags that exist.
-// Embed it in a grammar as `Completion cli.CompletionCmd `cmd:""“.
+// Embed it in a grammar as a field: Completion cli.CompletionCmd with tag cmd:"".
 type CompletionCmd struct {
 	Shell string `arg:"" enum:"bash,zsh,fish" help:"Shell to generate for: bash, zsh or fish."`
 }
