@@ -23,7 +23,7 @@ func TestSplit(t *testing.T) {
 		{`'' ""`, []string{"", ""}},
 		{`a''b`, []string{"ab"}},
 		{`'it'\''s'`, []string{"it's"}},
-		{`'$HOME *.go `+"`x`"+`'`, []string{"$HOME *.go `x`"}},
+		{`'$HOME *.go ` + "`x`" + `'`, []string{"$HOME *.go `x`"}},
 		{`"a\"b\\c\$d\` + "`" + `e\nf"`, []string{"a\"b\\c$d`e\\nf"}},
 		{`a\ b`, []string{"a b"}},
 		{`a\*b \$x \;`, []string{"a*b", "$x", ";"}},
