@@ -1,0 +1,145 @@
+// Package provider defines what the agent loop asks a model and what it gets
+// back: the Request (task, history, allowlist, verification state), the
+// Reply (the decision text exactly as the model wrote it, with token usage
+// and latency), the Decision document and its strict decoder, and the
+// Provider interface every backend (mock, exec, agy, openai) implements.
+//
+// A provider returns the decision as text, not as a decoded value: the loop
+// decodes every reply with one strict decoder, so a malformed decision is an
+// observation sent back to the model (and a format error), never a provider
+// failure, and no provider can smuggle in a decision the decoder would
+// refuse. A provider error ends the run; there is no hidden retry.
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Provider asks a model for the next decision. Implementations enforce
+// their own wall-clock timeout and reply size bound, return promptly when
+// ctx is cancelled, and report every failure as an error value.
+type Provider interface {
+	Decide(ctx context.Context, req *Request) (*Reply, error)
+}
+
+// KindRequest is the kind of the document sent to providers.
+const KindRequest = "DecisionRequest"
+
+// Request is everything a model is told at one step. It is deterministic
+// (no clocks, no durations): a replayed run sends byte-identical requests,
+// which is what makes the request hash in a transcript meaningful.
+type Request struct {
+	jsonx.TypeMeta
+	Task     string `json:"task"`
+	Step     int    `json:"step"` // 1-based: the step being decided
+	MaxSteps int    `json:"max_steps"`
+	// Allow lists the programs run_tool may name.
+	Allow []string `json:"allow"`
+	// Verify is the operator's verification command, shown so the model
+	// knows what verify runs; it cannot change it.
+	Verify []string `json:"verify"`
+	// Debt is true while an edit has not been covered by a passing verify:
+	// finish is refused until it is cleared.
+	Debt    bool   `json:"debt"`
+	History []Turn `json:"history"`
+}
+
+// Turn is one earlier step: what the model replied and what it observed.
+type Turn struct {
+	Step        int    `json:"step"`
+	Reply       string `json:"reply"`
+	Observation string `json:"observation"`
+}
+
+// NewRequest fills the header.
+func NewRequest() *Request { return &Request{TypeMeta: jsonx.Meta(KindRequest)} }
+
+// Hash is "sha256:" and the hex digest of the request's canonical JSON.
+func (r *Request) Hash() string {
+	b, err := jsonx.Marshal(r)
+	if err != nil {
+		panic(fmt.Sprintf("provider: request cannot be encoded: %v", err)) // only strings, ints and bools
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Reply is one answer from a model.
+type Reply struct {
+	// Text is the decision exactly as the model produced it (the loop
+	// decodes it strictly).
+	Text string
+	// Usage is nil when the provider does not report tokens.
+	Usage *Usage
+	// Latency is the wall-clock time of the call.
+	Latency time.Duration
+}
+
+// Usage counts tokens as the provider reported them.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+}
+
+// Add sums u and v; a nil v adds nothing.
+func (u *Usage) Add(v *Usage) {
+	if v == nil {
+		return
+	}
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.TotalTokens += v.TotalTokens
+}
+
+// Classified provider failures. The loop maps ErrTimeout to the run status
+// "timeout" and ErrDenied to "denied"; anything else is "provider_error".
+var (
+	ErrTimeout  = exitcode.Sentinel(exitcode.TimedOut, "timed out")
+	ErrDenied   = exitcode.Sentinel(exitcode.Refused, "denied")
+	ErrTooLarge = exitcode.Sentinel(exitcode.Failed, "reply too large")
+	ErrProtocol = exitcode.Sentinel(exitcode.Failed, "unexpected reply")
+)
+
+// Error is a provider failure: which provider and why.
+type Error struct {
+	Provider string
+	Err      error
+}
+
+func (e *Error) Error() string { return e.Provider + ": " + e.Err.Error() }
+
+// Unwrap exposes the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error; %w works as usual.
+func Errorf(provider, format string, args ...any) error {
+	return &Error{Provider: provider, Err: fmt.Errorf(format, args...)}
+}
+
+// CtxErr turns the end of a provider call's context into the error to
+// return: the parent's cause when the caller cancelled (a signal, the run's
+// deadline), else ErrTimeout when the provider's own timeout fired.
+func CtxErr(name string, parent, call context.Context, timeout time.Duration) error {
+	if parent.Err() != nil {
+		return &Error{Provider: name, Err: context.Cause(parent)}
+	}
+	if errors.Is(context.Cause(call), ErrTimeout) || errors.Is(call.Err(), context.DeadlineExceeded) {
+		return &Error{Provider: name, Err: fmt.Errorf("%w after %v", ErrTimeout, timeout)}
+	}
+	return &Error{Provider: name, Err: context.Cause(call)}
+}
+
+// WithTimeout is context.WithTimeoutCause with ErrTimeout as the cause, so
+// CtxErr can tell the provider's own timeout from the caller's.
+func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, ErrTimeout)
+}
