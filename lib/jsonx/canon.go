@@ -1,0 +1,697 @@
+package jsonx
+
+// This file is the RFC 8785 JSON Canonicalization Scheme (JCS): one byte
+// sequence for one JSON value, so that a hash of it can name the value (artobs
+// event ids are "sha256:" of the canonical envelope).
+//
+// JCS is: no whitespace; object members sorted by their keys compared as
+// arrays of UTF-16 code units; strings with only '"', '\\' and the C0 controls
+// escaped (the two-letter forms \b \t \n \f \r where they exist, else \u00xx in
+// lower-case hex), everything else as literal UTF-8; numbers as IEEE 754
+// doubles written the way ECMAScript's Number.prototype.toString writes them.
+//
+// Parse is the strict reader underneath: it refuses duplicate keys, invalid
+// UTF-8, lone surrogates, non-finite numbers and (on request) integer literals
+// a double cannot hold exactly, and names the offending path the way every
+// other jsonx error does. It is a hand-written scanner rather than
+// encoding/json because the Token API is several times slower and silently
+// turns invalid UTF-8 into U+FFFD, which would hide binary input from the
+// redactor that must count it.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxSafeInteger is 2^53, the largest magnitude up to which every integer has
+// an exact IEEE 754 double. An integer beyond it would be silently rounded by
+// any JSON reader that uses doubles (every JavaScript one, and JCS itself).
+const MaxSafeInteger = 1 << 53
+
+// DefaultMaxDepth bounds nesting in Parse when ParseOptions.MaxDepth is 0.
+const DefaultMaxDepth = 512
+
+// ParseOptions tunes Parse. The zero value is the strict form JCS needs.
+type ParseOptions struct {
+	// MaxDepth bounds the nesting of arrays and objects (0: DefaultMaxDepth).
+	MaxDepth int
+	// KeepInvalidUTF8 keeps strings with invalid UTF-8 or lone surrogate
+	// escapes as their raw bytes (a lone surrogate as its 3-byte WTF-8 form)
+	// instead of refusing them, so a caller can recognise binary data and
+	// deal with it rather than have it replaced by U+FFFD behind its back.
+	KeepInvalidUTF8 bool
+	// SafeIntegers refuses integer literals (no fraction, no exponent) whose
+	// magnitude exceeds 2^53.
+	SafeIntegers bool
+}
+
+// Parse decodes one JSON value from data strictly: objects become
+// map[string]any, arrays []any, strings string, numbers json.Number (the
+// literal, checked finite), true/false bool and null nil. Duplicate keys,
+// invalid UTF-8, lone surrogates, non-finite numbers, nesting beyond the limit
+// and anything after the value are *FieldError (exit 2) naming the path under
+// root.
+func Parse(data []byte, root string, opt ParseOptions) (any, error) {
+	if opt.MaxDepth <= 0 {
+		opt.MaxDepth = DefaultMaxDepth
+	}
+	p := parser{data: data, opt: opt, root: root}
+	v, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i < len(p.data) {
+		return nil, &FieldError{Path: root, Msg: fmt.Sprintf("trailing data after the document at byte %d", p.i)}
+	}
+	return v, nil
+}
+
+// Canonical returns the RFC 8785 canonical form of the JSON text data. The
+// input must be I-JSON: no duplicate keys, valid Unicode, finite numbers.
+func Canonical(data []byte) ([]byte, error) {
+	v, err := Parse(data, "", ParseOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return AppendCanonical(nil, v)
+}
+
+// AppendCanonical appends the canonical form of v to dst. v is a tree of
+// nil, bool, string, json.Number, float64, float32, the integer kinds,
+// map[string]any and []any, as Parse returns and Go code builds. Strings must
+// be valid UTF-8, floats finite, integers within ±2^53.
+func AppendCanonical(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		if v {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case string:
+		if !utf8.ValidString(v) {
+			return dst, fmt.Errorf("canonical JSON: string is not valid UTF-8")
+		}
+		return AppendCanonicalString(dst, v), nil
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return dst, fmt.Errorf("canonical JSON: invalid number %q", string(v))
+		}
+		return AppendCanonicalNumber(dst, f)
+	case float64:
+		return AppendCanonicalNumber(dst, v)
+	case float32:
+		return AppendCanonicalNumber(dst, float64(v))
+	case int:
+		return appendInt(dst, int64(v))
+	case int64:
+		return appendInt(dst, v)
+	case int32:
+		return appendInt(dst, int64(v))
+	case uint64:
+		if v > MaxSafeInteger {
+			return dst, fmt.Errorf("canonical JSON: integer %d is beyond 2^53", v)
+		}
+		return appendInt(dst, int64(v))
+	case uint:
+		return AppendCanonical(dst, uint64(v))
+	case uint32:
+		return appendInt(dst, int64(v))
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, CompareKeys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if !utf8.ValidString(k) {
+				return dst, fmt.Errorf("canonical JSON: key is not valid UTF-8")
+			}
+			dst = AppendCanonicalString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = AppendCanonical(dst, v[k]); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = AppendCanonical(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	return dst, fmt.Errorf("canonical JSON: unsupported value of kind %s", reflect.TypeOf(v).Kind())
+}
+
+func appendInt(dst []byte, i int64) ([]byte, error) {
+	if i > MaxSafeInteger || i < -MaxSafeInteger {
+		return dst, fmt.Errorf("canonical JSON: integer %d is beyond ±2^53", i)
+	}
+	return strconv.AppendInt(dst, i, 10), nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendCanonicalString appends s as an RFC 8785 JSON string: '"' and '\\'
+// escaped, C0 controls as \b \t \n \f \r or \u00xx, everything else literal.
+// s must be valid UTF-8 (callers check; invalid bytes are copied as they are).
+func AppendCanonicalString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// CanonicalStringLen is len(AppendCanonicalString(nil, s)) without building it.
+func CanonicalStringLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		switch c {
+		case '"', '\\', '\b', '\t', '\n', '\f', '\r':
+			n++
+		default:
+			n += 5
+		}
+	}
+	return n
+}
+
+// AppendCanonicalNumber appends f the way ECMAScript's Number::toString
+// writes it (RFC 8785 §3.2.2.3): the shortest digits that round-trip, fixed
+// notation for decimal exponents in [-6, 21), exponent notation with an
+// explicit sign otherwise, and -0 as 0. NaN and ±Inf have no JSON form.
+func AppendCanonicalNumber(dst []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst, fmt.Errorf("canonical JSON: %v is not a finite number", f)
+	}
+	if f == 0 {
+		return append(dst, '0'), nil
+	}
+	if f < 0 {
+		dst = append(dst, '-')
+		f = -f
+	}
+	// Integers below 2^53 are the common case and print as themselves.
+	if f < MaxSafeInteger && f == math.Trunc(f) {
+		return strconv.AppendInt(dst, int64(f), 10), nil
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // d[.ddd]e±XX, shortest
+	mant, exp := e, 0
+	for j := range e {
+		if e[j] == 'e' {
+			mant = e[:j]
+			x, _ := strconv.Atoi(string(e[j+1:]))
+			exp = x
+			break
+		}
+	}
+	var digits [24]byte
+	k := 0
+	for _, c := range mant {
+		if c != '.' {
+			digits[k] = c
+			k++
+		}
+	}
+	d := digits[:k]
+	n := exp + 1 // the position of the decimal point relative to the digits
+	switch {
+	case k <= n && n <= 21:
+		dst = append(dst, d...)
+		for range n - k {
+			dst = append(dst, '0')
+		}
+	case 0 < n && n <= 21:
+		dst = append(dst, d[:n]...)
+		dst = append(dst, '.')
+		dst = append(dst, d[n:]...)
+	case -6 < n && n <= 0:
+		dst = append(dst, '0', '.')
+		for range -n {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, d...)
+	default:
+		dst = append(dst, d[0])
+		if k > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, d[1:]...)
+		}
+		dst = append(dst, 'e')
+		if n-1 >= 0 {
+			dst = append(dst, '+')
+		}
+		dst = strconv.AppendInt(dst, int64(n-1), 10)
+	}
+	return dst, nil
+}
+
+// CompareKeys orders strings as RFC 8785 sorts object keys: by their UTF-16
+// code units, not by bytes or code points. The two orders differ only between
+// U+E000..U+FFFF and the supplementary planes (which UTF-16 writes as
+// surrogates 0xD800..0xDFFF, so they sort first).
+func CompareKeys(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if ca < utf8.RuneSelf && cb < utf8.RuneSelf {
+			if ca != cb {
+				return int(ca) - int(cb)
+			}
+			i++
+			j++
+			continue
+		}
+		ra, na := utf8.DecodeRuneInString(a[i:])
+		rb, nb := utf8.DecodeRuneInString(b[j:])
+		i += na
+		j += nb
+		if ra == rb {
+			continue
+		}
+		ua, la := utf16Units(ra)
+		ub, lb := utf16Units(rb)
+		if ua != ub {
+			return int(ua) - int(ub)
+		}
+		return int(la) - int(lb)
+	}
+	switch {
+	case i < len(a):
+		return 1
+	case j < len(b):
+		return -1
+	}
+	return 0
+}
+
+// utf16Units returns the first UTF-16 code unit of r and, for a supplementary
+// rune, its second (low surrogate); 0 otherwise.
+func utf16Units(r rune) (uint16, uint16) {
+	if r < 0x10000 {
+		return uint16(r), 0
+	}
+	h, l := utf16.EncodeRune(r)
+	return uint16(h), uint16(l)
+}
+
+// parser is a recursive-descent JSON reader over a byte slice.
+type parser struct {
+	data  []byte
+	i     int
+	opt   ParseOptions
+	root  string
+	path  []any // string keys and int indexes from root to the current value
+	depth int
+}
+
+func (p *parser) errf(format string, args ...any) error {
+	return &FieldError{Path: p.pathString(), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) syntax(what string) error {
+	if p.i >= len(p.data) {
+		return p.errf("unexpected end of input")
+	}
+	return p.errf("invalid JSON at byte %d: %s", p.i, what)
+}
+
+func (p *parser) pathString() string {
+	s := p.root
+	for _, seg := range p.path {
+		switch seg := seg.(type) {
+		case string:
+			s = join(s, seg)
+		case int:
+			s += "[" + strconv.Itoa(seg) + "]"
+		}
+	}
+	return s
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.data) {
+		switch p.data[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() (any, error) {
+	p.ws()
+	if p.i >= len(p.data) {
+		return nil, p.errf("unexpected end of input")
+	}
+	switch c := p.data[p.i]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		return p.str()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	}
+	return nil, p.syntax(fmt.Sprintf("unexpected character %q", rune(p.data[p.i])))
+}
+
+func (p *parser) literal(word string) error {
+	if len(p.data)-p.i >= len(word) && string(p.data[p.i:p.i+len(word)]) == word {
+		p.i += len(word)
+		return nil
+	}
+	return p.syntax("invalid literal (want " + word + ")")
+}
+
+func (p *parser) enter() error {
+	p.depth++
+	if p.depth > p.opt.MaxDepth {
+		return p.errf("nesting deeper than %d levels", p.opt.MaxDepth)
+	}
+	return nil
+}
+
+func (p *parser) object() (any, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	p.i++ // '{'
+	m := map[string]any{}
+	p.ws()
+	if p.i < len(p.data) && p.data[p.i] == '}' {
+		p.i++
+		p.depth--
+		return m, nil
+	}
+	for {
+		p.ws()
+		if p.i >= len(p.data) || p.data[p.i] != '"' {
+			return nil, p.syntax("expected a string key")
+		}
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.path = append(p.path, key)
+		if _, dup := m[key]; dup {
+			return nil, p.errf("duplicate key")
+		}
+		p.ws()
+		if p.i >= len(p.data) || p.data[p.i] != ':' {
+			return nil, p.syntax("expected ':' after a key")
+		}
+		p.i++
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		m[key] = v
+		p.path = p.path[:len(p.path)-1]
+		p.ws()
+		if p.i >= len(p.data) {
+			return nil, p.errf("unexpected end of input")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			p.depth--
+			return m, nil
+		default:
+			return nil, p.syntax("expected ',' or '}' in an object")
+		}
+	}
+}
+
+func (p *parser) array() (any, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	p.i++ // '['
+	a := []any{}
+	p.ws()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		p.depth--
+		return a, nil
+	}
+	for n := 0; ; n++ {
+		p.path = append(p.path, n)
+		v, err := p.value()
+		if err != nil {
+			return nil, err
+		}
+		p.path = p.path[:len(p.path)-1]
+		a = append(a, v)
+		p.ws()
+		if p.i >= len(p.data) {
+			return nil, p.errf("unexpected end of input")
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			p.depth--
+			return a, nil
+		default:
+			return nil, p.syntax("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// str reads a string starting at the opening quote.
+func (p *parser) str() (string, error) {
+	p.i++ // '"'
+	start := p.i
+	// Fast path: printable ASCII without escapes.
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		if c == '"' {
+			s := string(p.data[start:p.i])
+			p.i++
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		p.i++
+	}
+	buf := make([]byte, 0, p.i-start+16)
+	buf = append(buf, p.data[start:p.i]...)
+	for {
+		if p.i >= len(p.data) {
+			return "", p.errf("unexpected end of input in a string")
+		}
+		c := p.data[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(buf), nil
+		case c < 0x20:
+			return "", p.syntax("control character in a string")
+		case c == '\\':
+			var err error
+			if buf, err = p.escape(buf); err != nil {
+				return "", err
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.i++
+		default:
+			r, n := utf8.DecodeRune(p.data[p.i:])
+			if r == utf8.RuneError && n <= 1 {
+				if !p.opt.KeepInvalidUTF8 {
+					return "", p.errf("string is not valid UTF-8 (byte %d)", p.i)
+				}
+				buf = append(buf, c)
+				p.i++
+				continue
+			}
+			buf = append(buf, p.data[p.i:p.i+n]...)
+			p.i += n
+		}
+	}
+}
+
+func (p *parser) escape(buf []byte) ([]byte, error) {
+	if p.i+1 >= len(p.data) {
+		p.i = len(p.data)
+		return buf, p.errf("unexpected end of input in a string")
+	}
+	c := p.data[p.i+1]
+	p.i += 2
+	switch c {
+	case '"', '\\', '/':
+		return append(buf, c), nil
+	case 'b':
+		return append(buf, '\b'), nil
+	case 'f':
+		return append(buf, '\f'), nil
+	case 'n':
+		return append(buf, '\n'), nil
+	case 'r':
+		return append(buf, '\r'), nil
+	case 't':
+		return append(buf, '\t'), nil
+	case 'u':
+		r, ok := p.hex4()
+		if !ok {
+			return buf, p.syntax("invalid \\u escape")
+		}
+		if utf16.IsSurrogate(r) {
+			if r < 0xDC00 && p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
+				save := p.i
+				p.i += 2
+				if r2, ok := p.hex4(); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
+					return utf8.AppendRune(buf, utf16.DecodeRune(r, r2)), nil
+				}
+				p.i = save
+			}
+			if !p.opt.KeepInvalidUTF8 {
+				return buf, p.errf("string has a lone surrogate \\u%04x", r)
+			}
+			// WTF-8: the surrogate's own 3-byte form, which is invalid UTF-8.
+			return append(buf, byte(0xE0|r>>12), byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F)), nil
+		}
+		return utf8.AppendRune(buf, r), nil
+	}
+	p.i--
+	return buf, p.syntax(fmt.Sprintf("invalid escape \\%c", c))
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.i+4 > len(p.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.data[p.i : p.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}
+
+func (p *parser) number() (any, error) {
+	start := p.i
+	if p.data[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		n := 0
+		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.i < len(p.data) && p.data[p.i] == '0' {
+		p.i++
+	} else if digits() == 0 {
+		return nil, p.syntax("invalid number")
+	}
+	intLen := p.i - start
+	integer := true
+	if p.i < len(p.data) && p.data[p.i] == '.' {
+		integer = false
+		p.i++
+		if digits() == 0 {
+			return nil, p.syntax("invalid number: digits must follow '.'")
+		}
+	}
+	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
+		integer = false
+		p.i++
+		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return nil, p.syntax("invalid number: digits must follow the exponent")
+		}
+	}
+	lit := string(p.data[start:p.i])
+	if integer && intLen <= 15 {
+		return json.Number(lit), nil // finite and within ±2^53
+	}
+	if integer && p.opt.SafeIntegers {
+		u, err := strconv.ParseUint(strings.TrimPrefix(lit, "-"), 10, 64)
+		if err != nil || u > MaxSafeInteger {
+			return nil, p.errf("integer %s is beyond ±2^53 and cannot be represented exactly", lit)
+		}
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil && math.IsInf(f, 0) {
+		return nil, p.errf("number %s is not finite", lit)
+	}
+	return json.Number(lit), nil
+}
