@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/release"
+)
+
+// VerifyTagCmd gates publication on a signed tag at main's tip.
+type VerifyTagCmd struct {
+	Tag  string `arg:"" name:"ref" help:"Tag to verify (v1.2.3 or refs/tags/v1.2.3)."`
+	Repo string `name:"repo" default:"." placeholder:"DIR" help:"Repository holding the tag."`
+	Main string `name:"main" placeholder:"REF" help:"Branch the tag must be at the tip of (default: refs/remotes/origin/main if present, else refs/heads/main)."`
+}
+
+// Help shows an example.
+func (c *VerifyTagCmd) Help() string {
+	return `Refuses, with exit 1, a tag that is lightweight, whose tag object carries
+another name (moved), that is unsigned, whose signature git verify-tag does
+not accept (GPG, or SSH with gpg.format=ssh and gpg.ssh.allowedSignersFile),
+or whose commit is not exactly the tip of main. A missing tag exits 4.
+Prints what was verified (JSON, or a line with -o text).
+
+Example:
+  git -c gpg.ssh.allowedSignersFile=.github/allowed_signers verify-tag v1.2.0  # what it runs
+  artrelease verify-tag v1.2.0 && artrelease build --ref v1.2.0 --out dist/`
+}
+
+// Run verifies the tag.
+func (c *VerifyTagCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	rep, err := release.VerifyTag(ctx, release.VerifyTagOptions{Repo: c.Repo, Tag: c.Tag, MainRef: c.Main})
+	if err != nil {
+		return err
+	}
+	if g.JSON(std) {
+		return writeJSON(std, rep)
+	}
+	fmt.Fprintf(std.Out, "OK tag %s: signed (%s), at the tip of %s (%s)\n", rep.Tag, rep.Signature, rep.MainRef, rep.Commit)
+	return nil
+}

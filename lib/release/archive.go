@@ -1,0 +1,218 @@
+package release
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// GzipLevel is the compression level of the archive: gzip(1)'s and zlib's
+// default, so the archive is about the size `git archive --format=tar.gz`
+// makes. Changing it changes every archive's bytes.
+const GzipLevel = 6
+
+// Archive modes. Git records only "executable or not" for files; the archive
+// writes the conventional modes for each, whatever the umask of the machine.
+const (
+	archiveFileMode    = 0o644
+	archiveExecMode    = 0o755
+	archiveDirMode     = 0o755
+	archiveSymlinkMode = 0o777
+)
+
+// ArchiveResult describes a written archive.
+type ArchiveResult struct {
+	TarSHA256 string
+	TarSize   int64
+	Entries   int
+	// Omitted lists gitlink (submodule) paths left out under the "omit"
+	// policy.
+	Omitted []string
+}
+
+// archiveEntry is one tar member to write, in final order.
+type archiveEntry struct {
+	name  string // full tar name, with the top directory and "/" for directories
+	entry TreeEntry
+}
+
+// planArchive turns a tree listing into the sorted members of the archive:
+// the top directory first, then every path bytewise-sorted by its tar name
+// (directories with their trailing slash, so each directory precedes its
+// contents). Gitlinks are refused or omitted by policy.
+func planArchive(prefix string, tree []TreeEntry, submodules string) ([]archiveEntry, []string, error) {
+	plan := make([]archiveEntry, 0, len(tree)+1)
+	plan = append(plan, archiveEntry{name: prefix + "/", entry: TreeEntry{Mode: modeTree, Type: typeTree}})
+	var omitted []string
+	for _, e := range tree {
+		switch {
+		case e.Mode == modeGitlink || e.Type == typeCommit:
+			if submodules != SubmodulesOmit {
+				return nil, nil, withHint(fmt.Errorf("path %s: %w: it is a submodule (gitlink to %s)", e.Path, ErrSubmodule, e.OID),
+					`set "submodules": "omit" in the contract to release without submodule contents`)
+			}
+			omitted = append(omitted, e.Path)
+		case e.Mode == modeTree && e.Type == typeTree:
+			plan = append(plan, archiveEntry{name: prefix + "/" + e.Path + "/", entry: e})
+		case e.Mode == modeSymlink && e.Type == typeBlob, e.Mode&modeTypeMsk == modeRegular && e.Type == typeBlob:
+			plan = append(plan, archiveEntry{name: prefix + "/" + e.Path, entry: e})
+		default:
+			return nil, nil, fmt.Errorf("path %s: unsupported Git mode %06o (%s)", e.Path, e.Mode, e.Type)
+		}
+	}
+	sort.Slice(plan, func(i, j int) bool { return plan[i].name < plan[j].name })
+	sort.Strings(omitted)
+	return plan, omitted, nil
+}
+
+// writeArchive writes the gzip-compressed tar of plan to w, reading blob
+// contents from the repository in plan order. Every header is a function of
+// the tree and the commit time only: uid/gid 0, no owner names, no access or
+// change times, modes from plan, Go's archive/tar choosing USTAR whenever an
+// entry fits and PAX records otherwise (long names, large files) — a choice
+// made from the header alone. The gzip header carries no name and no time.
+func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (ArchiveResult, error) {
+	var res ArchiveResult
+	gz, err := gzip.NewWriterLevel(w, GzipLevel)
+	if err != nil {
+		return res, err
+	}
+	// gz.Header is left zero: no name, no comment, MTIME 0, OS 255 (unknown).
+	tarHash := sha256.New()
+	count := &countWriter{}
+	// The buffer batches tar's 512-byte header writes before they reach the
+	// hash and the compressor.
+	buf := bufio.NewWriterSize(io.MultiWriter(gz, tarHash, count), 1<<16)
+	tw := tar.NewWriter(buf)
+
+	hdr := func(e archiveEntry, size int64) *tar.Header {
+		h := &tar.Header{
+			Name:    e.name,
+			ModTime: mtime,
+			Uid:     0, Gid: 0,
+			Uname: "", Gname: "",
+		}
+		switch {
+		case e.entry.Mode == modeTree:
+			h.Typeflag, h.Mode = tar.TypeDir, archiveDirMode
+		case e.entry.Mode == modeSymlink:
+			h.Typeflag, h.Mode = tar.TypeSymlink, archiveSymlinkMode
+		default:
+			h.Typeflag, h.Mode, h.Size = tar.TypeReg, archiveFileMode, size
+			if e.entry.Mode&0o100 != 0 {
+				h.Mode = archiveExecMode
+			}
+		}
+		return h
+	}
+
+	// Blobs are streamed from cat-file in plan order; directories are written
+	// as they come up between them.
+	var blobs []string
+	var blobAt []int
+	for i, e := range plan {
+		if e.entry.Type == typeBlob {
+			blobs = append(blobs, e.entry.OID)
+			blobAt = append(blobAt, i)
+		}
+	}
+	next := 0 // next plan index to write
+	writeDirsUpTo := func(limit int) error {
+		for ; next < limit; next++ {
+			if err := tw.WriteHeader(hdr(plan[next], 0)); err != nil {
+				return fmt.Errorf("archive %s: %w", plan[next].name, err)
+			}
+			res.Entries++
+		}
+		return nil
+	}
+	err = r.Stream(blobs, func(i int, typ string, size int64, rd io.Reader) error {
+		e := plan[blobAt[i]]
+		if typ != typeBlob {
+			return fmt.Errorf("path %s: object %s is a %s, not a blob", e.entry.Path, e.entry.OID, typ)
+		}
+		if err := writeDirsUpTo(blobAt[i]); err != nil {
+			return err
+		}
+		if e.entry.Mode == modeSymlink {
+			target, err := io.ReadAll(rd)
+			if err != nil {
+				return err
+			}
+			h := hdr(e, 0)
+			h.Linkname = string(target)
+			if err := checkLinkname(e.entry.Path, h.Linkname); err != nil {
+				return err
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				return fmt.Errorf("archive %s: %w", e.name, err)
+			}
+		} else {
+			if err := tw.WriteHeader(hdr(e, size)); err != nil {
+				return fmt.Errorf("archive %s: %w", e.name, err)
+			}
+			if _, err := io.Copy(tw, rd); err != nil {
+				return fmt.Errorf("archive %s: %w", e.name, err)
+			}
+		}
+		next++
+		res.Entries++
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	if err := writeDirsUpTo(len(plan)); err != nil {
+		return res, err
+	}
+	if err := tw.Close(); err != nil {
+		return res, fmt.Errorf("archive: %w", err)
+	}
+	if err := buf.Flush(); err != nil {
+		return res, fmt.Errorf("archive: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return res, fmt.Errorf("archive: %w", err)
+	}
+	res.TarSHA256 = hex.EncodeToString(tarHash.Sum(nil))
+	res.TarSize = count.n
+	return res, nil
+}
+
+// checkLinkname refuses symlink targets tar cannot carry faithfully.
+func checkLinkname(path, target string) error {
+	if target == "" || strings.ContainsRune(target, 0) {
+		return fmt.Errorf("path %s: symlink with an empty or NUL-containing target", path)
+	}
+	return nil
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// hashingWriter counts and hashes what passes to the underlying writer.
+type hashingWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func newHashingWriter(w io.Writer) *hashingWriter { return &hashingWriter{w: w, h: sha256.New()} }
+
+func (hw *hashingWriter) Write(p []byte) (int, error) {
+	n, err := hw.w.Write(p)
+	hw.h.Write(p[:n])
+	hw.n += int64(n)
+	return n, err
+}
+
+func (hw *hashingWriter) sum() string { return hex.EncodeToString(hw.h.Sum(nil)) }

@@ -1,0 +1,167 @@
+package release
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// NoteCommit is one commit as the notes see it.
+type NoteCommit struct {
+	ID      string
+	Message string
+}
+
+// Change is a commit message read as a conventional commit
+// (conventionalcommits.org v1.0.0) where it is one.
+type Change struct {
+	Type     string // lower-cased type; "" when the subject is not conventional
+	Scope    string
+	Breaking bool
+	Summary  string // the description, or the whole subject when not conventional
+}
+
+var conventionalRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9-]*)(?:\(([^()]*)\))?(!)?: +(\S.*)$`)
+
+// ParseChange reads a commit message. The subject is the first paragraph
+// joined into one line, as `git log --format=%s` shows it; a
+// "BREAKING CHANGE:" or "BREAKING-CHANGE:" footer marks a breaking change
+// like a "!" after the type does.
+func ParseChange(message string) Change {
+	message = strings.ReplaceAll(message, "\r\n", "\n")
+	message = strings.TrimLeft(message, "\n")
+	para, rest, _ := strings.Cut(message, "\n\n")
+	subject := strings.Join(strings.Fields(para), " ")
+	ch := Change{Summary: subject}
+	if m := conventionalRE.FindStringSubmatch(subject); m != nil {
+		ch = Change{Type: strings.ToLower(m[1]), Scope: strings.TrimSpace(m[2]), Breaking: m[3] == "!", Summary: m[4]}
+	}
+	if ch.Type != "" {
+		for _, line := range strings.Split(rest, "\n") {
+			if strings.HasPrefix(line, "BREAKING CHANGE:") || strings.HasPrefix(line, "BREAKING-CHANGE:") {
+				ch.Breaking = true
+			}
+		}
+	}
+	return ch
+}
+
+// noteSections is the order of NOTES.md sections and the types each holds.
+var noteSections = []struct {
+	title string
+	types []string
+}{
+	{"Features", []string{"feat", "feature"}},
+	{"Bug fixes", []string{"fix"}},
+	{"Performance", []string{"perf"}},
+	{"Security", []string{"security"}},
+	{"Reverts", []string{"revert"}},
+	{"Documentation", []string{"docs", "doc"}},
+	{"Refactoring", []string{"refactor"}},
+	{"Tests", []string{"test", "tests"}},
+	{"Build", []string{"build", "deps"}},
+	{"CI", []string{"ci"}},
+	{"Style", []string{"style"}},
+	{"Chores", []string{"chore"}},
+}
+
+// notesInput is everything NOTES.md is a function of.
+type notesInput struct {
+	Contract *Contract
+	ID       *Identity
+	Commits  []NoteCommit // newest first, topological order
+}
+
+// buildNotes writes the canonical release notes: a header naming the exact
+// commit, the changes since the previous release tag grouped by
+// conventional-commit type (breaking changes first, non-conventional
+// subjects last under "Other changes"), each line ending in the commit's
+// 12-digit id. The same history always gives the same bytes.
+func buildNotes(in notesInput) []byte {
+	c, id := in.Contract, in.ID
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s %s\n\n", c.Name, id.Version)
+	fmt.Fprintf(&b, "Built from commit `%s`", id.Commit.ID)
+	if id.Tag != "" {
+		fmt.Fprintf(&b, " (tag `%s`)", id.Tag)
+	}
+	fmt.Fprintf(&b, ", committed %s.\n\n", id.Time().Format("2006-01-02 15:04:05 UTC"))
+	n := len(in.Commits)
+	switch {
+	case id.Previous != "" && n == 0:
+		fmt.Fprintf(&b, "No changes since %s.\n", id.Previous)
+	case id.Previous != "":
+		fmt.Fprintf(&b, "%d %s since %s.\n", n, plural(n, "change", "changes"), id.Previous)
+	default:
+		fmt.Fprintf(&b, "%d %s: the first release, no earlier release tag.\n", n, plural(n, "change", "changes"))
+	}
+	if c.Notes.Changelog != "" {
+		fmt.Fprintf(&b, "Changes to documents and the command line are listed in [%s](%s).\n", c.Notes.Changelog, c.Notes.Changelog)
+	}
+	if n == 0 {
+		return []byte(b.String())
+	}
+	line := func(nc NoteCommit, ch Change) string {
+		s := "- "
+		if ch.Scope != "" {
+			s += "**" + ch.Scope + ":** "
+		}
+		return s + ch.Summary + " (" + nc.ID[:12] + ")\n"
+	}
+	if c.Notes.Group == GroupNone {
+		b.WriteString("\n## Changes\n\n")
+		for _, nc := range in.Commits {
+			ch := ParseChange(nc.Message)
+			if ch.Type != "" {
+				ch.Summary = ch.Type + ": " + ch.Summary
+			}
+			b.WriteString(line(nc, ch))
+		}
+		return []byte(b.String())
+	}
+	sections := map[string][]string{}
+	section := func(ch Change) string {
+		if ch.Breaking {
+			return "Breaking changes"
+		}
+		for _, s := range noteSections {
+			for _, t := range s.types {
+				if ch.Type == t {
+					return s.title
+				}
+			}
+		}
+		return "Other changes"
+	}
+	for _, nc := range in.Commits {
+		ch := ParseChange(nc.Message)
+		if ch.Type != "" && section(ch) == "Other changes" {
+			ch.Summary = ch.Type + ": " + ch.Summary
+		}
+		title := section(ch)
+		sections[title] = append(sections[title], line(nc, ch))
+	}
+	order := []string{"Breaking changes"}
+	for _, s := range noteSections {
+		order = append(order, s.title)
+	}
+	order = append(order, "Other changes")
+	for _, title := range order {
+		lines := sections[title]
+		if len(lines) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n", title)
+		for _, l := range lines {
+			b.WriteString(l)
+		}
+	}
+	return []byte(b.String())
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,530 @@
+package release
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// VerifyReport is the outcome of Verify: every problem found, not just the
+// first, so one run tells the whole story of a tampered directory.
+type VerifyReport struct {
+	Dir      string    `json:"dir"`
+	OK       bool      `json:"ok"`
+	Name     string    `json:"name,omitempty"`
+	Version  string    `json:"version,omitempty"`
+	Commit   string    `json:"commit,omitempty"`
+	Files    []string  `json:"files"`
+	Rebuilt  bool      `json:"rebuilt"`
+	Problems []Problem `json:"problems"`
+}
+
+// Problem is one way a release directory fails to verify.
+type Problem struct {
+	File string `json:"file"`
+	Msg  string `json:"problem"`
+}
+
+func (p Problem) String() string { return p.File + ": " + p.Msg }
+
+// VerifyOptions says what to verify.
+type VerifyOptions struct {
+	Dir string
+	// Repo, when set, also rebuilds the release from the manifest's commit
+	// in that repository and requires byte-identical files.
+	Repo string
+}
+
+// Verify re-derives everything a release directory claims, from the files
+// alone: SHA256SUMS and the manifest agree with each other and with the
+// directory (no missing, no extra file); every file has its recorded size
+// and digest; the archive decompresses to the recorded tar, with one top
+// directory, sorted paths, the commit time, root ownership without names
+// and only the modes a build writes; the SBOM is in canonical form, its
+// namespace is the one its content earns, and it describes this archive;
+// the provenance names exactly these artifacts; the notes name the commit.
+// With Repo set it also rebuilds and compares bytes.
+//
+// It returns the report and, when anything failed, an error wrapping
+// ErrMismatch (exit 1). A directory that does not exist is ErrNotFound.
+func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
+	rep := &VerifyReport{Dir: o.Dir, Files: []string{}, Problems: []Problem{}}
+	fi, err := os.Stat(o.Dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return rep, fmt.Errorf("release directory %s: %w", o.Dir, ErrNotFound)
+		}
+		return rep, fmt.Errorf("release directory %s: %w", o.Dir, err)
+	}
+	if !fi.IsDir() {
+		return rep, exitcode.Errorf(exitcode.Usage, "release directory %s: not a directory", o.Dir)
+	}
+	v := &verifier{dir: o.Dir, rep: rep}
+	v.run()
+	if o.Repo != "" && v.manifest != nil && len(rep.Problems) == 0 {
+		if err := v.rebuild(ctx, o.Repo); err != nil {
+			return rep, err
+		}
+		rep.Rebuilt = true
+	}
+	rep.OK = len(rep.Problems) == 0
+	if !rep.OK {
+		first := rep.Problems[0].String()
+		more := ""
+		if n := len(rep.Problems) - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more)", n)
+		}
+		return rep, fmt.Errorf("%s: %w: %s%s", o.Dir, ErrMismatch, first, more)
+	}
+	return rep, nil
+}
+
+type verifier struct {
+	dir      string
+	rep      *VerifyReport
+	manifest *Manifest
+	present  map[string]bool
+	digests  map[string]string // name → sha256 of the bytes on disk
+}
+
+func (v *verifier) problem(file, format string, args ...any) {
+	v.rep.Problems = append(v.rep.Problems, Problem{File: file, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *verifier) run() {
+	entries, err := os.ReadDir(v.dir)
+	if err != nil {
+		v.problem(".", "cannot list: %v", err)
+		return
+	}
+	v.present = map[string]bool{}
+	v.digests = map[string]string{}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			v.problem(e.Name(), "extra entry: not a regular file")
+			continue
+		}
+		v.present[e.Name()] = true
+		v.rep.Files = append(v.rep.Files, e.Name())
+		sum, err := fileSHA256(filepath.Join(v.dir, e.Name()))
+		if err != nil {
+			v.problem(e.Name(), "cannot read: %v", err)
+			continue
+		}
+		v.digests[e.Name()] = sum
+	}
+
+	// SHA256SUMS: canonical, and naming exactly the other files.
+	var sums []Sum
+	if !v.present[SumsName] {
+		v.problem(SumsName, "missing")
+	} else if data, err := os.ReadFile(filepath.Join(v.dir, SumsName)); err != nil {
+		v.problem(SumsName, "cannot read: %v", err)
+	} else if sums, err = ParseSums(data); err != nil {
+		v.problem(SumsName, "%v", err)
+	}
+	listed := map[string]string{}
+	for _, s := range sums {
+		listed[s.Name] = s.SHA256
+	}
+	if sums != nil {
+		for _, s := range sums {
+			got, ok := v.digests[s.Name]
+			switch {
+			case s.Name == SumsName:
+				v.problem(SumsName, "lists itself")
+			case !v.present[s.Name]:
+				v.problem(s.Name, "missing (listed in %s)", SumsName)
+			case ok && got != s.SHA256:
+				v.problem(s.Name, "sha256 %s, %s says %s", got, SumsName, s.SHA256)
+			}
+		}
+		for name := range v.present {
+			if _, ok := listed[name]; !ok && name != SumsName {
+				v.problem(name, "extra file (not in %s)", SumsName)
+			}
+		}
+	}
+
+	// The manifest: strict, canonical, and agreeing with SHA256SUMS.
+	if !v.present[ManifestName] {
+		if _, ok := listed[ManifestName]; !ok {
+			v.problem(ManifestName, "missing")
+		}
+		return
+	}
+	data, err := os.ReadFile(filepath.Join(v.dir, ManifestName))
+	if err != nil {
+		v.problem(ManifestName, "cannot read: %v", err)
+		return
+	}
+	var m Manifest
+	if err := jsonx.Decode(data, "manifest", &m); err != nil {
+		v.problem(ManifestName, "%v", err)
+		return
+	}
+	if canon, err := jsonx.MarshalIndent(&m); err != nil || !bytes.Equal(canon, data) {
+		v.problem(ManifestName, "not in canonical form")
+	}
+	v.manifest = &m
+	v.rep.Name, v.rep.Version, v.rep.Commit = m.Name, m.Version, m.Commit
+	if sums != nil {
+		want := []string{ManifestName}
+		for _, a := range m.Artifacts {
+			want = append(want, a.Name)
+			if _, ok := listed[a.Name]; !ok {
+				v.problem(a.Name, "in the manifest but not in %s", SumsName)
+			} else if listed[a.Name] != a.SHA256 {
+				v.problem(a.Name, "%s says sha256 %s, the manifest %s", SumsName, listed[a.Name], a.SHA256)
+			}
+		}
+		for _, s := range sums {
+			if !slices.Contains(want, s.Name) {
+				v.problem(s.Name, "in %s but not in the manifest", SumsName)
+			}
+		}
+	}
+	for _, a := range m.Artifacts {
+		if !v.present[a.Name] {
+			if _, ok := listed[a.Name]; !ok || sums == nil {
+				v.problem(a.Name, "missing (listed in the manifest)")
+			}
+			continue
+		}
+		if want := expectedName(&m, a.Kind); want != a.Name {
+			v.problem(a.Name, "a %s must be named %s", a.Kind, want)
+		}
+		path := filepath.Join(v.dir, a.Name)
+		if fi, err := os.Stat(path); err == nil && fi.Size() != a.Size {
+			v.problem(a.Name, "size %d, the manifest says %d", fi.Size(), a.Size)
+		}
+		if got := v.digests[a.Name]; got != "" && got != a.SHA256 {
+			v.problem(a.Name, "sha256 %s, the manifest says %s", got, a.SHA256)
+		}
+		switch a.Kind {
+		case ArtifactArchive:
+			v.archive(path, a)
+		case ArtifactSBOM:
+			v.sbom(path, a)
+		case ArtifactNotes:
+			v.notes(path, a)
+		case ArtifactProvenance:
+			v.provenance(path, a)
+		}
+	}
+	kinds := map[string]int{}
+	for _, a := range m.Artifacts {
+		kinds[a.Kind]++
+	}
+	for k, n := range kinds {
+		if n > 1 {
+			v.problem(ManifestName, "%d artifacts of kind %s", n, k)
+		}
+	}
+	if kinds[ArtifactArchive] == 0 {
+		v.problem(ManifestName, "no archive")
+	}
+}
+
+func expectedName(m *Manifest, kind string) string {
+	switch kind {
+	case ArtifactArchive:
+		return archiveName(m.Name, m.Version)
+	case ArtifactSBOM:
+		return sbomName(m.Name, m.Version)
+	case ArtifactProvenance:
+		return provenanceName(m.Name, m.Version)
+	}
+	return NotesName
+}
+
+// archive checks the archive's gzip framing and every tar header.
+func (v *verifier) archive(path string, a Artifact) {
+	f, err := os.Open(path)
+	if err != nil {
+		v.problem(a.Name, "cannot read: %v", err)
+		return
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		v.problem(a.Name, "not gzip: %v", err)
+		return
+	}
+	zr.Multistream(false)
+	if zr.Name != "" || zr.Comment != "" || !zr.ModTime.IsZero() || zr.Extra != nil {
+		v.problem(a.Name, "gzip header carries a name, comment, time or extra field")
+	}
+	th := sha256.New()
+	cw := &countWriter{}
+	tee := io.TeeReader(zr, io.MultiWriter(th, cw))
+	tr := tar.NewReader(tee)
+	m := v.manifest
+	prefix := m.Name + "-" + m.Version + "/"
+	mtime, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
+	var prev string
+	bad := 0
+	report := func(name, format string, args ...any) {
+		if bad < 10 { // a corrupt archive would otherwise drown the report
+			v.problem(a.Name, name+": "+format, args...)
+		}
+		bad++
+	}
+	for n := 0; ; n++ {
+		h, err := tr.Next()
+		if err == io.EOF {
+			if n == 0 {
+				report("(archive)", "empty")
+			}
+			break
+		}
+		if err != nil {
+			report("(archive)", "unreadable tar: %v", err)
+			return
+		}
+		switch {
+		case n == 0 && (h.Name != prefix || h.Typeflag != tar.TypeDir):
+			report(h.Name, "the first entry must be the directory %s", prefix)
+		case !strings.HasPrefix(h.Name, prefix):
+			report(h.Name, "outside the top directory %s", prefix)
+		case n > 0 && h.Name <= prev:
+			report(h.Name, "out of order or repeated after %s", prev)
+		}
+		prev = h.Name
+		if err := checkPathSyntax(strings.TrimSuffix(strings.TrimPrefix(h.Name, prefix), "/")); err != nil && n > 0 {
+			report(h.Name, "%v", err)
+		}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if h.Mode != archiveDirMode || !strings.HasSuffix(h.Name, "/") {
+				report(h.Name, "directory mode %o or name without a slash", h.Mode)
+			}
+		case tar.TypeReg:
+			if h.Mode != archiveFileMode && h.Mode != archiveExecMode {
+				report(h.Name, "file mode %o (want 644 or 755)", h.Mode)
+			}
+		case tar.TypeSymlink:
+			if h.Mode != archiveSymlinkMode || h.Linkname == "" {
+				report(h.Name, "symlink mode %o or empty target", h.Mode)
+			}
+		default:
+			report(h.Name, "entry type %q is never written by a build", h.Typeflag)
+		}
+		if h.Uid != 0 || h.Gid != 0 || h.Uname != "" || h.Gname != "" {
+			report(h.Name, "owner %d:%d %q:%q (want 0:0 with no names)", h.Uid, h.Gid, h.Uname, h.Gname)
+		}
+		if !h.ModTime.Equal(mtime) || !h.AccessTime.IsZero() || !h.ChangeTime.IsZero() {
+			report(h.Name, "time %s (want the commit time %s only)", h.ModTime.UTC().Format(time.RFC3339), m.CommitTime)
+		}
+		for k := range h.PAXRecords {
+			if k != "path" && k != "linkpath" && k != "size" {
+				report(h.Name, "PAX record %q is never written by a build", k)
+			}
+		}
+	}
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		v.problem(a.Name, "gzip stream: %v", err)
+		return
+	}
+	if _, err := br.Peek(1); err != io.EOF {
+		v.problem(a.Name, "data after the gzip stream")
+	}
+	if got := hex.EncodeToString(th.Sum(nil)); got != a.TarSHA256 || cw.n != a.TarSize {
+		v.problem(a.Name, "uncompressed tar is %d bytes with sha256 %s; the manifest says %d bytes, %s", cw.n, got, a.TarSize, a.TarSHA256)
+	}
+}
+
+// checkPathSyntax refuses names an extractor could be tricked by.
+func checkPathSyntax(p string) error {
+	if p == "" {
+		return errors.New("empty path")
+	}
+	return checkTreePath(p)
+}
+
+// sbom checks the SBOM is the canonical document for this release.
+func (v *verifier) sbom(path string, a Artifact) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		v.problem(a.Name, "cannot read: %v", err)
+		return
+	}
+	var doc SPDXDocument
+	if err := jsonx.Unmarshal(data, "sbom", &doc); err != nil {
+		v.problem(a.Name, "%v", err)
+		return
+	}
+	if canon, err := jsonx.MarshalIndent(&doc); err != nil || !bytes.Equal(canon, data) {
+		v.problem(a.Name, "not in canonical form")
+	}
+	if ns, err := sbomNamespace(doc); err != nil || ns != doc.DocumentNamespace {
+		v.problem(a.Name, "documentNamespace %s is not the one its content gives (%s)", doc.DocumentNamespace, ns)
+	}
+	m := v.manifest
+	if doc.SPDXVersion != SPDXVersion || doc.SPDXID != spdxDocumentID || doc.DataLicense != spdxDataLicense {
+		v.problem(a.Name, "not an SPDX 2.3 document header")
+	}
+	if doc.Name != m.Name+"-"+m.Version {
+		v.problem(a.Name, "names %s, the release is %s-%s", doc.Name, m.Name, m.Version)
+	}
+	mt, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
+	if doc.CreationInfo.Created != mt.UTC().Format(spdxTime) {
+		v.problem(a.Name, "created %s, the commit time is %s", doc.CreationInfo.Created, m.CommitTime)
+	}
+	if len(doc.Packages) == 0 || doc.Packages[0].SPDXID != spdxSourceID {
+		v.problem(a.Name, "no source package")
+		return
+	}
+	src := doc.Packages[0]
+	archive, _ := m.Artifact(ArtifactArchive)
+	if src.PackageFileName != archive.Name || len(src.Checksums) != 1 || src.Checksums[0].Algorithm != "SHA256" || src.Checksums[0].ChecksumValue != archive.SHA256 {
+		v.problem(a.Name, "the source package does not describe %s with sha256 %s", archive.Name, archive.SHA256)
+	}
+	if src.VersionInfo != m.Version {
+		v.problem(a.Name, "source version %s, the release is %s", src.VersionInfo, m.Version)
+	}
+	ids := map[string]bool{spdxDocumentID: true}
+	for _, p := range doc.Packages {
+		if ids[p.SPDXID] {
+			v.problem(a.Name, "duplicate SPDXID %s", p.SPDXID)
+		}
+		ids[p.SPDXID] = true
+	}
+	for _, r := range doc.Relationships {
+		if !ids[r.SPDXElementID] || !ids[r.RelatedSPDXElement] {
+			v.problem(a.Name, "relationship %s %s %s names an unknown element", r.SPDXElementID, r.RelationshipType, r.RelatedSPDXElement)
+		}
+	}
+}
+
+func (v *verifier) notes(path string, a Artifact) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		v.problem(a.Name, "cannot read: %v", err)
+		return
+	}
+	m := v.manifest
+	if !bytes.HasPrefix(data, []byte("# "+m.Name+" "+m.Version+"\n")) || !bytes.Contains(data, []byte("`"+m.Commit+"`")) {
+		v.problem(a.Name, "does not open with the release's name, version and commit")
+	}
+}
+
+func (v *verifier) provenance(path string, a Artifact) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		v.problem(a.Name, "cannot read: %v", err)
+		return
+	}
+	var st Statement
+	if err := jsonx.Unmarshal(data, "provenance", &st); err != nil {
+		v.problem(a.Name, "%v", err)
+		return
+	}
+	if canon, err := jsonx.MarshalIndent(&st); err != nil || !bytes.Equal(canon, data) {
+		v.problem(a.Name, "not in canonical form")
+	}
+	m := v.manifest
+	var want []string
+	for _, x := range m.Artifacts {
+		if x.Kind != ArtifactProvenance {
+			want = append(want, x.Name+"="+x.SHA256)
+		}
+	}
+	var got []string
+	for _, s := range st.Subject {
+		got = append(got, s.Name+"="+s.Digest["sha256"])
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if !slices.Equal(want, got) {
+		v.problem(a.Name, "subjects %v are not the release's artifacts %v", got, want)
+	}
+	p := st.Predicate.BuildDefinition.ExternalParameters
+	if st.Type != InTotoStatementType || st.PredicateType != SLSAProvenanceType ||
+		p.Commit != m.Commit || p.Tag != m.Tag || p.Version != m.Version || p.ContractSHA256 != m.Contract.SHA256 {
+		v.problem(a.Name, "does not describe this release's commit, tag, version and contract")
+	}
+}
+
+// rebuild builds the manifest's commit again and compares every file.
+func (v *verifier) rebuild(ctx context.Context, repoDir string) error {
+	m := v.manifest
+	r, err := OpenRepo(ctx, repoDir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	tmp, err := os.MkdirTemp("", "artrelease-verify-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	ref := m.Commit
+	if m.Tag != "" {
+		ref = "refs/tags/" + m.Tag
+	}
+	_, hasProv := m.Artifact(ArtifactProvenance)
+	if _, err := buildInto(ctx, r, BuildOptions{Ref: ref, Provenance: hasProv}, tmp); err != nil {
+		v.problem(".", "rebuild from %s failed: %v", repoDir, err)
+		return nil
+	}
+	rm, err := os.ReadFile(filepath.Join(tmp, ManifestName))
+	if err != nil {
+		return err
+	}
+	var again Manifest
+	if err := jsonx.Decode(rm, "manifest", &again); err != nil {
+		return err
+	}
+	if again.Commit != m.Commit {
+		v.problem(ManifestName, "the rebuild resolved %s to commit %s, not %s", ref, again.Commit, m.Commit)
+	}
+	names := []string{ManifestName, SumsName}
+	for _, a := range m.Artifacts {
+		names = append(names, a.Name)
+	}
+	for _, name := range names {
+		got, err1 := fileSHA256(filepath.Join(v.dir, name))
+		want, err2 := fileSHA256(filepath.Join(tmp, name))
+		if err1 != nil || err2 != nil || got != want {
+			v.problem(name, "differs from a rebuild of commit %s", m.Commit[:12])
+		}
+	}
+	if a, ok := m.Artifact(ArtifactArchive); ok {
+		b, _ := again.Artifact(ArtifactArchive)
+		if a.TarSHA256 == b.TarSHA256 && a.SHA256 != b.SHA256 {
+			v.problem(a.Name, "the tar is identical but the gzip bytes differ: built by a different Go release's compress/gzip?")
+		}
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
