@@ -1,0 +1,283 @@
+// Package transcript owns the agent's durable run history: versioned JSON
+// Lines, one record appended and fsync'd per event of the run (start,
+// intent, step, resume, end), so a killed run keeps everything up to its
+// last completed step and can be resumed from it, and a finished run can be
+// replayed as a cassette.
+//
+// It refuses to share: a transcript is held under an exclusive flock for as
+// long as a run appends to it (on the transcript's own descriptor: the file
+// is only ever appended to, never replaced, so the lock cannot be lost to a
+// rename), a new run refuses a non-empty file, and a record that does not
+// decode is an error naming its line. A torn last line (a crash mid-write)
+// is dropped on resume and the drop is recorded. It never holds secrets:
+// the loop writes requests by hash only, and nothing here sees credentials.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/agent/provider"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Kind is the kind of every record.
+const Kind = "TranscriptRecord"
+
+// Record types.
+const (
+	TypeStart  = "start"  // the run's configuration, first record
+	TypeIntent = "intent" // a decoded decision about to be acted on
+	TypeStep   = "step"   // one completed step
+	TypeResume = "resume" // a later process continues the run
+	TypeEnd    = "end"    // the run's final status
+)
+
+// Types lists every record type, for schemas and parity tests.
+var Types = []string{TypeStart, TypeIntent, TypeStep, TypeResume, TypeEnd}
+
+// Record is one line. Which fields are set depends on Type.
+type Record struct {
+	jsonx.TypeMeta
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	Step int       `json:"step,omitempty"`
+
+	// start
+	Run *Run `json:"run,omitempty"`
+
+	// intent and step: the decoded decision (absent when malformed).
+	Decision json.RawMessage `json:"decision,omitempty"`
+
+	// step
+	RequestHash string          `json:"request_hash,omitempty"`
+	Reply       *string         `json:"reply,omitempty"` // the model's raw text
+	Outcome     string          `json:"outcome,omitempty"`
+	Refusal     string          `json:"refusal,omitempty"`
+	Observation *string         `json:"observation,omitempty"`
+	Elided      int64           `json:"elided,omitempty"`
+	ExitCode    *int            `json:"exit_code,omitempty"`
+	Edited      bool            `json:"edited,omitempty"`
+	State       *State          `json:"state,omitempty"`
+	Usage       *provider.Usage `json:"usage,omitempty"`
+	LatencyMS   int64           `json:"latency_ms,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
+
+	// resume
+	DroppedBytes int64 `json:"dropped_bytes,omitempty"`
+
+	// end
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Run is what a resumed run must agree with.
+type Run struct {
+	Task      string   `json:"task"`
+	Workspace string   `json:"workspace"`
+	Allow     []string `json:"allow"`
+	Verify    []string `json:"verify"`
+	Provider  string   `json:"provider"`
+}
+
+// State is the loop's bookkeeping after a step; a resumed run starts from
+// the last one.
+type State struct {
+	Debt         bool `json:"debt"`
+	Verified     bool `json:"verified"`
+	Edits        int  `json:"edits"`
+	FormatErrors int  `json:"format_errors"`
+}
+
+// New returns a record of type typ stamped with the current time.
+func New(typ string) *Record {
+	return &Record{TypeMeta: jsonx.Meta(Kind), Type: typ, Time: time.Now().UTC()}
+}
+
+// Errors.
+var (
+	ErrExists  = exitcode.Sentinel(exitcode.Conflict, "transcript already holds a run (use --resume to continue it)")
+	ErrInUse   = exitcode.Sentinel(exitcode.Conflict, "transcript is in use by another run")
+	ErrCorrupt = exitcode.Sentinel(exitcode.Internal, "transcript is corrupt")
+)
+
+// MaxLine bounds one record; observations are already bounded by the loop.
+const MaxLine = 64 << 20
+
+// Writer appends records to a locked transcript.
+type Writer struct {
+	f    *os.File
+	path string
+}
+
+// Create opens path for a new run: it is created (0600) if missing, and
+// refused if it already holds records.
+func Create(path string) (*Writer, error) {
+	w, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := w.f.Stat()
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	if fi.Size() > 0 {
+		w.Close()
+		return nil, fmt.Errorf("transcript %s: %w", path, ErrExists)
+	}
+	return w, nil
+}
+
+// Resume opens an existing transcript to continue its run: it reads every
+// record, drops a torn last line (truncating the file to the last complete
+// record, and saying how many bytes went), and returns the records.
+func Resume(path string) (*Writer, []Record, int64, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, 0, exitcode.Wrap(exitcode.NotFound, fmt.Errorf("transcript %s: %w", path, errors.Unwrap(err)))
+	}
+	w, err := open(path)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	recs, good, size, err := read(w.f, path)
+	if err != nil {
+		w.Close()
+		return nil, nil, 0, err
+	}
+	if good < size {
+		if err := w.f.Truncate(good); err != nil {
+			w.Close()
+			return nil, nil, 0, fmt.Errorf("transcript %s: drop torn record: %w", path, err)
+		}
+		if err := w.f.Sync(); err != nil {
+			w.Close()
+			return nil, nil, 0, fmt.Errorf("transcript %s: %w", path, err)
+		}
+	}
+	return w, recs, size - good, nil
+}
+
+// Read returns the records of a transcript without locking or changing it
+// (a torn last line is ignored): what a cassette replays.
+func Read(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.NotFound, fmt.Errorf("transcript %s: %w", path, errors.Unwrap(err)))
+	}
+	defer f.Close()
+	recs, _, _, err := read(f, path)
+	return recs, err
+}
+
+func open(path string) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, fsx.FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("transcript %s: %w", path, errors.Unwrap(err))
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, exitcode.Errorf(exitcode.Usage, "transcript %s: not a regular file", path)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("transcript %s: %w", path, ErrInUse)
+		}
+		return nil, fmt.Errorf("transcript %s: lock: %w", path, err)
+	}
+	// The directory entry of a file we may just have created must be as
+	// durable as the records in it.
+	if err := fsx.SyncDir(filepath.Dir(path)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Writer{f: f, path: path}, nil
+}
+
+// read decodes the complete lines of f; good is the byte length they span.
+func read(f *os.File, path string) (recs []Record, good, size int64, err error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, 0, 0, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	line := 0
+	for {
+		b, rerr := readLine(r)
+		size += int64(len(b))
+		if len(b) > 0 && b[len(b)-1] == '\n' {
+			line++
+			var rec Record
+			if err := jsonx.Unmarshal(bytes.TrimSuffix(b, []byte("\n")), "record", &rec); err != nil {
+				return nil, 0, 0, fmt.Errorf("transcript %s: line %d: %w: %v", path, line, ErrCorrupt, err)
+			}
+			if rec.APIVersion != jsonx.APIVersion || rec.Kind != Kind {
+				return nil, 0, 0, fmt.Errorf("transcript %s: line %d: %w: not an %s %s record", path, line, ErrCorrupt, jsonx.APIVersion, Kind)
+			}
+			recs = append(recs, rec)
+			good = size
+		}
+		if rerr == io.EOF {
+			return recs, good, size, nil
+		}
+		if rerr != nil {
+			return nil, 0, 0, fmt.Errorf("transcript %s: line %d: %w", path, line+1, rerr)
+		}
+	}
+}
+
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var out []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > MaxLine {
+			return nil, fmt.Errorf("%w: record longer than %d bytes", ErrCorrupt, MaxLine)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return out, err
+	}
+}
+
+// Append writes one record as one line and fsyncs it before returning: the
+// caller changes its in-memory state only after the record is durable.
+func (w *Writer) Append(r *Record) error {
+	b, err := jsonx.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("transcript %s: encode record: %w", w.path, err)
+	}
+	b = append(b, '\n')
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("transcript %s: append: %w", w.path, err)
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("transcript %s: sync: %w", w.path, err)
+	}
+	return nil
+}
+
+// Path is the transcript's file name.
+func (w *Writer) Path() string { return w.path }
+
+// Close releases the lock.
+func (w *Writer) Close() error { return w.f.Close() }
