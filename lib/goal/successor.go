@@ -38,8 +38,9 @@ func CheckGenesis(j *Journal) error {
 }
 
 // CheckSuccessor decides whether next may follow prev. prev must be a valid
-// stored journal; next is checked whole (Validate, exit 2 when it fails)
-// and then against prev (exit 3, the rule named):
+// stored journal. next is first checked against prev (exit 3, the rule
+// named), so that a step which falsifies history is reported as such even
+// when it is also malformed, and then whole (Validate, exit 2):
 //
 //   - identity (apiVersion, kind, id, title, created_at) and non-goals fixed;
 //   - revision exactly prev+1, updated_at not before prev's;
@@ -58,14 +59,6 @@ func CheckSuccessor(prev, next *Journal) error {
 	if prev.Closed() {
 		return illegal(RuleClosed, "goal %s was closed at %s and is immutable", prev.ID, stamp(prev.Closure.ClosedAt))
 	}
-	if next.Closure != nil {
-		if err := closable(next); err != nil {
-			return err
-		}
-	}
-	if err := next.Validate(); err != nil {
-		return err
-	}
 	switch {
 	case next.APIVersion != prev.APIVersion || next.Kind != prev.Kind:
 		return illegal(RuleIdentity, "apiVersion/kind changed")
@@ -82,7 +75,9 @@ func CheckSuccessor(prev, next *Journal) error {
 	case next.UpdatedAt.Before(prev.UpdatedAt):
 		return illegal(RuleTimestamps, "updated_at %s is before the previous %s", stamp(next.UpdatedAt), stamp(prev.UpdatedAt))
 	}
-	if d := next.Phase.Index() - prev.Phase.Index(); d < 0 {
+	if next.Phase.Index() < 0 {
+		// not a phase at all: Validate names it below (exit 2)
+	} else if d := next.Phase.Index() - prev.Phase.Index(); d < 0 {
 		return illegal(RulePhase, "phase moved back from %s to %s", prev.Phase, next.Phase)
 	} else if d > 1 {
 		return illegal(RulePhase, "phase jumped from %s to %s, skipping %s", prev.Phase, next.Phase, Phases[prev.Phase.Index()+1])
@@ -132,6 +127,9 @@ func CheckSuccessor(prev, next *Journal) error {
 		}
 	}
 	if next.Closure != nil {
+		if err := closable(next); err != nil {
+			return err
+		}
 		if next.Closure.ClosedAt.Before(since) {
 			return illegal(RuleTimestamps, "closure.closed_at %s is before the previous revision's %s", stamp(next.Closure.ClosedAt), stamp(since))
 		}
@@ -139,7 +137,7 @@ func CheckSuccessor(prev, next *Journal) error {
 			return illegal(RuleClosure, "the step that closes a goal adds only the closure; record evidence and seals first")
 		}
 	}
-	return nil
+	return next.Validate()
 }
 
 // appended requires next to be prev followed by new entries stamped no

@@ -398,13 +398,28 @@ func phaseList() string {
 	return strings.Join(s, ", ")
 }
 
+// EvidenceShape names the type-specific fields an evidence type requires
+// and allows; every other type-specific field must be absent.
+type EvidenceShape struct {
+	Required, Optional []string
+}
+
+// EvidenceShapes is the field table of every evidence type, shared by
+// validation and the schema parity test.
+var EvidenceShapes = map[EvidenceType]EvidenceShape{
+	EvidenceCommand: {Required: []string{"argv", "exit_code"}, Optional: []string{"path", "digest"}},
+	EvidenceFile:    {Required: []string{"path", "digest"}},
+	EvidenceTask:    {Required: []string{"task", "state"}},
+	EvidenceEvent:   {Required: []string{"event"}},
+	EvidenceURL:     {Required: []string{"url"}},
+	EvidenceNote:    {Required: []string{"text"}},
+}
+
 // validate checks one piece of evidence: its type's fields present and
 // well-formed, every other type's fields absent.
 func (e Evidence) validate(path string) error {
-	var allowed []string
 	switch e.Type {
 	case EvidenceCommand:
-		allowed = []string{"argv", "exit_code", "path", "digest"}
 		if len(e.Argv) == 0 {
 			return jsonx.Errorf(join(path, "argv"), "required for command evidence (at least the program)")
 		}
@@ -429,7 +444,6 @@ func (e Evidence) validate(path string) error {
 			return jsonx.Errorf(join(path, "digest"), "required when path is set: the path names the file the digest was taken of")
 		}
 	case EvidenceFile:
-		allowed = []string{"path", "digest"}
 		if e.Digest == "" {
 			return jsonx.Errorf(join(path, "digest"), "required for file evidence")
 		}
@@ -437,7 +451,6 @@ func (e Evidence) validate(path string) error {
 			return jsonx.Errorf(join(path, "path"), "%s", why)
 		}
 	case EvidenceTask:
-		allowed = []string{"task", "state"}
 		if why := idProblem(e.Task); why != "" {
 			return jsonx.Errorf(join(path, "task"), "%q: %s (ids are %s)", e.Task, why, IDRule)
 		}
@@ -445,17 +458,14 @@ func (e Evidence) validate(path string) error {
 			return jsonx.Errorf(join(path, "state"), "%q is not a task state (%s)", e.State, joinStrings(TaskStates))
 		}
 	case EvidenceEvent:
-		allowed = []string{"event"}
 		if why := digestProblem(e.Event); why != "" {
 			return jsonx.Errorf(join(path, "event"), "%s", why)
 		}
 	case EvidenceURL:
-		allowed = []string{"url"}
 		if why := urlProblem(e.URL); why != "" {
 			return jsonx.Errorf(join(path, "url"), "%s", why)
 		}
 	case EvidenceNote:
-		allowed = []string{"text"}
 		if why := paragraphProblem(e.Text); why != "" {
 			return jsonx.Errorf(join(path, "text"), "%s", why)
 		}
@@ -474,8 +484,9 @@ func (e Evidence) validate(path string) error {
 			return jsonx.Errorf(join(path, "digest"), "%s", why)
 		}
 	}
+	shape := EvidenceShapes[e.Type]
 	for _, f := range e.setFields() {
-		if !in(f, allowed) {
+		if !in(f, shape.Required) && !in(f, shape.Optional) {
 			return jsonx.Errorf(join(path, f), "not allowed in %s evidence", e.Type)
 		}
 	}
