@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// RunCmd runs one program.
+type RunCmd struct {
+	// Policy: the operator's side.
+	Policy              string        `name:"policy" placeholder:"FILE" env:"ART_POLICY" group:"Policy" help:"Policy document. Without it the policy is built from the flags below; with it those flags may only narrow it."`
+	Allow               []string      `name:"allow" placeholder:"NAME" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
+	Workspace           string        `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root the task cannot leave (default: the current directory; with --policy: a directory beneath the policy's)."`
+	Isolation           string        `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend (with --policy: only a stronger one)."`
+	IsolationBestEffort bool          `name:"isolation-best-effort" group:"Policy" help:"Run with whatever isolation this machine can enforce instead of refusing (exit 125); the Result lists what was enforced."`
+	MaxTimeout          time.Duration `name:"max-timeout" placeholder:"D" group:"Policy" help:"Ceiling for --timeout (default 24h)."`
+	MaxOutput           int64         `name:"max-output" placeholder:"N" group:"Policy" help:"Ceiling for --output-bytes (default 64 MiB)."`
+
+	// Task: the requester's side.
+	Manifest    string        `name:"manifest" placeholder:"FILE|-" group:"Task" help:"Task manifest (- for stdin). Task flags override its fields; --context, --env and --set add to them."`
+	Cwd         string        `name:"cwd" placeholder:"D" group:"Task" help:"Working directory, relative to the workspace (default .)."`
+	Timeout     time.Duration `name:"timeout" placeholder:"D" group:"Task" help:"Wall-clock limit (default 10m): then SIGTERM to every process of the task, exit 124."`
+	KillAfter   time.Duration `name:"kill-after" placeholder:"D" group:"Task" help:"SIGKILL this long after SIGTERM (default 5s)."`
+	Grace       time.Duration `name:"grace" placeholder:"D" group:"Task" help:"After the program exits, wait at most this long for its output pipe to close (default 2s)."`
+	OutputBytes int64         `name:"output-bytes" placeholder:"N" group:"Task" help:"Keep at most N bytes of output, head and tail (default 1 MiB); the rest is counted."`
+	Context     []string      `name:"context" placeholder:"FILE" group:"Task" help:"File beneath the workspace fed to stdin, in order (repeatable). Without any, stdin is /dev/null."`
+	Env         []string      `name:"env" placeholder:"NAME" group:"Task" help:"Pass this variable from the environment too (repeatable)."`
+	Set         []string      `name:"set" placeholder:"K=V" group:"Task" help:"Set a variable in the child's environment (repeatable)."`
+	CPUSeconds  int64         `name:"cpu-seconds" placeholder:"N" group:"Task" help:"RLIMIT_CPU."`
+	MemoryBytes int64         `name:"memory-bytes" placeholder:"N" group:"Task" help:"RLIMIT_AS (address space, not resident memory)."`
+	Processes   int64         `name:"processes" placeholder:"N" group:"Task" help:"RLIMIT_NPROC (counts every process of the user; not applied to root)."`
+	FileBytes   int64         `name:"file-bytes" placeholder:"N" group:"Task" help:"RLIMIT_FSIZE."`
+	OpenFiles   int64         `name:"open-files" placeholder:"N" group:"Task" help:"RLIMIT_NOFILE."`
+	Stream      bool          `name:"stream" help:"Also copy the output live to stderr."`
+
+	Command []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
+}
+
+// Help shows examples.
+func (c *RunCmd) Help() string {
+	return `Runs PROGRAM (a bare name, looked up only in the policy's path) in the
+workspace with a fresh environment, its own process group, a timeout that
+kills every process of the task, and bounded head-and-tail output capture.
+Prints the Result as JSON on stdout once the program started, whatever
+happened to it, and exits with its exit code; 124 when it timed out, 130
+when artexec was interrupted, 128+N when a signal we did not send killed it.
+Before anything starts: 126 refused (not allowed, outside the workspace, a
+limit above the policy's), 127 not found, 2 invalid input, 125 isolation
+unavailable.
+
+Without --policy the flags are the policy: the program after -- is allowed
+(or those given with --allow), the workspace is the current directory.
+With --policy, policy flags may only narrow it: --allow intersects (a name
+the policy does not allow is refused), --workspace must be beneath the
+policy's, --isolation may only be stronger, --max-* may only be lower.
+
+Example:
+  artexec run --timeout 30s -- go test ./...
+  artexec run --isolation landlock --output-bytes 65536 --stream -- make check
+  artexec run --policy ci-policy.json --manifest task.json`
+}
+
+// Run builds the policy and task, runs it and prints the Result.
+func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	if len(c.Command) > 0 && c.Command[0] == "--" { // kong keeps the separator
+		c.Command = c.Command[1:]
+	}
+	if c.Manifest != "" && len(c.Command) > 0 {
+		return exitcode.Errorf(exitcode.Usage, "give either --manifest or -- PROGRAM ARGS, not both")
+	}
+	if c.Manifest == "" && len(c.Command) == 0 {
+		return exitcode.Errorf(exitcode.Usage, "nothing to run: give -- PROGRAM ARGS or --manifest FILE")
+	}
+	t, err := c.task(std)
+	if err != nil {
+		return err
+	}
+	p, err := c.policy(t)
+	if err != nil {
+		return err
+	}
+	opt := execx.Options{}
+	if c.Stream {
+		opt.Stream = std.Err
+	}
+	res, err := execx.Run(ctx, p, t, opt)
+	if err != nil {
+		return err
+	}
+	if err := printResult(std, g, res); err != nil {
+		return err
+	}
+	if code := res.CLICode(); code != 0 {
+		return exitcode.Quiet(code)
+	}
+	return nil
+}
+
+// task builds the Task from the manifest and the task flags.
+func (c *RunCmd) task(std cli.IO) (*execx.Task, error) {
+	var t *execx.Task
+	if c.Manifest != "" {
+		data, err := readManifest(std, c.Manifest)
+		if err != nil {
+			return nil, err
+		}
+		if t, err = execx.DecodeTask(data); err != nil {
+			return nil, err
+		}
+	} else {
+		t = execx.NewTask(c.Command[0], c.Command[1:]...)
+	}
+	if c.Cwd != "" {
+		t.Dir = c.Cwd
+	}
+	set := func(dst *int64, v int64) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set((*int64)(&t.Limits.Timeout), int64(c.Timeout))
+	set((*int64)(&t.Limits.KillAfter), int64(c.KillAfter))
+	set((*int64)(&t.Limits.Grace), int64(c.Grace))
+	set(&t.Limits.OutputBytes, c.OutputBytes)
+	set(&t.Limits.CPUSeconds, c.CPUSeconds)
+	set(&t.Limits.MemoryBytes, c.MemoryBytes)
+	set(&t.Limits.Processes, c.Processes)
+	set(&t.Limits.FileBytes, c.FileBytes)
+	set(&t.Limits.OpenFiles, c.OpenFiles)
+	t.Context = append(t.Context, c.Context...)
+	for _, kv := range c.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--set %q: want NAME=VALUE", kv)
+		}
+		if t.Env.Set == nil {
+			t.Env.Set = map[string]string{}
+		}
+		t.Env.Set[k] = v
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// policy loads or builds the Policy. --env names are added to the task's
+// allow list here, because its default (the policy's list) is known only
+// now.
+func (c *RunCmd) policy(t *execx.Task) (*execx.Policy, error) {
+	var p *execx.Policy
+	if c.Policy != "" {
+		loaded, err := execx.LoadPolicy(c.Policy)
+		if err != nil {
+			return nil, err
+		}
+		n := execx.Narrowing{
+			Allow:               c.Allow,
+			Workspace:           c.Workspace,
+			Isolation:           execx.Isolation(c.Isolation),
+			IsolationBestEffort: c.IsolationBestEffort,
+			Max:                 execx.Limits{Timeout: jsonx.Duration(c.MaxTimeout), OutputBytes: c.MaxOutput},
+		}
+		if p, err = loaded.Narrow(n); err != nil {
+			return nil, err
+		}
+	} else {
+		if c.Manifest != "" && c.Allow == nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "--manifest needs --policy or --allow: say which programs may run")
+		}
+		ws := c.Workspace
+		if ws == "" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return nil, exitcode.Errorf(exitcode.Internal, "workspace: %w", err)
+			}
+			ws = wd
+		}
+		abs, err := absPath(ws)
+		if err != nil {
+			return nil, err
+		}
+		p = &execx.Policy{
+			TypeMeta:            jsonx.Meta(execx.KindPolicy),
+			Allow:               c.Allow,
+			Workspace:           abs,
+			Isolation:           execx.Isolation(c.Isolation),
+			IsolationBestEffort: c.IsolationBestEffort,
+			Max:                 execx.Limits{Timeout: jsonx.Duration(c.MaxTimeout), OutputBytes: c.MaxOutput},
+		}
+		if p.Allow == nil {
+			p.Allow = []string{}
+			if !strings.Contains(t.Program, "/") { // a path stays unlisted: refused (126)
+				p.Allow = append(p.Allow, t.Program)
+			}
+		}
+		p.Default()
+		// The invoker is the operator: what it asks for with task flags
+		// it also allows.
+		for _, name := range c.Env {
+			if !slices.Contains(p.EnvAllow, name) {
+				p.EnvAllow = append(p.EnvAllow, name)
+			}
+		}
+		for name := range t.Env.Set {
+			if !slices.Contains(p.EnvAllow, name) {
+				p.EnvAllow = append(p.EnvAllow, name)
+			}
+		}
+		raiseCeilings(p, &t.Limits)
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.Env) > 0 {
+		allow := t.Env.Allow
+		if allow == nil {
+			allow = slices.Clone(p.EnvAllow)
+		}
+		for _, name := range c.Env {
+			if !slices.Contains(allow, name) {
+				allow = append(allow, name)
+			}
+		}
+		t.Env.Allow = allow
+	}
+	return p, nil
+}
+
+// raiseCeilings lifts a built-in ceiling that a flag-built policy's own
+// task flags exceed (an explicit --max-* still wins): without --policy
+// there is no operator above the invoker.
+func raiseCeilings(p *execx.Policy, l *execx.Limits) {
+	if p.Max.Timeout == 0 && l.Timeout > execx.BuiltinMax.Timeout {
+		p.Max.Timeout = l.Timeout
+	}
+	if p.Max.KillAfter == 0 && l.KillAfter > execx.BuiltinMax.KillAfter {
+		p.Max.KillAfter = l.KillAfter
+	}
+	if p.Max.Grace == 0 && l.Grace > execx.BuiltinMax.Grace {
+		p.Max.Grace = l.Grace
+	}
+	if p.Max.OutputBytes == 0 && l.OutputBytes > execx.BuiltinMax.OutputBytes {
+		p.Max.OutputBytes = min(l.OutputBytes, execx.HardMaxOutputBytes)
+	}
+	if p.Max.ContextBytes == 0 && l.ContextBytes > execx.BuiltinMax.ContextBytes {
+		p.Max.ContextBytes = l.ContextBytes
+	}
+}
+
+func absPath(p string) (string, error) {
+	if strings.HasPrefix(p, "/") {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "workspace: %w", err)
+	}
+	return wd + "/" + p, nil
+}
+
+func readManifest(std cli.IO, name string) ([]byte, error) {
+	if name == "-" {
+		b, err := io.ReadAll(std.In)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "manifest: stdin: %w", err)
+		}
+		return b, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, exitcode.Errorf(exitcode.NotFound, "manifest %s: no such file", name)
+		}
+		return nil, exitcode.Errorf(exitcode.Internal, "manifest: %w", err)
+	}
+	return b, nil
+}
+
+// printResult writes the Result: JSON (indented on a terminal), or with
+// -o text the output followed by a one-line summary.
+func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
+	var b []byte
+	var err error
+	switch {
+	case !g.JSON(std):
+		var sb strings.Builder
+		sb.WriteString(res.Output)
+		if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+			sb.WriteByte('\n')
+		}
+		fmt.Fprintf(&sb, "artexec: %s exit %d in %dms", res.Status, res.ExitCode, res.DurationMS)
+		if res.Signal != "" {
+			fmt.Fprintf(&sb, " (%s)", res.Signal)
+		}
+		if res.OutputTruncated {
+			fmt.Fprintf(&sb, ", output %d bytes (truncated)", res.OutputBytes)
+		}
+		if res.OutputIncomplete {
+			sb.WriteString(", output incomplete")
+		}
+		sb.WriteByte('\n')
+		b = []byte(sb.String())
+	case std.OutTTY:
+		b, err = jsonx.MarshalIndent(res)
+	default:
+		b, err = jsonx.Marshal(res)
+		b = append(b, '\n')
+	}
+	if err != nil {
+		return err
+	}
+	_, err = std.Out.Write(b)
+	return err
+}

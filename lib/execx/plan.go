@@ -1,0 +1,259 @@
+package execx
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
+)
+
+// Errors Run returns before any process starts. Each carries its exit code
+// (DESIGN.md §2); test with errors.Is.
+var (
+	// ErrNotAllowed: the program is not a bare name on the allowlist (126).
+	ErrNotAllowed = exitcode.Sentinel(exitcode.Refused, "program not allowed by the policy")
+	// ErrProgramNotFound: allowed, but not found in the policy's path (127).
+	ErrProgramNotFound = exitcode.Sentinel(exitcode.ProgramNotFound, "program not found")
+	// ErrNotExecutable: found, but not executable (126).
+	ErrNotExecutable = exitcode.Sentinel(exitcode.Refused, "program not executable")
+	// ErrEnvNotAllowed: the task names a variable the policy does not allow (126).
+	ErrEnvNotAllowed = exitcode.Sentinel(exitcode.Refused, "environment variable not allowed by the policy")
+	// ErrContextTooLarge: a context file is over context_bytes (126).
+	ErrContextTooLarge = exitcode.Sentinel(exitcode.Refused, "context file over context_bytes")
+	// ErrIsolationUnavailable: the isolation asked for cannot be enforced
+	// here and best effort was not allowed (125).
+	ErrIsolationUnavailable = exitcode.Sentinel(exitcode.Internal, "isolation unavailable")
+)
+
+// plan is everything decided before a process starts: after it is built,
+// nothing the task says is consulted again.
+type plan struct {
+	task      *Task
+	limits    Limits
+	path      string   // resolved program
+	argv      []string // argv[0] is the bare program name
+	env       []string
+	workspace string   // canonical workspace root
+	dir       *os.File // the working directory, opened beneath the workspace
+	dirPath   string   // its canonical path (for PWD and messages)
+	contexts  []*os.File
+	iso       isoPlan
+}
+
+func (pl *plan) close() {
+	if pl.iso.tmpdir != "" {
+		_ = os.RemoveAll(pl.iso.tmpdir)
+	}
+	if pl.dir != nil {
+		pl.dir.Close()
+	}
+	for _, f := range pl.contexts {
+		f.Close()
+	}
+}
+
+// prepare checks t against p and resolves everything the run needs. Any
+// error means nothing was started.
+func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
+	if p == nil || t == nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "execx: nil policy or task")
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if t.Dir == "" {
+		t = cloneTask(t)
+		t.Default()
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	pl := &plan{task: t}
+	defer func() {
+		if err != nil {
+			pl.close()
+		}
+	}()
+	if pl.limits, err = p.EffectiveLimits(t); err != nil {
+		return nil, err
+	}
+	if pl.path, err = resolveProgram(p, t.Program); err != nil {
+		return nil, err
+	}
+	pl.argv = append([]string{t.Program}, t.Args...)
+	if pl.workspace, err = filepath.EvalSymlinks(p.Workspace); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, exitcode.Errorf(exitcode.Usage, "workspace %s does not exist", p.Workspace)
+		}
+		return nil, exitcode.Errorf(exitcode.Internal, "workspace: %w", err)
+	}
+	if pl.dir, pl.dirPath, err = openDir(pl.workspace, t.Dir); err != nil {
+		return nil, err
+	}
+	for _, rel := range t.Context {
+		f, err := openContext(pl.workspace, rel, pl.limits.ContextBytes)
+		if err != nil {
+			return nil, err
+		}
+		pl.contexts = append(pl.contexts, f)
+	}
+	if pl.iso, err = planIsolation(p, &pl.limits, opt); err != nil {
+		return nil, err
+	}
+	environ := opt.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	if pl.env, err = buildEnv(p, t, environ, pl.dirPath, pl.iso.tmpdir); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+func cloneTask(t *Task) *Task {
+	c := *t
+	return &c
+}
+
+// resolveProgram finds name in the policy's search path. Only a bare,
+// allowlisted name is looked up, and only in the policy's directories.
+func resolveProgram(p *Policy, name string) (string, error) {
+	if err := checkProgramName(name); err != nil {
+		return "", fmt.Errorf("program: %v: %w", err, ErrNotAllowed)
+	}
+	if !slices.Contains(p.Allow, name) {
+		return "", fmt.Errorf("program %q: %w", name, ErrNotAllowed)
+	}
+	var notExec string
+	dirs := p.SearchPath()
+	for _, dir := range dirs {
+		full := filepath.Join(dir, name)
+		st, err := os.Stat(full)
+		if err != nil || st.IsDir() {
+			continue
+		}
+		if st.Mode()&0o111 == 0 || unix.Access(full, unix.X_OK) != nil {
+			if notExec == "" {
+				notExec = full
+			}
+			continue
+		}
+		return full, nil
+	}
+	if notExec != "" {
+		return "", fmt.Errorf("program %q: %s: %w", name, notExec, ErrNotExecutable)
+	}
+	return "", fmt.Errorf("program %q in %s: %w", name, strings.Join(dirs, ":"), ErrProgramNotFound)
+}
+
+// openDir opens the task's working directory beneath the workspace. The
+// child is later started in this very directory (through the descriptor),
+// so a symlink swapped in after this check cannot redirect it.
+func openDir(workspace, rel string) (*os.File, string, error) {
+	f, err := fsx.OpenBeneath(workspace, rel, os.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, "", fmt.Errorf("task.dir: %w", classifyOpen(err))
+	}
+	real, err := fdPath(f)
+	if err != nil {
+		f.Close()
+		return nil, "", exitcode.Errorf(exitcode.Internal, "task.dir %s: %w", rel, err)
+	}
+	if !within(workspace, real) { // openat2 already guarantees it; belt and braces
+		f.Close()
+		return nil, "", exitcode.Errorf(exitcode.Refused, "task.dir %s: outside the workspace: %w", rel, fsx.ErrEscape)
+	}
+	return f, real, nil
+}
+
+// openContext opens one context file beneath the workspace and checks its
+// size from the opened file's metadata before anything is read.
+func openContext(workspace, rel string, limit int64) (*os.File, error) {
+	f, err := fsx.OpenBeneath(workspace, rel, os.O_RDONLY|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("task.context: %w", classifyOpen(err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, exitcode.Errorf(exitcode.Internal, "task.context %s: %w", rel, err)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, exitcode.Errorf(exitcode.Usage, "task.context %s: not a regular file", rel)
+	}
+	if st.Size() > limit {
+		f.Close()
+		return nil, fmt.Errorf("task.context %s: %d bytes exceeds context_bytes %d: %w", rel, st.Size(), limit, ErrContextTooLarge)
+	}
+	return f, nil
+}
+
+// classifyOpen gives an open failure its exit code: escapes are refusals
+// (126, already coded by fsx), a missing path is invalid input (2).
+func classifyOpen(err error) error {
+	switch {
+	case errors.Is(err, fsx.ErrEscape):
+		return err
+	case errors.Is(err, fs.ErrNotExist):
+		return exitcode.Wrap(exitcode.Usage, err)
+	case errors.Is(err, unix.ENOTDIR):
+		return exitcode.Errorf(exitcode.Usage, "%w (not a directory)", err)
+	}
+	return exitcode.Wrap(exitcode.Internal, err)
+}
+
+// buildEnv builds the child's environment from nothing: the allowed names
+// that are set in environ, then the task's Set. The task's allow list
+// defaults to the policy's; a name in it or in Set that the policy does
+// not allow is refused, never silently dropped.
+func buildEnv(p *Policy, t *Task, environ []string, dir, tmpdir string) ([]string, error) {
+	allow := p.EnvAllow
+	if t.Env.Allow != nil {
+		for _, name := range t.Env.Allow {
+			if !slices.Contains(p.EnvAllow, name) {
+				return nil, fmt.Errorf("task.env.allow: %s: %w", name, ErrEnvNotAllowed)
+			}
+		}
+		allow = t.Env.Allow
+	}
+	for _, name := range sortedKeys(t.Env.Set) {
+		if !slices.Contains(p.EnvAllow, name) {
+			return nil, fmt.Errorf("task.env.set: %s: %w", name, ErrEnvNotAllowed)
+		}
+	}
+	src := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			src[k] = v
+		}
+	}
+	vals := map[string]string{}
+	for _, name := range allow {
+		if v, ok := src[name]; ok {
+			vals[name] = v
+		}
+	}
+	for k, v := range t.Env.Set {
+		vals[k] = v
+	}
+	if _, ok := vals["PWD"]; ok {
+		vals["PWD"] = dir // the only value that is not a lie
+	}
+	if tmpdir != "" {
+		vals["TMPDIR"] = tmpdir // the one writable temp under landlock
+	}
+	env := make([]string, 0, len(vals))
+	for _, k := range sortedKeys(vals) {
+		env = append(env, k+"="+vals[k])
+	}
+	return env, nil
+}

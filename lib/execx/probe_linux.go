@@ -1,0 +1,79 @@
+//go:build linux
+
+package execx
+
+import (
+	"os"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	probeOnce sync.Once
+	probed    Capabilities
+)
+
+// Probe reports what this kernel can enforce. Namespaces are probed by
+// really cloning the shim into them (so the binary must call IsShim first
+// thing in main); the answer is cached for the life of the process.
+func Probe() Capabilities {
+	probeOnce.Do(func() {
+		c := newCapabilities()
+		c.Landlock.ABI = landlockABI()
+		c.Landlock.Enforces = append(c.Landlock.Enforces, landlockFeatures(c.Landlock.ABI)...)
+		var errs []string
+		try := func(flags uintptr) bool {
+			if err := probeClone(flags); err != nil {
+				errs = append(errs, err.Error())
+				return false
+			}
+			return true
+		}
+		c.Namespaces.User = try(syscall.CLONE_NEWUSER)
+		if c.Namespaces.User {
+			c.Namespaces.PID = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID)
+			c.Namespaces.Net = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET)
+		}
+		if len(errs) > 0 {
+			c.Namespaces.Error = errs[0]
+		}
+		c.Subreaper = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, 0, 0, 0, 0) == nil
+		ns := c.Namespaces.User && c.Namespaces.PID && c.Namespaces.Net
+		ll := c.Landlock.ABI > 0
+		c.Backends = []BackendCaps{
+			{Backend: IsolationNone, Available: true, Enforces: []string{}},
+			{Backend: IsolationLandlock, Available: ll, Enforces: append([]string{"no_new_privs"}, c.Landlock.Enforces...)},
+			{Backend: IsolationStrict, Available: ll && ns, Enforces: append([]string{"namespace.user", "namespace.pid", "namespace.net", "no_new_privs"}, c.Landlock.Enforces...)},
+			{Backend: IsolationSeatbelt, Available: false, Enforces: []string{}},
+		}
+		probed = c
+	})
+	return probed
+}
+
+// probeClone starts the shim in probe mode inside new namespaces.
+func probeClone(flags uintptr) error {
+	uid, gid := os.Geteuid(), os.Getegid()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	p, err := os.StartProcess(selfExe, []string{shimArg0, "probe"}, &os.ProcAttr{
+		Env:   []string{},
+		Files: []*os.File{devnull, devnull, devnull},
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:                 flags,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+			GidMappingsEnableSetgroups: false,
+		},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = p.Wait()
+	return err
+}

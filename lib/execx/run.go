@@ -1,0 +1,360 @@
+package execx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Options are the caller's side of a run: how output and input flow and
+// how the process is supervised. The Policy and Task decide everything else.
+type Options struct {
+	// Stream, if non-nil, receives the child's output live as well as the
+	// bounded capture (the CLI's --stream). A failing Stream is dropped;
+	// the capture goes on.
+	Stream io.Writer
+	// Supervised puts the task under its own per-task supervisor (the
+	// re-exec shim staying alive as subreaper and mini-init) even with
+	// isolation none. A process that runs several tasks at once (the queue
+	// worker, the agent) must set it so one task's orphans are never
+	// confused with another's. Without it, Run makes the calling process a
+	// child subreaper and, after the direct child exits, kills the orphans
+	// it inherited that started after the task did: right for a
+	// single-task runner such as the artexec CLI, wrong for a process that
+	// also starts other children of its own.
+	Supervised bool
+	// Stdin, if non-nil, is copied to the child's standard input after the
+	// task's context files (alone, when the task has none). Nil with no
+	// context means /dev/null.
+	Stdin io.Reader
+	// Environ is where allowed variables take their values from; nil means
+	// os.Environ().
+	Environ []string
+}
+
+// errTimedOut is the cancellation cause of the task's own timeout, so it
+// can be told apart from the caller's deadline or cancellation, which
+// both also surface as a done context.
+var errTimedOut = errors.New("task timed out")
+
+// drainWait bounds the last read of the output pipe after every process
+// of the task has been killed and reaped. By then the pipe's writers are
+// gone and EOF is immediate; the bound only matters if a process outside
+// the task's tree was handed the pipe.
+const drainWait = 100 * time.Millisecond
+
+// Run checks the task against the policy and runs it.
+//
+// err != nil only when no process was started: refused (126, also for a
+// path outside the workspace or a limit above the policy's), program not
+// found (127), invalid input (2), isolation unavailable or another failure
+// of the runner itself (125); errors.Is works with the ErrXxx values and
+// exitcode.Of gives the code. Once a process started, Run returns its
+// Result, whose Status says what happened, and a nil error.
+func Run(ctx context.Context, p *Policy, t *Task, opt Options) (*Result, error) {
+	pl, err := prepare(p, t, &opt)
+	if err != nil {
+		return nil, err
+	}
+	defer pl.close()
+	return pl.run(ctx, &opt)
+}
+
+// exitInfo is how the task's main process ended.
+type exitInfo struct {
+	status syscall.WaitStatus
+	rusage syscall.Rusage
+}
+
+// proc is a started task, whatever the mode (direct child, exec shim,
+// supervisor). Its methods are called from Run's goroutine only.
+type proc interface {
+	// exited delivers the main process's end exactly once.
+	exited() <-chan exitInfo
+	// signal sends sig to every process of the task that can be found.
+	signal(sig unix.Signal)
+	// finish kills whatever of the task is left, reaps it and returns
+	// once nothing of the task remains (or it gave up, bounded).
+	finish()
+}
+
+func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
+	res := &Result{
+		TypeMeta:     jsonx.Meta(KindResult),
+		TaskID:       pl.task.ID,
+		Program:      pl.task.Program,
+		ResolvedPath: pl.path,
+		Argc:         len(pl.argv),
+		Isolation:    IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced},
+	}
+	if res.Isolation.Enforced == nil {
+		res.Isolation.Enforced = []string{}
+	}
+	stdin, feeder, err := pl.openStdin(opt)
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		stdin.Close()
+		feeder.stop()
+		return nil, exitcode.Errorf(exitcode.Internal, "output pipe: %w", err)
+	}
+	growPipe(outR)
+	capt := newCapture(pl.limits.OutputBytes, opt.Stream)
+
+	pr, err := start(pl, stdin, outW)
+	outW.Close()
+	stdin.Close()
+	if err != nil {
+		outR.Close()
+		feeder.stop()
+		return nil, err
+	}
+	started := time.Now()
+	res.StartedAt = started.UTC()
+	feeder.start()
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 64<<10)
+		_, _ = io.CopyBuffer(capt, onlyReader{outR}, buf)
+	}()
+
+	runCtx, cancel := context.WithTimeoutCause(ctx, pl.limits.Timeout.D(), errTimedOut)
+	defer cancel()
+	var (
+		ex                   exitInfo
+		exited, outEOF, term bool
+		exitC                = pr.exited()
+		done                 = runCtx.Done()
+		killC, graceC        <-chan time.Time
+		graceDeadline        time.Time
+	)
+loop:
+	for !exited || !outEOF {
+		select {
+		case <-done:
+			done = nil
+			if exited { // the program already ended: stop waiting for its pipe
+				res.OutputIncomplete = true
+				break loop
+			}
+			term = true
+			if errors.Is(context.Cause(runCtx), errTimedOut) {
+				res.TimedOut = true
+			} else {
+				res.Cancelled = true
+			}
+			pr.signal(unix.SIGTERM)
+			killC = time.After(pl.limits.KillAfter.D())
+		case <-killC:
+			killC = nil
+			pr.signal(unix.SIGKILL)
+		case ex = <-exitC:
+			exited, exitC, killC = true, nil, nil
+			if !outEOF {
+				graceDeadline = time.Now().Add(pl.limits.Grace.D())
+				graceC = time.After(pl.limits.Grace.D())
+			}
+		case <-readDone:
+			outEOF = true
+			readDone = nil
+		case <-graceC:
+			res.OutputIncomplete = true
+			break loop
+		}
+	}
+	pr.finish()
+	if !outEOF {
+		deadline := time.Now().Add(drainWait)
+		if !graceDeadline.IsZero() && graceDeadline.After(deadline) {
+			deadline = graceDeadline
+		}
+		_ = outR.SetReadDeadline(deadline)
+		<-readDone
+	}
+	outR.Close()
+	feeder.stop()
+	_ = term
+
+	ended := time.Now()
+	res.EndedAt = ended.UTC()
+	res.DurationMS = ended.Sub(started).Milliseconds()
+	res.Output, res.OutputTruncated = capt.output()
+	res.OutputBytes = capt.total
+	res.Rusage = rusageOf(&ex.rusage)
+	switch st := ex.status; {
+	case st.Exited():
+		res.ExitCode = st.ExitStatus()
+	case st.Signaled():
+		res.Signal = unix.SignalName(st.Signal())
+		res.ExitCode = 128 + int(st.Signal())
+	}
+	switch {
+	case res.TimedOut:
+		res.Status = StatusTimedOut
+	case res.Cancelled:
+		res.Status = StatusCancelled
+	case res.ExitCode == 0:
+		res.Status = StatusSucceeded
+	default:
+		res.Status = StatusFailed
+	}
+	return res, nil
+}
+
+// onlyReader hides *os.File's WriterTo/ReaderFrom so io.CopyBuffer uses
+// our buffer and our capture's Write, not a splice path.
+type onlyReader struct{ io.Reader }
+
+// CLICode is the exit code DESIGN.md §2 gives this result: the child's own
+// code passed through, 124 timed out, 130 cancelled, 128+N for a signal
+// we did not send, and for a Result built from a refusal (ErrorResult) the
+// refusal's code.
+func (r *Result) CLICode() int {
+	switch r.Status {
+	case StatusTimedOut:
+		return exitcode.TimedOut
+	case StatusCancelled:
+		return exitcode.Cancelled
+	case StatusRejected, StatusError:
+		if r.ExitCode == 0 {
+			return exitcode.Internal
+		}
+	}
+	return r.ExitCode
+}
+
+// ErrorResult is the Result of a task that never started because Run
+// refused it or failed (err from Run): status rejected for a refusal or
+// invalid input, error otherwise, with the exit code and message. Callers
+// that must record every attempt (the queue worker) use it; the artexec
+// CLI prints no Result when nothing started.
+func ErrorResult(t *Task, err error) *Result {
+	code := exitcode.Of(err)
+	status := StatusError
+	if code == exitcode.Refused || code == exitcode.Usage {
+		status = StatusRejected
+	}
+	now := time.Now().UTC()
+	r := &Result{
+		TypeMeta:  jsonx.Meta(KindResult),
+		Status:    status,
+		ExitCode:  code,
+		StartedAt: now,
+		EndedAt:   now,
+		Error:     err.Error(),
+		Isolation: IsolationReport{Enforced: []string{}},
+	}
+	if t != nil {
+		r.TaskID, r.Program, r.Argc = t.ID, t.Program, 1+len(t.Args)
+	}
+	return r
+}
+
+// stdinFeeder copies the context files (and Options.Stdin) into the
+// child's stdin pipe from its own goroutine, so a child that never reads
+// cannot block the runner.
+type stdinFeeder struct {
+	w       *os.File
+	srcs    []io.Reader
+	done    chan struct{}
+	owned   bool // every source is ours (files): safe to wait for
+	started bool
+}
+
+func (f *stdinFeeder) start() {
+	if f == nil {
+		return
+	}
+	f.started = true
+	go func() {
+		defer close(f.done)
+		defer f.w.Close()
+		buf := make([]byte, 32<<10)
+		for _, r := range f.srcs {
+			if _, err := io.CopyBuffer(f.w, onlyReader{r}, buf); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// stop unblocks and, where it can, waits for the feeder. A caller's Stdin
+// blocked in Read cannot be interrupted; its goroutine ends when Read
+// returns.
+func (f *stdinFeeder) stop() {
+	if f == nil {
+		return
+	}
+	if !f.started {
+		f.w.Close()
+		return
+	}
+	select {
+	case <-f.done:
+		return
+	default:
+	}
+	_ = f.w.SetWriteDeadline(time.Now())
+	if f.owned {
+		<-f.done
+	}
+}
+
+// openStdin returns the child's stdin: /dev/null, or the read end of a
+// pipe a feeder fills with the context files in manifest order, each read
+// at most up to context_bytes (a file grown since its size was checked is
+// cut there), then Options.Stdin.
+func (pl *plan) openStdin(opt *Options) (*os.File, *stdinFeeder, error) {
+	if len(pl.contexts) == 0 && opt.Stdin == nil {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, nil, exitcode.Errorf(exitcode.Internal, "stdin: %w", err)
+		}
+		return f, nil, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, exitcode.Errorf(exitcode.Internal, "stdin pipe: %w", err)
+	}
+	f := &stdinFeeder{w: w, done: make(chan struct{}), owned: opt.Stdin == nil}
+	for _, c := range pl.contexts {
+		f.srcs = append(f.srcs, io.LimitReader(c, pl.limits.ContextBytes))
+	}
+	if opt.Stdin != nil {
+		f.srcs = append(f.srcs, opt.Stdin)
+	}
+	return r, f, nil
+}
+
+func rusageOf(ru *syscall.Rusage) Rusage {
+	return Rusage{
+		UserMS:   ru.Utime.Sec*1000 + int64(ru.Utime.Usec)/1000,
+		SysMS:    ru.Stime.Sec*1000 + int64(ru.Stime.Usec)/1000,
+		MaxRSSKB: maxRSSKB(ru),
+	}
+}
+
+// shimError is how a shim reports that the program could not be started.
+type shimError struct {
+	Code int    `json:"code"`
+	Msg  string `json:"msg"`
+}
+
+func (e *shimError) Error() string { return e.Msg }
+func (e *shimError) ExitCode() int { return e.Code }
+
+func errorf(code int, format string, args ...any) error {
+	return &shimError{Code: code, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,67 @@
+package execx
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+// shimArg0 is the argv[0] the runner gives itself when it re-executes its
+// own binary as a shim. A real invocation never has it.
+const shimArg0 = "art-execx-shim"
+
+// IsShim reports whether this process is a shim started by execx. Every
+// main (and TestMain) of a binary that runs tasks through execx begins with
+//
+//	if execx.IsShim() { os.Exit(execx.RunShim()) }
+//
+// because Go cannot run code between fork and execve: rlimits, Landlock and
+// the per-task supervisor are applied by re-executing the binary itself.
+func IsShim() bool {
+	return len(os.Args) == 2 && os.Args[0] == shimArg0
+}
+
+// RunShim runs the shim and returns its exit status. It reads its
+// instructions from the runner on file descriptor 3 and never looks at
+// flags or the environment.
+func RunShim() int {
+	if !IsShim() {
+		fmt.Fprintln(os.Stderr, "execx: RunShim called outside a shim")
+		return exitcode.Internal
+	}
+	return runShim(os.Args[1])
+}
+
+// shimSpec is everything a shim needs, sent by the runner on fd 3.
+type shimSpec struct {
+	Path      string       `json:"path"`
+	Argv      []string     `json:"argv"`
+	Env       []string     `json:"env"`
+	Rlimits   []rlimitSpec `json:"rlimits,omitempty"`
+	NNP       bool         `json:"nnp,omitempty"`
+	Landlock  int          `json:"landlock,omitempty"` // ABI to enforce
+	RW        []string     `json:"rw,omitempty"`       // writable trees under Landlock
+	Seatbelt  string       `json:"seatbelt,omitempty"` // profile (darwin)
+	PIDNS     bool         `json:"pidns,omitempty"`    // the supervisor is PID 1
+	Supervise bool         `json:"supervise,omitempty"`
+}
+
+func readSpec() (*shimSpec, error) {
+	f := os.NewFile(3, "spec")
+	if f == nil {
+		return nil, fmt.Errorf("shim: no spec descriptor")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("shim: read spec: %w", err)
+	}
+	var s shimSpec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("shim: decode spec: %w", err)
+	}
+	return &s, nil
+}
