@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -257,25 +259,28 @@ func uniqueIndex(data, old []byte) (int, error) {
 func matchDetail(data, old []byte, err error) string {
 	switch {
 	case errors.Is(err, ErrAmbiguous):
-		var lines []int
-		for from := 0; from < len(data) && len(lines) < 6; {
+		var lines []string
+		for from := 0; from < len(data); {
 			i := bytes.Index(data[from:], old)
 			if i < 0 {
 				break
 			}
-			lines = append(lines, bytes.Count(data[:from+i], []byte{'\n'})+1)
+			l := strconv.Itoa(bytes.Count(data[:from+i], []byte{'\n'}) + 1)
+			if len(lines) == 0 || lines[len(lines)-1] != l {
+				if len(lines) == 5 {
+					lines = append(lines, "…")
+					break
+				}
+				lines = append(lines, l)
+			}
 			from += i + 1
 		}
-		n := countOverlapping(data, old)
-		s := fmt.Sprintf("%d occurrences, starting on lines", n)
-		for i, l := range lines {
-			if i == 5 {
-				s += " …"
-				break
-			}
-			s += fmt.Sprintf(" %d", l)
+		word := "line"
+		if len(lines) > 1 {
+			word = "lines"
 		}
-		return s + "; include more surrounding text so it matches once"
+		return fmt.Sprintf("%d occurrences, on %s %s; include more surrounding text so it matches once",
+			countOverlapping(data, old), word, strings.Join(lines, ", "))
 	case errors.Is(err, ErrNoMatch):
 		if bytes.Contains(bytes.Join(bytes.Fields(data), nil), bytes.Join(bytes.Fields(old), nil)) {
 			return "it would match if whitespace were ignored: copy the text exactly, including indentation"

@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/art-runtime/art/lib/agent/provider"
+	"github.com/art-runtime/art/lib/agent/transcript"
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
+	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/words"
+	"github.com/art-runtime/art/lib/workspace"
+)
+
+// act performs one decoded decision (never finish without debt, which the
+// loop handles) and says what the model observes and how the state moves.
+func (r *runner) act(ctx context.Context, d *provider.Decision) *outcome {
+	next := r.st
+	next.FormatErrors = 0
+	switch d.Action {
+	case provider.ActionRunTool:
+		return r.runTool(ctx, d, next)
+	case provider.ActionReadFile:
+		data, err := r.ed.Read(d.Path)
+		if err != nil {
+			return refused(err, next)
+		}
+		return &outcome{kind: EventObservation, text: fmt.Sprintf("%s (%d bytes):\n%s", d.Path, len(data), data), state: next}
+	case provider.ActionReplaceText:
+		edit, err := r.ed.Replace(d.Path, d.Old, *d.New)
+		if err != nil {
+			return refused(err, next)
+		}
+		next.Edits++
+		next.Debt = true
+		next.Verified = false
+		return &outcome{kind: EventObservation, edit: edit, state: next, text: fmt.Sprintf(
+			"edited %s: replaced the text at line %d (%d → %d bytes). Verification debt is open: run verify before finish.",
+			d.Path, edit.Line, edit.BytesBefore, edit.BytesAfter)}
+	case provider.ActionVerify:
+		return r.runVerify(ctx, next)
+	case provider.ActionFinish:
+		return &outcome{kind: EventRejected, refusal: RefusalDebt, state: next, text: fmt.Sprintf(
+			"finish rejected: verification debt is open (%d edit(s), not covered by a passing verify). Run verify (%s) and finish after it passes.",
+			next.Edits, words.Quote(r.cfg.Verify))}
+	}
+	// DecodeDecision admits only the five actions.
+	panic("agent: unknown action " + string(d.Action))
+}
+
+func (r *runner) runTool(ctx context.Context, d *provider.Decision, next transcript.State) *outcome {
+	t := execx.NewTask(d.Program, d.Args...)
+	t.Limits.Timeout = jsonx.Duration(r.cfg.ToolTimeout)
+	t.Limits.OutputBytes = int64(r.cfg.ObservationBytes)
+	argv := append([]string{d.Program}, d.Args...)
+	res, err := execx.Run(ctx, r.tools, t, execx.Options{Supervised: true, Environ: r.cfg.Environ})
+	if err != nil {
+		return refused(fmt.Errorf("run_tool %s: %w", words.Quote(argv), err), next)
+	}
+	out := &outcome{kind: EventObservation, state: next, exitCode: ptr(res.ExitCode)}
+	out.text, out.elided = toolText(argv, "", res, r.cfg.ToolTimeout)
+	return out
+}
+
+func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome {
+	t := execx.NewTask(r.verifyProg, r.cfg.Verify[1:]...)
+	t.Limits.Timeout = jsonx.Duration(r.cfg.VerifyTimeout)
+	t.Limits.OutputBytes = int64(r.cfg.ObservationBytes)
+	res, err := execx.Run(ctx, r.verify, t, execx.Options{Supervised: true, Environ: r.cfg.Environ})
+	out := &outcome{kind: EventVerify, state: next}
+	passed := err == nil && res.Status == execx.StatusSucceeded
+	out.passed = ptr(passed)
+	if passed {
+		out.state.Debt = false
+		out.state.Verified = true
+	} else {
+		out.state.Verified = false
+		out.state.Debt = next.Debt || next.Edits > 0
+	}
+	verdict := "verification passed: debt cleared."
+	if !passed {
+		verdict = "verification failed: debt remains open."
+		if out.state.Edits == 0 {
+			verdict = "verification failed."
+		}
+	}
+	if err != nil {
+		out.exitCode = ptr(exitcode.Of(err))
+		out.text = fmt.Sprintf("$ %s (verify)\nverify could not run: %v\n%s", words.Quote(r.cfg.Verify), err, verdict)
+		return out
+	}
+	out.exitCode = ptr(res.ExitCode)
+	out.text, out.elided = toolText(r.cfg.Verify, " (verify)", res, r.cfg.VerifyTimeout)
+	out.text += " " + verdict
+	return out
+}
+
+
+// toolText is the observation of a finished process: the command, its
+// output, and how it ended. It holds no clock readings, so a replay that
+// produces the same output produces the same observation.
+func toolText(argv []string, note string, res *execx.Result, timeout time.Duration) (string, int64) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ %s%s\n", words.Quote(argv), note)
+	b.WriteString(res.Output)
+	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+		b.WriteByte('\n')
+	}
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "[timed out after %s: process group killed; exit %d]", timeout, res.ExitCode)
+	case res.Cancelled:
+		fmt.Fprintf(&b, "[cancelled: process group killed; exit %d]", res.ExitCode)
+	case res.Signal != "":
+		fmt.Fprintf(&b, "[killed by %s; exit %d]", res.Signal, res.ExitCode)
+	default:
+		fmt.Fprintf(&b, "[exit %d]", res.ExitCode)
+	}
+	if res.OutputIncomplete {
+		b.WriteString(" [output incomplete: a descendant kept the output open]")
+	}
+	var elided int64
+	if res.OutputTruncated {
+		elided = res.OutputBytes - int64(len(res.Output))
+		if elided < 0 {
+			elided = 0
+		}
+	}
+	return b.String(), elided
+}
+
+// refused turns an editor or runner refusal into a rejected outcome.
+func refused(err error, next transcript.State) *outcome {
+	return &outcome{kind: EventRejected, refusal: refusalOf(err), text: err.Error(), state: next}
+}
+
+func refusalOf(err error) Refusal {
+	switch {
+	case errors.Is(err, fsx.ErrEscape):
+		return RefusalPath
+	case errors.Is(err, workspace.ErrEmptyOld), errors.Is(err, workspace.ErrNoMatch), errors.Is(err, workspace.ErrAmbiguous):
+		return RefusalMatch
+	case errors.Is(err, workspace.ErrChanged):
+		return RefusalChanged
+	case errors.Is(err, workspace.ErrNotExist), errors.Is(err, workspace.ErrNotRegular),
+		errors.Is(err, workspace.ErrTooLarge), errors.Is(err, workspace.ErrSymlink):
+		return RefusalFile
+	case errors.Is(err, execx.ErrNotAllowed), errors.Is(err, execx.ErrProgramNotFound), errors.Is(err, execx.ErrNotExecutable):
+		return RefusalProgram
+	}
+	switch exitcode.Of(err) {
+	case exitcode.Refused, exitcode.ProgramNotFound:
+		return RefusalProgram
+	}
+	return RefusalInvalid
+}

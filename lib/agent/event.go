@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/art-runtime/art/lib/agent/provider"
+	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/workspace"
+)
+
+// KindEvent is the kind of the loop's output records.
+const KindEvent = "AgentEvent"
+
+// EventType says which of the loop's moments an event records.
+type EventType string
+
+// Event types (DESIGN.md §5). Each step emits step, then exactly one of
+// observation, rejected or verify (a finish that is accepted emits none);
+// the run ends with one result.
+const (
+	EventStep        EventType = "step"
+	EventObservation EventType = "observation"
+	EventRejected    EventType = "rejected"
+	EventVerify      EventType = "verify"
+	EventResult      EventType = "result"
+)
+
+// EventTypes lists every event type, for schemas and parity tests.
+var EventTypes = []EventType{EventStep, EventObservation, EventRejected, EventVerify, EventResult}
+
+// Refusal says why a decision was rejected.
+type Refusal string
+
+// Refusals: each is returned to the model as an observation and counts as a
+// step.
+const (
+	RefusalFormat  Refusal = "format"  // the reply did not decode as a decision
+	RefusalProgram Refusal = "program" // not allowed, not found, not executable, or a path
+	RefusalPath    Refusal = "path"    // absolute, "..", or escaping the workspace
+	RefusalFile    Refusal = "file"    // missing, not regular, too large, a symlink
+	RefusalMatch   Refusal = "match"   // old text empty, absent or not unique
+	RefusalChanged Refusal = "changed" // the file changed during the edit
+	RefusalDebt    Refusal = "debt"    // finish with verification debt open
+	RefusalInvalid Refusal = "invalid" // the runner refused the request as invalid
+)
+
+// Refusals lists every refusal, for schemas and parity tests.
+var Refusals = []Refusal{RefusalFormat, RefusalProgram, RefusalPath, RefusalFile, RefusalMatch, RefusalChanged, RefusalDebt, RefusalInvalid}
+
+// Event is one AgentEvent line. Fields are set by type: step (action,
+// decision or reply, request_hash, usage, latency_ms), observation /
+// rejected / verify (observation, elided, refusal, exit_code, passed, edit,
+// debt), result (status, steps, edits, verified, debt, usage, latency_ms,
+// summary, error).
+type Event struct {
+	jsonx.TypeMeta
+	Type EventType `json:"type"`
+	Time time.Time `json:"time"`
+	Step int       `json:"step,omitempty"`
+
+	Action      provider.Action    `json:"action,omitempty"`
+	Decision    *provider.Decision `json:"decision,omitempty"`
+	Reply       *string            `json:"reply,omitempty"` // only when the reply did not decode
+	RequestHash string             `json:"request_hash,omitempty"`
+
+	Observation *string         `json:"observation,omitempty"`
+	Elided      int64           `json:"elided,omitempty"`
+	Refusal     Refusal         `json:"refusal,omitempty"`
+	ExitCode    *int            `json:"exit_code,omitempty"`
+	Passed      *bool           `json:"passed,omitempty"`
+	Edit        *workspace.Edit `json:"edit,omitempty"`
+	Debt        *bool           `json:"debt,omitempty"`
+
+	Usage     *provider.Usage `json:"usage,omitempty"`
+	LatencyMS *int64          `json:"latency_ms,omitempty"`
+
+	Status   Status `json:"status,omitempty"`
+	Steps    *int   `json:"steps,omitempty"`
+	Edits    *int   `json:"edits,omitempty"`
+	Verified *bool  `json:"verified,omitempty"`
+	Summary  string `json:"summary,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+func newEvent(t EventType, step int) *Event {
+	return &Event{TypeMeta: jsonx.Meta(KindEvent), Type: t, Time: time.Now().UTC(), Step: step}
+}
+
+// ResultEvent is the final event of a run.
+func ResultEvent(r *Result) *Event {
+	e := newEvent(EventResult, 0)
+	e.Status = r.Status
+	e.Steps, e.Edits = ptr(r.Steps), ptr(r.Edits)
+	e.Verified, e.Debt = ptr(r.Verified), ptr(r.Debt)
+	e.Usage = r.Usage
+	e.LatencyMS = ptr(r.Latency.Milliseconds())
+	e.Summary = r.Summary
+	if r.Err != nil {
+		e.Error = r.Err.Error()
+	}
+	return e
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// emitter writes events as JSON Lines and remembers the first failure: a
+// broken stdout does not stop the run (its transcript and edits matter
+// more), but the run then reports the failure.
+type emitter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *emitter) emit(ev *Event) {
+	if e.w == nil || e.err != nil {
+		return
+	}
+	b, err := jsonx.Marshal(ev)
+	if err == nil {
+		_, err = e.w.Write(append(b, '\n'))
+	}
+	if err != nil {
+		e.err = fmt.Errorf("write events: %w", err)
+	}
+}
+
+// Truncate cuts s to at most max bytes by keeping its head and its tail
+// around a marker that says how many bytes were elided; it returns the
+// result and that count. It is a pure function of (s, max), so a replayed
+// run produces the same observations and the same request hashes. Cuts
+// never split a UTF-8 sequence. max below the widest marker keeps only the
+// marker's worth of bytes: callers enforce MinObservationBytes.
+func Truncate(s string, max int) (string, int64) {
+	if len(s) <= max {
+		return s, 0
+	}
+	room := max - len(marker(int64(len(s)))) // the widest marker this s can need
+	if room < 0 {
+		room = 0
+	}
+	h := room / 2
+	t := len(s) - (room - h)
+	for i := 0; i < utf8.UTFMax-1 && h > 0 && !utf8.RuneStart(s[h]); i++ {
+		h--
+	}
+	for i := 0; i < utf8.UTFMax-1 && t < len(s) && !utf8.RuneStart(s[t]); i++ {
+		t++
+	}
+	elided := int64(t - h)
+	var b bytes.Buffer
+	b.Grow(max)
+	b.WriteString(s[:h])
+	b.WriteString(marker(elided))
+	b.WriteString(s[t:])
+	return b.String(), elided
+}
+
+func marker(n int64) string { return fmt.Sprintf("\n[... %d bytes elided ...]\n", n) }
