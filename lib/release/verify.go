@@ -155,7 +155,7 @@ func (v *verifier) run() {
 				v.problem(s.Name, "sha256 %s, %s says %s", got, SumsName, s.SHA256)
 			}
 		}
-		for name := range v.present {
+		for _, name := range v.rep.Files { // sorted, so the report is too
 			if _, ok := listed[name]; !ok && name != SumsName {
 				v.problem(name, "extra file (not in %s)", SumsName)
 			}
@@ -232,8 +232,8 @@ func (v *verifier) run() {
 	for _, a := range m.Artifacts {
 		kinds[a.Kind]++
 	}
-	for k, n := range kinds {
-		if n > 1 {
+	for _, k := range ArtifactKinds {
+		if n := kinds[k]; n > 1 {
 			v.problem(ManifestName, "%d artifacts of kind %s", n, k)
 		}
 	}
