@@ -105,13 +105,13 @@ func TestArchiveMatchesGitArchive(t *testing.T) {
 		byName[strings.TrimPrefix(e.Name, m.Name+"-"+m.Version+"/")] = e
 	}
 	for name, check := range map[string]func(tarEntry) bool{
-		"bin/tool.sh":  func(e tarEntry) bool { return e.Mode == 0o755 && e.Type == tar.TypeReg },
-		"a/b":          func(e tarEntry) bool { return e.Mode == 0o644 },
-		"link":         func(e tarEntry) bool { return e.Type == tar.TypeSymlink && e.Linkname == "README.md" },
-		"bin/dangling": func(e tarEntry) bool { return e.Type == tar.TypeSymlink && e.Linkname == "../nowhere/at/all" },
-		"README.md":    func(e tarEntry) bool { return e.Data == "hello\r\nworld\n" },
-		"a.c":          func(e tarEntry) bool { return e.Data == "" },
-		"a/":           func(e tarEntry) bool { return e.Type == tar.TypeDir && e.Mode == 0o755 },
+		"bin/tool.sh":      func(e tarEntry) bool { return e.Mode == 0o755 && e.Type == tar.TypeReg },
+		"a/b":              func(e tarEntry) bool { return e.Mode == 0o644 },
+		"link":             func(e tarEntry) bool { return e.Type == tar.TypeSymlink && e.Linkname == "README.md" },
+		"bin/dangling":     func(e tarEntry) bool { return e.Type == tar.TypeSymlink && e.Linkname == "../nowhere/at/all" },
+		"README.md":        func(e tarEntry) bool { return e.Data == "hello\r\nworld\n" },
+		"a.c":              func(e tarEntry) bool { return e.Data == "" },
+		"a/":               func(e tarEntry) bool { return e.Type == tar.TypeDir && e.Mode == 0o755 },
 		"ünïcødé/ファイル.txt": func(e tarEntry) bool { return e.Data == "unicode\n" },
 		"deep/" + strings.Repeat("n", 120) + ".txt": func(e tarEntry) bool { return e.Data == "long name\n" },
 	} {
