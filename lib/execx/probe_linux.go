@@ -61,7 +61,7 @@ func probeClone(flags uintptr) error {
 		return err
 	}
 	defer devnull.Close()
-	p, err := os.StartProcess(selfExe, []string{shimArg0, "probe"}, &os.ProcAttr{
+	p, err := os.StartProcess(selfExe(), []string{shimArg0, "probe"}, &os.ProcAttr{
 		Env:   []string{},
 		Files: []*os.File{devnull, devnull, devnull},
 		Sys: &syscall.SysProcAttr{

@@ -6,12 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -24,22 +21,19 @@ import (
 
 // selfExe is how the runner re-executes itself as the shim: the running
 // binary even if its file was replaced or deleted since.
-const selfExe = "/proc/self/exe"
+func selfExe() string { return "/proc/self/exe" }
 
-// reapWait bounds how long the runner waits for killed processes to be
-// reaped (a process in uninterruptible sleep ignores even SIGKILL for a
-// while) before it gives up on them.
-const reapWait = 5 * time.Second
+// childAttr is the direct child's start: its own process group, and
+// SIGKILL when the runner (the thread that started it) dies.
+func childAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// wrapCommand is the program as started; other systems wrap it in a
+// sandbox launcher.
+func wrapCommand(pl *plan) (string, []string) { return pl.path, pl.argv }
 
 var (
-	// procMu orders starting a direct child (and registering it in live)
-	// against an orphan sweep, so a sweep never mistakes another run's
-	// just-started child for an orphan.
-	procMu sync.Mutex
-	// live holds the pids of direct children execx started and has not
-	// reaped yet.
-	live = map[int]bool{}
-
 	subreaperOnce sync.Once
 	subreaperErr  error
 )
@@ -55,194 +49,11 @@ func ensureSubreaper() error {
 	return subreaperErr
 }
 
-func start(pl *plan, stdin, out *os.File) (proc, error) {
-	if pl.iso.supervise {
-		return startSupervised(pl, stdin, out)
-	}
-	return startLocal(pl, stdin, out)
-}
-
 // dirOf names the opened working directory so that the child's chdir
 // (done between fork and exec, before file descriptors are rearranged)
 // goes through the descriptor, never through a path that could have been
 // swapped for a symlink since it was checked.
-func dirOf(f *os.File) string { return "/proc/self/fd/" + strconv.Itoa(int(f.Fd())) }
-
-// startProcess starts a child on a goroutine locked to its OS thread for
-// the child's whole life: Pdeathsig fires when the thread that forked the
-// child exits, so that thread must not go back to the pool where a locked
-// goroutine could end it. The same goroutine waits for the child.
-func startProcess(path string, argv []string, attr *os.ProcAttr) (pid int, waited <-chan exitInfo, err error) {
-	type started struct {
-		pid int
-		err error
-	}
-	sc := make(chan started, 1)
-	wc := make(chan exitInfo, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		procMu.Lock()
-		p, err := os.StartProcess(path, argv, attr)
-		if err != nil {
-			procMu.Unlock()
-			sc <- started{err: err}
-			return
-		}
-		live[p.Pid] = true
-		procMu.Unlock()
-		sc <- started{pid: p.Pid}
-		st, err := p.Wait()
-		procMu.Lock()
-		delete(live, p.Pid)
-		procMu.Unlock()
-		var ex exitInfo
-		if err == nil {
-			ex.status = st.Sys().(syscall.WaitStatus)
-			if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
-				ex.rusage = *ru
-			}
-		} else {
-			ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
-		}
-		wc <- ex
-	}()
-	s := <-sc
-	return s.pid, wc, s.err
-}
-
-// startError gives a failed exec its exit code: 127 for a program that
-// vanished since it was resolved, 126 for one that cannot be executed.
-func startError(path string, err error) error {
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return exitcode.Errorf(exitcode.ProgramNotFound, "start %s: %w", path, err)
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EPERM), errors.Is(err, unix.EISDIR):
-		return exitcode.Errorf(exitcode.Refused, "start %s: %w", path, err)
-	}
-	return exitcode.Errorf(exitcode.Internal, "start %s: %w", path, err)
-}
-
-// localProc is a task whose main process is our direct child: the program
-// itself, or the exec shim that became the program. The runner is the
-// task's subreaper.
-type localProc struct {
-	pid        int
-	since      uint64 // start time of the direct child, in clock ticks
-	waited     <-chan exitInfo
-	exitedOnce chan exitInfo
-}
-
-func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
-	if err := ensureSubreaper(); err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "child subreaper: %w", err)
-	}
-	attr := &os.ProcAttr{
-		Dir:   dirOf(pl.dir),
-		Env:   pl.env,
-		Files: []*os.File{stdin, out, out},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	}
-	path, argv := pl.path, pl.argv
-	var sh *shimPipes
-	if pl.iso.needsShim() {
-		var err error
-		if sh, err = newShimPipes(false); err != nil {
-			return nil, err
-		}
-		defer sh.closeAll()
-		attr.Files = append(attr.Files, sh.specR, sh.statusW)
-		attr.Env = []string{}
-		path, argv = selfExe, []string{shimArg0, "exec"}
-	}
-	pid, waited, err := startProcess(path, argv, attr)
-	if err != nil {
-		return nil, startError(path, err)
-	}
-	lp := &localProc{pid: pid, waited: waited}
-	if sh != nil {
-		sh.closeChildEnds()
-		if err := sh.handshake(pl.shimSpec(false)); err != nil {
-			<-waited
-			return nil, err
-		}
-	}
-	lp.since, _ = procStartTicks(pid)
-	return lp, nil
-}
-
-func (lp *localProc) exited() <-chan exitInfo { return lp.waited }
-
-func (lp *localProc) signal(sig unix.Signal) {
-	_ = unix.Kill(-lp.pid, sig)
-	procMu.Lock()
-	defer procMu.Unlock()
-	for _, pid := range descendants(lp.pid) {
-		_ = unix.Kill(pid, sig)
-	}
-	for _, pid := range lp.orphans() {
-		_ = unix.Kill(pid, sig)
-		for _, d := range descendants(pid) {
-			_ = unix.Kill(d, sig)
-		}
-	}
-}
-
-// orphans are the children of this process that belong to the task: not
-// a direct child execx started (those are in live), and started no
-// earlier than the task's direct child. Callers hold procMu.
-func (lp *localProc) orphans() []int {
-	var out []int
-	for _, pid := range childrenOf(os.Getpid()) {
-		if live[pid] {
-			continue
-		}
-		if t, ok := procStartTicks(pid); ok && t >= lp.since {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// finish kills what is left of the task after its main process was
-// reaped: the process group, then every orphan the runner inherited (and
-// their descendants), reaping each, until none is left.
-func (lp *localProc) finish() {
-	_ = unix.Kill(-lp.pid, unix.SIGKILL)
-	deadline := time.Now().Add(reapWait)
-	for round := 0; round < 1000 && time.Now().Before(deadline); round++ {
-		procMu.Lock()
-		orphans := lp.orphans()
-		for _, pid := range orphans {
-			for _, d := range descendants(pid) {
-				_ = unix.Kill(d, unix.SIGKILL)
-			}
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
-		procMu.Unlock()
-		if len(orphans) == 0 {
-			return
-		}
-		for _, pid := range orphans {
-			reapPid(pid, deadline)
-		}
-	}
-}
-
-// reapPid waits for our child pid (already sent SIGKILL) until deadline.
-// wait4 on one pid never steals another child's status from os/exec.
-func reapPid(pid int, deadline time.Time) {
-	for {
-		wpid, err := unix.Wait4(pid, nil, unix.WNOHANG, nil)
-		if wpid == pid || (err != nil && err != unix.EINTR) {
-			return
-		}
-		if time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+func dirOf(pl *plan) string { return "/proc/self/fd/" + strconv.Itoa(int(pl.dir.Fd())) }
 
 // childrenOf lists pid's children from /proc/PID/task/*/children (a child
 // belongs to the thread that forked it, and an orphan to whichever thread
@@ -302,81 +113,6 @@ func procStartTicks(pid int) (uint64, bool) {
 	return t, err == nil
 }
 
-// shimPipes are the descriptors between the runner and a shim: the spec
-// goes down fd 3, the shim's reports come back on fd 4, and (supervisor
-// only) commands go down fd 5.
-type shimPipes struct {
-	specR, specW     *os.File
-	statusR, statusW *os.File
-	ctlR, ctlW       *os.File
-}
-
-func newShimPipes(control bool) (*shimPipes, error) {
-	sh := &shimPipes{}
-	var err error
-	if sh.specR, sh.specW, err = os.Pipe(); err == nil {
-		if sh.statusR, sh.statusW, err = os.Pipe(); err == nil && control {
-			sh.ctlR, sh.ctlW, err = os.Pipe()
-		}
-	}
-	if err != nil {
-		sh.closeAll()
-		return nil, exitcode.Errorf(exitcode.Internal, "shim pipes: %w", err)
-	}
-	return sh, nil
-}
-
-func (sh *shimPipes) closeChildEnds() {
-	for _, f := range []*os.File{sh.specR, sh.statusW, sh.ctlR} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-// closeAll closes what is left on our side once the start is decided;
-// the supervisor keeps statusR and ctlW for the run by nil-ing them first.
-func (sh *shimPipes) closeAll() {
-	for _, f := range []*os.File{sh.specR, sh.specW, sh.statusR, sh.statusW, sh.ctlR, sh.ctlW} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-// handshake sends the spec and waits for the exec shim's verdict: EOF on
-// the close-on-exec status pipe means the program was executed; a report
-// means it was not, and why.
-func (sh *shimPipes) handshake(spec *shimSpec) error {
-	b, _ := json.Marshal(spec)
-	_, werr := sh.specW.Write(b)
-	sh.specW.Close()
-	sh.specW = nil
-	msg, rerr := io.ReadAll(sh.statusR)
-	if len(bytes.TrimSpace(msg)) > 0 {
-		var m shimMsg
-		if err := json.Unmarshal(bytes.TrimSpace(msg), &m); err != nil || m.Event != "error" {
-			return exitcode.Errorf(exitcode.Internal, "shim: unexpected report %q", msg)
-		}
-		return &shimError{Code: m.Code, Msg: m.Msg}
-	}
-	if werr != nil || rerr != nil {
-		return exitcode.Errorf(exitcode.Internal, "shim: %w", errors.Join(werr, rerr))
-	}
-	return nil
-}
-
-// shimMsg is one line the shim reports on its status pipe.
-type shimMsg struct {
-	Event  string `json:"event"` // started, error, exited
-	Code   int    `json:"code,omitempty"`
-	Msg    string `json:"msg,omitempty"`
-	Status uint32 `json:"status,omitempty"`
-	UserUS int64  `json:"user_us,omitempty"`
-	SysUS  int64  `json:"sys_us,omitempty"`
-	MaxRSS int64  `json:"maxrss,omitempty"`
-}
-
 // superProc is a task under its own supervisor shim (Options.Supervised,
 // and always for strict, where the shim is PID 1 of the new namespace).
 type superProc struct {
@@ -401,7 +137,7 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 	}
 	defer devnull.Close()
 	attr := &os.ProcAttr{
-		Dir:   dirOf(pl.dir),
+		Dir:   dirOf(pl),
 		Env:   []string{},
 		Files: []*os.File{stdin, devnull, devnull, sh.specR, sh.statusW, sh.ctlR, out},
 		// SIGTERM, not SIGKILL: a supervisor whose runner died kills the
@@ -416,7 +152,7 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 		attr.Sys.GidMappingsEnableSetgroups = false
 	}
 	argv := []string{shimArg0, "supervise"}
-	pid, waited, err := startProcess(selfExe, argv, attr)
+	pid, waited, err := startProcess(selfExe(), argv, attr)
 	if err != nil && pl.iso.namespaces {
 		if !pl.iso.bestEffort {
 			return nil, unavailable("strict", fmt.Errorf("cannot create user, PID and network namespaces: %w", err))
@@ -424,10 +160,10 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 		pl.iso.namespaces = false
 		pl.iso.recompute(pl)
 		attr.Sys.Cloneflags, attr.Sys.UidMappings, attr.Sys.GidMappings = 0, nil, nil
-		pid, waited, err = startProcess(selfExe, argv, attr)
+		pid, waited, err = startProcess(selfExe(), argv, attr)
 	}
 	if err != nil {
-		return nil, startError(selfExe, err)
+		return nil, startError(selfExe(), err)
 	}
 	sh.closeChildEnds()
 	sp := &superProc{pid: pid, waited: waited, shimDone: make(chan struct{}),

@@ -3,7 +3,6 @@
 package execx
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"os/signal"
@@ -32,30 +31,6 @@ func (pl *plan) shimSpec(supervise bool) *shimSpec {
 	return s
 }
 
-func runShim(mode string) int {
-	switch mode {
-	case "exec":
-		return shimExec()
-	case "supervise":
-		return shimSupervise()
-	case "probe":
-		return 0
-	}
-	return exitcode.Internal
-}
-
-// report writes one line to the runner on the status pipe (fd 4).
-func report(f *os.File, m shimMsg) {
-	b, _ := json.Marshal(m)
-	_, _ = f.Write(append(b, '\n'))
-}
-
-func reportErr(f *os.File, err error) int {
-	code := exitcode.Of(err)
-	report(f, shimMsg{Event: "error", Code: code, Msg: err.Error()})
-	return code
-}
-
 // applyRestrictions applies, to this locked thread and this process,
 // what must hold before the program runs: no_new_privs and Landlock
 // (thread), then rlimits (process), address space last.
@@ -71,49 +46,6 @@ func applyRestrictions(s *shimSpec) error {
 		}
 	}
 	return applyRlimits(s.Rlimits)
-}
-
-// applyRlimits sets each limit as soft and hard limit (CPU gets one more
-// hard second so the program sees SIGXCPU before SIGKILL). A value above
-// the current hard limit is clamped to it: the child is bounded either way
-// and raising it needs privilege. syscall.Setrlimit (not x/sys) is used so
-// the Go runtime does not restore its own NOFILE limit at exec.
-func applyRlimits(rls []rlimitSpec) error {
-	for _, r := range rls {
-		var cur syscall.Rlimit
-		if err := syscall.Getrlimit(r.Resource, &cur); err != nil {
-			return exitcode.Errorf(exitcode.Internal, "rlimit %s: %w", r.Name, err)
-		}
-		lim := syscall.Rlimit{Cur: r.Value, Max: r.Value}
-		if r.Resource == unix.RLIMIT_CPU {
-			lim.Max++
-		}
-		if cur.Max != unix.RLIM_INFINITY {
-			lim.Cur, lim.Max = min(lim.Cur, cur.Max), min(lim.Max, cur.Max)
-		}
-		if err := syscall.Setrlimit(r.Resource, &lim); err != nil {
-			return exitcode.Errorf(exitcode.Internal, "rlimit %s: %w", r.Name, err)
-		}
-	}
-	return nil
-}
-
-// shimExec applies the restrictions and becomes the program. The status
-// pipe is close-on-exec: the runner reads EOF when execve succeeded, a
-// report when it did not.
-func shimExec() int {
-	runtime.LockOSThread() // never unlocked: the restricted thread execs
-	status := os.NewFile(4, "status")
-	unix.CloseOnExec(4)
-	s, err := readSpec()
-	if err != nil {
-		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
-	}
-	if err := applyRestrictions(s); err != nil {
-		return reportErr(status, err)
-	}
-	err = syscall.Exec(s.Path, s.Argv, s.Env)
-	return reportErr(status, startError(s.Path, err))
 }
 
 // shimSupervise is the per-task supervisor: child subreaper (and PID 1
@@ -277,13 +209,13 @@ func forkExecStage(s *shimSpec) (int, error) {
 		return 0, err
 	}
 	defer sh.closeAll()
-	pid, err := syscall.ForkExec(selfExe, []string{shimArg0, "exec"}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(selfExe(), []string{shimArg0, "exec"}, &syscall.ProcAttr{
 		Env:   []string{},
 		Files: []uintptr{0, 6, 6, sh.specR.Fd(), sh.statusW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return 0, startError(selfExe, err)
+		return 0, startError(selfExe(), err)
 	}
 	sh.closeChildEnds()
 	stage := *s

@@ -1,0 +1,19 @@
+//go:build darwin
+
+package execx
+
+import "os"
+
+// Probe reports what this machine can enforce: on macOS, sandbox-exec.
+func Probe() Capabilities {
+	c := newCapabilities()
+	_, err := os.Stat(sandboxExec)
+	c.Seatbelt = err == nil
+	c.Backends = []BackendCaps{
+		{Backend: IsolationNone, Available: true, Enforces: []string{}},
+		{Backend: IsolationLandlock, Available: false, Enforces: []string{}},
+		{Backend: IsolationStrict, Available: false, Enforces: []string{}},
+		{Backend: IsolationSeatbelt, Available: c.Seatbelt, Enforces: []string{"seatbelt.network", "seatbelt.fs_write"}},
+	}
+	return c
+}

@@ -1,0 +1,53 @@
+//go:build darwin
+
+package execx
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+var (
+	exeOnce sync.Once
+	exePath string
+)
+
+// selfExe is the running binary, for re-executing it as the shim.
+func selfExe() string {
+	exeOnce.Do(func() {
+		exePath, _ = os.Executable()
+	})
+	return exePath
+}
+
+// childAttr: a process group. macOS has no parent-death signal and no
+// child subreaper: a runner killed with SIGKILL leaves its child running,
+// and a descendant that leaves the process group is not found.
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// dirOf is the working directory by path: macOS has no openat2 and no
+// /proc/self/fd, so this path was resolved and checked, racily, by fsx.
+func dirOf(pl *plan) string { return pl.dirPath }
+
+// fdPath: fsx opened the file by its checked real path on macOS.
+func fdPath(f *os.File) (string, error) { return filepath.EvalSymlinks(f.Name()) }
+
+func growPipe(*os.File) {}
+
+func ensureSubreaper() error { return nil }
+
+func childrenOf(int) []int { return nil }
+
+func descendants(int) []int { return nil }
+
+func procStartTicks(int) (uint64, bool) { return 0, false }
+
+// startSupervised: without a subreaper there is nothing a supervisor
+// could add on macOS; the task runs as a direct child.
+func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
+	return startLocal(pl, stdin, out)
+}
+
+func maxRSSKB(ru *syscall.Rusage) int64 { return ru.Maxrss / 1024 } // macOS reports bytes
