@@ -19,7 +19,7 @@ func step(prev *Journal) *Journal {
 
 func TestCheckSuccessor(t *testing.T) {
 	s, _ := testStore(t)
-	mid := stage(t, s, "mid", 4, false)  // phase build, c0 evidenced
+	mid := stage(t, s, "mid", 4, false)   // phase build, c0 evidenced
 	done := stage(t, s, "done", 8, false) // every phase sealed
 	done = must[*Journal](t)(s.Check("done", done.Revision, "c1", note("docs")))
 	closed := stage(t, s, "closed", 8, true)
