@@ -1,0 +1,121 @@
+package release
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// FuzzDecodeContract: any input either decodes to a contract that
+// validates, or fails as invalid input (exit 2) — never a panic, never
+// another exit code.
+func FuzzDecodeContract(f *testing.F) {
+	f.Add([]byte(testContract))
+	f.Add([]byte(`{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"a","license":"MIT","artifacts":["archive"],"version":{"tag_prefix":"release/"}}`))
+	f.Add([]byte(`{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"a","license":"(MIT OR Apache-2.0) AND BSD-3-Clause"}`))
+	f.Add([]byte(`{"name":1}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := DecodeContract(data)
+		if err != nil {
+			if exitcode.Of(err) != exitcode.Usage {
+				t.Fatalf("DecodeContract error with exit %d: %v", exitcode.Of(err), err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("decoded contract does not validate: %v", err)
+		}
+	})
+}
+
+// FuzzDecodeManifest: a manifest that decodes re-encodes to a document that
+// decodes to the same value.
+func FuzzDecodeManifest(f *testing.F) {
+	a := strings.Repeat("a", 64)
+	f.Add([]byte(`{"apiVersion":"art/v1alpha1","kind":"ReleaseManifest","name":"x","version":"1.0.0","commit":"` + a[:40] + `","tree":"` + a[:40] + `","commit_time":"2026-01-02T15:04:05Z","contract":{"apiVersion":"art/v1alpha1","sha256":"` + a + `"},"artifacts":[{"name":"x-1.0.0.tar.gz","kind":"archive","size":1,"sha256":"` + a + `","tar_size":2,"tar_sha256":"` + a + `"}]}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m Manifest
+		if err := jsonx.Decode(data, "manifest", &m); err != nil {
+			return
+		}
+		again, err := jsonx.MarshalIndent(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m2 Manifest
+		if err := jsonx.Decode(again, "manifest", &m2); err != nil {
+			t.Fatalf("re-encoded manifest does not decode: %v\n%s", err, again)
+		}
+		third, _ := jsonx.MarshalIndent(&m2)
+		if !bytes.Equal(again, third) {
+			t.Fatalf("encoding is not stable:\n%s\n%s", again, third)
+		}
+	})
+}
+
+// FuzzParseSums: whatever ParseSums accepts, FormatSums writes back
+// byte-for-byte (the canonical form is the only form).
+func FuzzParseSums(f *testing.F) {
+	a := strings.Repeat("a", 64)
+	f.Add([]byte(a + "  NOTES.md\n" + a + "  manifest.json\n"))
+	f.Add([]byte(a + " *x\n"))
+	f.Add([]byte("\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sums, err := ParseSums(data)
+		if err != nil {
+			return
+		}
+		if got := FormatSums(sums); !bytes.Equal(got, data) {
+			t.Fatalf("FormatSums(ParseSums(%q)) = %q", data, got)
+		}
+	})
+}
+
+// FuzzParseChange: never panics, and a conventional subject's summary is
+// never empty.
+func FuzzParseChange(f *testing.F) {
+	for _, s := range []string{"feat(x)!: y", "fix: z\n\nBREAKING CHANGE: q", "plain", "", "a(b)(c): d", "\r\n\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		ch := ParseChange(msg)
+		if ch.Type != "" && strings.TrimSpace(ch.Summary) == "" {
+			t.Fatalf("ParseChange(%q) = %+v: conventional with an empty summary", msg, ch)
+		}
+		if strings.ContainsAny(ch.Summary, "\n") {
+			t.Fatalf("ParseChange(%q): summary spans lines: %q", msg, ch.Summary)
+		}
+	})
+}
+
+// FuzzParseGoMod: go.mod and go.sum from a tree are untrusted input;
+// errors are invalid input (exit 2), and accepted modules are sorted with
+// checksums SPDX can carry.
+func FuzzParseGoMod(f *testing.F) {
+	f.Add([]byte("module x\n\nrequire a.com/b v1.0.0 // indirect\n"), []byte("a.com/b v1.0.0 h1:AczMIuUHxSR0hRDEKtoZDl7N2l0fz05lcIkCIEvW/sA=\n"))
+	f.Add([]byte("module x\nreplace a.com/b => ../b\nrequire a.com/b v1.0.0\n"), []byte(""))
+	f.Fuzz(func(t *testing.T, mod, sum []byte) {
+		gm, err := ParseGoMod(mod, sum)
+		if err != nil {
+			if exitcode.Of(err) != exitcode.Usage {
+				t.Fatalf("exit %d: %v", exitcode.Of(err), err)
+			}
+			return
+		}
+		for i, m := range gm.Modules {
+			if i > 0 && gm.Modules[i-1].Path > m.Path {
+				t.Fatalf("modules not sorted: %v", gm.Modules)
+			}
+			if m.H1 != "" {
+				if _, err := h1Hex(m.H1); err != nil {
+					t.Fatalf("accepted a bad h1: %v", err)
+				}
+			}
+		}
+	})
+}
