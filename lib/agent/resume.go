@@ -8,9 +8,9 @@ import (
 	"github.com/art-runtime/art/lib/agent/transcript"
 )
 
-// interruptedNote is the observation of a step whose action was under way
+// InterruptedNote is the observation of a step whose action was under way
 // when the process died: the model is told, not left to assume either way.
-const interruptedNote = "[interrupted: artagent stopped while this action was running, and its effect on the workspace is unknown. Read files again before editing them.]"
+const InterruptedNote = "[interrupted: artagent stopped while this action was running, and its effect on the workspace is unknown. Read files again before editing them.]"
 
 // restore rebuilds the loop's state from a transcript: step count, history
 // (exactly the observations the model saw, so the next request hashes as
@@ -81,7 +81,7 @@ func (r *runner) restore(res *Resume, info *transcript.Run) error {
 		next.Verified = false
 		next.Debt = next.Debt || next.Edits > 0
 	}
-	obs := interruptedNote
+	obs := InterruptedNote
 	if r.tr != nil {
 		rec := transcript.New(transcript.TypeStep)
 		rec.Step, rec.RequestHash, rec.Reply, rec.Decision = pending.Step, pending.RequestHash, pending.Reply, pending.Decision
