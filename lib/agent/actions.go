@@ -100,7 +100,6 @@ func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome 
 	return out
 }
 
-
 // toolText is the observation of a finished process: the command, its
 // output, and how it ended. It holds no clock readings, so a replay that
 // produces the same output produces the same observation.

@@ -27,7 +27,7 @@ func TestFormatErrors(t *testing.T) {
 	ws := workspace(t)
 	p := mock.New(
 		`not json`,
-		`{"action":"verify","program":"true"}`, // the model cannot swap verify's program
+		`{"action":"verify","program":"true"}`,   // the model cannot swap verify's program
 		`{"action":"run_tool","program":"true"}`, // a good one resets the count
 		"```json",
 		`{"action":"read_file","path":"a.txt"} trailing`,
