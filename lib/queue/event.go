@@ -1,0 +1,127 @@
+package queue
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Document kinds this package writes.
+const (
+	KindEvent      = "QueueEvent"
+	KindTaskStatus = "TaskStatus"
+	KindSummary    = "QueueSummary"
+	KindCheck      = "QueueCheck"
+	KindSnapshot   = "QueueSnapshot"
+)
+
+// EventType names what an event records.
+type EventType string
+
+// Event types (DESIGN.md §4). The first nine change one task's state; the
+// last two are log-level and change no task.
+const (
+	EventEnqueued        EventType = "enqueued"         // task, max_attempts, manifest
+	EventStarted         EventType = "started"          // attempt, worker
+	EventTrace           EventType = "trace"            // attempt, trace (metadata only)
+	EventSucceeded       EventType = "succeeded"        // attempt
+	EventFailed          EventType = "failed"           // attempt
+	EventCancelRequested EventType = "cancel_requested" // attempt
+	EventCancelled       EventType = "cancelled"        // attempt
+	EventRequeued        EventType = "requeued"         // attempt (preserved), worker (the dead one), reason
+	EventRetried         EventType = "retried"          // attempt (the new one)
+	EventTruncated       EventType = "truncated"        // offset, bytes: a torn tail was cut by Open
+	EventCompacted       EventType = "compacted"        // through: events ≤ through live in the snapshot
+)
+
+// EventTypes lists every type, for schemas and parity tests.
+var EventTypes = []EventType{
+	EventEnqueued, EventStarted, EventTrace, EventSucceeded, EventFailed,
+	EventCancelRequested, EventCancelled, EventRequeued, EventRetried,
+	EventTruncated, EventCompacted,
+}
+
+func (t EventType) known() bool {
+	switch t {
+	case EventEnqueued, EventStarted, EventTrace, EventSucceeded, EventFailed,
+		EventCancelRequested, EventCancelled, EventRequeued, EventRetried,
+		EventTruncated, EventCompacted:
+		return true
+	}
+	return false
+}
+
+// logLevel reports whether events of this type concern the log rather than a
+// task.
+func (t EventType) logLevel() bool { return t == EventTruncated || t == EventCompacted }
+
+// Event is one record of the queue's log. The log is the whole truth: every
+// task's state is the replay of its events through State.Apply.
+//
+// Seq is assigned by the backend when the event is appended; it is the
+// event's position in the queue's one total order (a JetStream stream
+// sequence on the NATS backend). Time is set by the appender.
+type Event struct {
+	Seq         uint64          `json:"seq"`
+	Time        time.Time       `json:"time"`
+	Type        EventType       `json:"type"`
+	Task        string          `json:"task,omitempty"`
+	Attempt     int             `json:"attempt,omitempty"`
+	MaxAttempts int             `json:"max_attempts,omitempty"`
+	Worker      string          `json:"worker,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	Trace       *Trace          `json:"trace,omitempty"`
+	Offset      int64           `json:"offset,omitempty"`
+	Bytes       int64           `json:"bytes,omitempty"`
+	Through     uint64          `json:"through,omitempty"`
+	Manifest    json.RawMessage `json:"manifest,omitempty"`
+}
+
+// Trace is the completed-command record of one attempt. It is metadata only:
+// never argument values, never output, so a log kept for years does not keep
+// the secrets a command printed or was given.
+type Trace struct {
+	Status           execx.Status `json:"status"`
+	ExitCode         int          `json:"exit_code"`
+	Signal           string       `json:"signal,omitempty"`
+	DurationMS       int64        `json:"duration_ms"`
+	OutputBytes      int64        `json:"output_bytes"`
+	OutputTruncated  bool         `json:"output_truncated"`
+	OutputIncomplete bool         `json:"output_incomplete"`
+}
+
+// TraceOf keeps the metadata of a Result and drops everything else.
+func TraceOf(r *execx.Result) *Trace {
+	return &Trace{
+		Status:           r.Status,
+		ExitCode:         r.ExitCode,
+		Signal:           r.Signal,
+		DurationMS:       r.DurationMS,
+		OutputBytes:      r.OutputBytes,
+		OutputTruncated:  r.OutputTruncated,
+		OutputIncomplete: r.OutputIncomplete,
+	}
+}
+
+// Outcome is the terminal event a trace leads to: the same rule for the worker
+// that ran the attempt and for recovery that finds the trace after a crash.
+// It returns "" for a status it does not know.
+func Outcome(status execx.Status) EventType {
+	switch status {
+	case execx.StatusSucceeded:
+		return EventSucceeded
+	case execx.StatusCancelled:
+		return EventCancelled
+	case execx.StatusFailed, execx.StatusTimedOut, execx.StatusRejected, execx.StatusError:
+		return EventFailed
+	}
+	return ""
+}
+
+// EventDoc is an event as `artq log` prints it: a QueueEvent document.
+type EventDoc struct {
+	jsonx.TypeMeta
+	Event
+}

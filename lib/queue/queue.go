@@ -1,0 +1,513 @@
+// Package queue owns artq's task queue: the event record, the reducer (the
+// one state machine every task goes through), replay from a snapshot and the
+// log, recovery of tasks whose worker died, the worker that runs tasks
+// through lib/execx, and the Backend interface that a durable log implements
+// (lib/queue/file by default; NATS JetStream by design).
+//
+// State is never stored, only derived: every change is an event appended to
+// the log and synced before any in-memory state changes, and the state is the
+// replay of those events. Open recovers (for workers); Inspect only reads
+// (status, log, fsck) and writes nothing at all.
+//
+// It refuses to guess: it never infers that a command is idempotent (an
+// attempt with a trace is never run again; one without a trace is run again
+// under the same attempt number), never retries a failed task on its own
+// (retry is explicit and bounded by max_attempts), and never keeps a task's
+// output or arguments in the log (traces are metadata only).
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+// Queue is a replayed view of one queue's log and the operations on it. It is
+// safe for concurrent use; operations catch up on the log before deciding,
+// and append optimistically (see Backend).
+type Queue struct {
+	b  Backend
+	mu sync.Mutex // guards st and loaded
+	st *State
+	// loaded is false until the snapshot (if any) has been read.
+	loaded bool
+	now    func() time.Time
+}
+
+// maxStale bounds how often one operation re-decides after losing a race.
+// Each retry means another writer made progress on the same task, so the
+// bound is never reached in practice; it turns a bug into an error instead
+// of a spin.
+const maxStale = 1000
+
+// New returns a Queue over b that has read nothing yet.
+func New(b Backend) *Queue {
+	return &Queue{b: b, st: NewState(), now: time.Now}
+}
+
+// Open replays the queue and recovers tasks whose worker is gone. Workers
+// use it; the backend must be writable. (A writable file backend has
+// already cut a torn tail and recorded that it did.)
+func Open(ctx context.Context, b Backend) (*Queue, error) {
+	if b.ReadOnly() {
+		return nil, ErrReadOnly
+	}
+	q := New(b)
+	if err := q.CatchUp(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := q.Recover(ctx, ""); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Inspect replays the queue without recovering anything: the view of
+// status, log and fsck, which never write.
+func Inspect(ctx context.Context, b Backend) (*Queue, error) {
+	q := New(b)
+	if err := q.CatchUp(ctx); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Backend is the log the queue replays.
+func (q *Queue) Backend() Backend { return q.b }
+
+// CatchUp applies every event appended since the last catch-up.
+func (q *Queue) CatchUp(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.catchUpLocked(ctx)
+}
+
+func (q *Queue) catchUpLocked(ctx context.Context) error {
+	for tries := 0; ; tries++ {
+		if !q.loaded {
+			snap, err := q.b.Snapshot(ctx)
+			if err != nil {
+				return err
+			}
+			st := NewState()
+			if snap != nil {
+				if st, err = NewStateFrom(snap); err != nil {
+					return &CorruptError{Path: "snapshot", Offset: -1, Why: err.Error(), Err: err}
+				}
+			}
+			q.st, q.loaded = st, true
+		}
+		err := q.b.Read(ctx, q.st.Seq, func(ev *Event) error {
+			if err := q.st.Apply(ev); err != nil {
+				return &CorruptError{Path: "log", Offset: -1, Seq: ev.Seq, Why: "illegal event: " + err.Error(), Err: err}
+			}
+			return nil
+		})
+		var ce *CompactedError
+		if errors.As(err, &ce) && tries < 3 {
+			// A compaction moved the base past us: start again from the
+			// newer snapshot.
+			q.loaded = false
+			continue
+		}
+		return err
+	}
+}
+
+// View calls fn with the caught-up state under the queue's lock. fn must not
+// keep references to tasks after it returns.
+func (q *Queue) View(ctx context.Context, fn func(*State) error) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := q.catchUpLocked(ctx); err != nil {
+		return err
+	}
+	return fn(q.st)
+}
+
+// viewLocal is View without catching up: for readers that just did.
+func (q *Queue) viewLocal(fn func(*State)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	fn(q.st)
+}
+
+// update is the one way the queue changes: catch up, decide on the current
+// state, append conditionally, and decide again if someone else changed the
+// task meanwhile. decide returns no proposals to do nothing.
+func (q *Queue) update(ctx context.Context, decide func(*State) ([]Proposal, error)) ([]*Event, error) {
+	for tries := 0; tries < maxStale; tries++ {
+		q.mu.Lock()
+		err := q.catchUpLocked(ctx)
+		var ps []Proposal
+		if err == nil {
+			ps, err = decide(q.st)
+		}
+		q.mu.Unlock()
+		if err != nil || len(ps) == 0 {
+			return nil, err
+		}
+		evs, err := q.b.Append(ctx, ps)
+		if errors.Is(err, ErrStale) {
+			continue
+		}
+		return evs, err
+	}
+	return nil, exitcode.Errorf(exitcode.Internal, "append: still conflicting after %d tries", maxStale)
+}
+
+// EnqueueRequest is one task to enqueue.
+type EnqueueRequest struct {
+	// ID is the caller's id; empty means a generated one. A caller's id makes
+	// the enqueue idempotent: the same id with the same manifest and
+	// max_attempts succeeds without a second task; with anything else it is a
+	// conflict (exit 3).
+	ID          string
+	Task        *execx.Task
+	MaxAttempts int
+}
+
+// Enqueued says what an enqueue did for one request.
+type Enqueued struct {
+	Status  TaskStatus
+	Created bool // false: the task already existed, identical
+}
+
+// Enqueue adds tasks in one append: one sync for the whole batch, and all of
+// them or none. A conflict on any request appends nothing.
+func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued, error) {
+	type prepared struct {
+		id       string
+		manifest []byte
+		max      int
+		dupOf    int // index of an identical earlier request in the batch, or -1
+	}
+	preps := make([]prepared, len(reqs))
+	byID := make(map[string]int, len(reqs))
+	chosen := false
+	for i, r := range reqs {
+		if r.Task == nil {
+			return nil, exitcode.Errorf(exitcode.Usage, "request %d: no task", i+1)
+		}
+		if r.MaxAttempts < 1 {
+			return nil, exitcode.Errorf(exitcode.Usage, "max_attempts: must be at least 1, got %d", r.MaxAttempts)
+		}
+		id := r.ID
+		if id == "" {
+			id = r.Task.ID
+		}
+		if r.ID != "" && r.Task.ID != "" && r.ID != r.Task.ID {
+			return nil, exitcode.Errorf(exitcode.Usage, "--id %s and the manifest's id %s differ", r.ID, r.Task.ID)
+		}
+		if id == "" {
+			id = NewID()
+		} else {
+			chosen = true
+			if err := ValidName("id", id); err != nil {
+				return nil, err
+			}
+		}
+		t := *r.Task
+		t.ID = id
+		m, err := canonical(&t)
+		if err != nil {
+			return nil, err
+		}
+		preps[i] = prepared{id: id, manifest: m, max: r.MaxAttempts, dupOf: -1}
+		if j, ok := byID[id]; ok {
+			if string(preps[j].manifest) != string(m) || preps[j].max != r.MaxAttempts {
+				return nil, exitcode.Errorf(exitcode.Conflict, "task %s: given twice with different manifests", id)
+			}
+			preps[i].dupOf = j
+			continue
+		}
+		byID[id] = i
+	}
+	out := make([]Enqueued, len(reqs))
+	now := q.now().UTC()
+	evs, err := q.updateMaybe(ctx, chosen, func(st *State) ([]Proposal, error) {
+		ps := make([]Proposal, 0, len(reqs))
+		for i, p := range preps {
+			if p.dupOf >= 0 {
+				continue
+			}
+			if st != nil {
+				if t := st.Task(p.id); t != nil {
+					if string(t.Manifest) != string(p.manifest) || t.MaxAttempts != p.max {
+						return nil, exitcode.Errorf(exitcode.Conflict, "task %s: already enqueued with a different manifest or max_attempts", p.id)
+					}
+					out[i] = Enqueued{Status: StatusOf(t), Created: false}
+					continue
+				}
+			}
+			ev := &Event{Time: now, Type: EventEnqueued, Task: p.id, MaxAttempts: p.max, Manifest: p.manifest}
+			// A caller's id must not exist yet; a generated one cannot.
+			ps = append(ps, Proposal{Event: ev, Expect: 0, Any: reqs[i].ID == "" && reqs[i].Task.ID == ""})
+			out[i] = Enqueued{Created: true}
+		}
+		return ps, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for i := range out {
+		if preps[i].dupOf >= 0 {
+			out[i] = out[preps[i].dupOf]
+			out[i].Created = false
+			continue
+		}
+		if out[i].Created {
+			out[i].Status = statusOfEnqueued(evs[k])
+			k++
+		}
+	}
+	return out, nil
+}
+
+// updateMaybe is update, except that a decision that needs no state (only
+// generated ids) skips catching up, so enqueueing into a large log costs one
+// append, not a replay.
+func (q *Queue) updateMaybe(ctx context.Context, needState bool, decide func(*State) ([]Proposal, error)) ([]*Event, error) {
+	if needState {
+		return q.update(ctx, decide)
+	}
+	ps, err := decide(nil)
+	if err != nil || len(ps) == 0 {
+		return nil, err
+	}
+	return q.b.Append(ctx, ps)
+}
+
+// Cancel cancels a task: a queued task at once; a running task by appending
+// cancel_requested, which its worker sees within one poll and answers by
+// killing the process group. A running task whose worker is gone is
+// recovered on the spot (to cancelled, or to its trace's result). Cancelling
+// a task whose cancel is already requested changes nothing and succeeds; a
+// finished task is a conflict (exit 3); an unknown one exit 4.
+func (q *Queue) Cancel(ctx context.Context, id string) (TaskStatus, error) {
+	var worker string
+	_, err := q.update(ctx, func(st *State) ([]Proposal, error) {
+		t := st.Task(id)
+		if t == nil {
+			return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
+		}
+		ev := &Event{Time: q.now().UTC(), Task: id, Attempt: t.Attempt}
+		switch t.State {
+		case StateQueued:
+			ev.Type = EventCancelled
+		case StateRunning:
+			worker = t.Worker
+			if t.CancelRequested {
+				return nil, nil
+			}
+			ev.Type = EventCancelRequested
+		default:
+			return nil, exitcode.Errorf(exitcode.Conflict, "task %s is %s: nothing to cancel", id, t.State)
+		}
+		if err := st.Check(ev); err != nil {
+			return nil, err
+		}
+		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
+	})
+	if err != nil {
+		return TaskStatus{}, err
+	}
+	if worker != "" {
+		alive, err := q.b.Alive(ctx, worker)
+		if err != nil {
+			return TaskStatus{}, err
+		}
+		if !alive {
+			if _, err := q.recoverTask(ctx, id, worker); err != nil {
+				return TaskStatus{}, err
+			}
+		}
+	}
+	return q.Status(ctx, id)
+}
+
+// Retry puts a failed task back in the queue under its next attempt number,
+// if it has attempts left (exit 3 otherwise).
+func (q *Queue) Retry(ctx context.Context, id string) (TaskStatus, error) {
+	_, err := q.update(ctx, func(st *State) ([]Proposal, error) {
+		t := st.Task(id)
+		if t == nil {
+			return nil, fmt.Errorf("task %s: %w", id, ErrNotFound)
+		}
+		if t.State != StateFailed {
+			return nil, exitcode.Errorf(exitcode.Conflict, "task %s is %s: only a failed task can be retried", id, t.State)
+		}
+		if t.Attempt >= t.MaxAttempts {
+			return nil, exitcode.Errorf(exitcode.Conflict, "task %s: all %d attempts used (max_attempts %d)", id, t.Attempt, t.MaxAttempts)
+		}
+		ev := &Event{Time: q.now().UTC(), Type: EventRetried, Task: id, Attempt: t.Attempt + 1}
+		if err := st.Check(ev); err != nil {
+			return nil, err
+		}
+		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
+	})
+	if err != nil {
+		return TaskStatus{}, err
+	}
+	return q.Status(ctx, id)
+}
+
+// Status returns one task's status after catching up.
+func (q *Queue) Status(ctx context.Context, id string) (TaskStatus, error) {
+	var ts TaskStatus
+	err := q.View(ctx, func(st *State) error {
+		t := st.Task(id)
+		if t == nil {
+			return fmt.Errorf("task %s: %w", id, ErrNotFound)
+		}
+		ts = StatusOf(t)
+		return nil
+	})
+	return ts, err
+}
+
+// Seq is the sequence of the last event applied.
+func (q *Queue) Seq() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.st.Seq
+}
+
+// Recover reconciles every running task whose worker (other than self) no
+// longer holds its lease, by the rules of DESIGN.md §4: a trace for the
+// current attempt → that trace's terminal result, never a second run; else a
+// requested cancel → cancelled; else → requeued under the same attempt
+// number. Tasks of live workers are left alone.
+func (q *Queue) Recover(ctx context.Context, self string) ([]*Event, error) {
+	type cand struct{ id, worker string }
+	var cands []cand
+	if err := q.View(ctx, func(st *State) error {
+		st.Running(func(t *Task) {
+			if t.Worker != self {
+				cands = append(cands, cand{t.ID, t.Worker})
+			}
+		})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	alive := map[string]bool{}
+	var out []*Event
+	for _, c := range cands {
+		live, ok := alive[c.worker]
+		if !ok {
+			var err error
+			if live, err = q.b.Alive(ctx, c.worker); err != nil {
+				return out, err
+			}
+			alive[c.worker] = live
+		}
+		if live {
+			continue
+		}
+		ev, err := q.recoverTask(ctx, c.id, c.worker)
+		if err != nil {
+			return out, err
+		}
+		if ev != nil {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// recoverTask recovers one task whose worker is known to be gone. It does
+// nothing if the task is no longer running under that worker (another
+// recoverer was first).
+func (q *Queue) recoverTask(ctx context.Context, id, dead string) (*Event, error) {
+	evs, err := q.update(ctx, func(st *State) ([]Proposal, error) {
+		t := st.Task(id)
+		if t == nil || t.State != StateRunning || t.Worker != dead {
+			return nil, nil
+		}
+		ev := RecoveryEvent(t, q.now().UTC())
+		if err := st.Check(ev); err != nil {
+			return nil, err
+		}
+		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
+	})
+	if err != nil || len(evs) == 0 {
+		return nil, err
+	}
+	return evs[0], nil
+}
+
+// RecoveryEvent is the event that recovers running task t whose worker is
+// gone: its trace's result if the attempt was traced, cancelled if a cancel
+// was requested, else requeued with the attempt preserved.
+func RecoveryEvent(t *Task, now time.Time) *Event {
+	ev := &Event{Time: now, Task: t.ID, Attempt: t.Attempt, Worker: t.Worker}
+	switch {
+	case t.Trace != nil:
+		ev.Type = Outcome(t.Trace.Status)
+		ev.Reason = fmt.Sprintf("recovered: worker %s is gone; attempt %d was traced as %s", t.Worker, t.Attempt, t.Trace.Status)
+	case t.CancelRequested:
+		ev.Type = EventCancelled
+		ev.Reason = fmt.Sprintf("recovered: worker %s is gone; cancel was requested", t.Worker)
+	default:
+		ev.Type = EventRequeued
+		ev.Reason = fmt.Sprintf("recovered: worker %s is gone; attempt %d was not traced and runs again", t.Worker, t.Attempt)
+	}
+	return ev
+}
+
+// Compact writes a snapshot of the caught-up state and drops the events it
+// covers, so replay cost stays bounded as history grows. It returns the
+// snapshot it wrote.
+func (q *Queue) Compact(ctx context.Context) (*Snapshot, error) {
+	for tries := 0; tries < 10; tries++ {
+		var snap *Snapshot
+		if err := q.View(ctx, func(st *State) error {
+			snap = st.Snapshot(q.now())
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		err := q.b.Compact(ctx, snap)
+		if errors.Is(err, ErrStale) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return snap, nil
+	}
+	return nil, exitcode.Errorf(exitcode.Internal, "compact: the log kept moving; try again")
+}
+
+// Follow calls fn for every event after seq `after` as it is appended, until
+// ctx ends. Events already compacted away are skipped (from the first one
+// still held), and skipped reports that range once.
+func Follow(ctx context.Context, b Backend, after uint64, follow bool, skipped func(from, to uint64), fn func(*Event) error) error {
+	for {
+		err := b.Read(ctx, after, func(ev *Event) error {
+			after = ev.Seq
+			return fn(ev)
+		})
+		var ce *CompactedError
+		if errors.As(err, &ce) {
+			if skipped != nil {
+				skipped(after+1, ce.First-1)
+			}
+			after = ce.First - 1
+			continue
+		}
+		if err != nil || !follow {
+			return err
+		}
+		if err := b.Wait(ctx, after); err != nil {
+			return err
+		}
+	}
+}

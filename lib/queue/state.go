@@ -1,0 +1,445 @@
+package queue
+
+import (
+	"cmp"
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+// TaskState names where a task is in its life.
+type TaskState string
+
+// Task states (DESIGN.md §4): queued → running → succeeded | failed |
+// cancelled; failed → queued only by an explicit retry.
+const (
+	StateQueued    TaskState = "queued"
+	StateRunning   TaskState = "running"
+	StateSucceeded TaskState = "succeeded"
+	StateFailed    TaskState = "failed"
+	StateCancelled TaskState = "cancelled"
+)
+
+// States lists every state, for schemas and parity tests.
+var States = []TaskState{StateQueued, StateRunning, StateSucceeded, StateFailed, StateCancelled}
+
+// Terminal reports whether s ends the task (failed may still be retried
+// explicitly, but nothing happens to it on its own).
+func (s TaskState) Terminal() bool {
+	return s == StateSucceeded || s == StateFailed || s == StateCancelled
+}
+
+func (s TaskState) index() int {
+	switch s {
+	case StateQueued:
+		return 0
+	case StateRunning:
+		return 1
+	case StateSucceeded:
+		return 2
+	case StateFailed:
+		return 3
+	case StateCancelled:
+		return 4
+	}
+	return -1
+}
+
+// Task is one task as the reducer knows it. Callers outside this package get
+// copies (TaskStatus, or Task values from methods that say so); the State
+// owns the originals.
+type Task struct {
+	ID    string
+	State TaskState
+	// Attempt is the attempt the task is on: the one running, the one that
+	// last ran, or the one the next start must carry. A requeue after a crash
+	// keeps it (a crash never consumes a retry); a retry increments it.
+	Attempt int
+	// Attempts is how many attempts have been started (the highest attempt
+	// number seen in a started event).
+	Attempts    int
+	MaxAttempts int
+	// Manifest is the canonical Task manifest, as enqueued.
+	Manifest json.RawMessage
+	// Worker is the worker running the task (state running only).
+	Worker          string
+	CancelRequested bool
+	// Trace is the trace of the current attempt, nil until one is recorded.
+	Trace *Trace
+	// Last is the most recent trace of any attempt, kept across a retry so
+	// status can show how the previous attempt ended.
+	Last        *Trace
+	LastAttempt int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	// EnqSeq orders the queue (oldest first); LastSeq is the sequence of the
+	// task's latest event, the optimistic condition of its next append.
+	EnqSeq  uint64
+	LastSeq uint64
+
+	hidx int // index in State.queued, -1 when not queued
+}
+
+// State is the replay of a log: the reducer. It is the only place task state
+// is derived from events, for every backend, for replay, recovery, the worker
+// and the CLI alike. Apply refuses an illegal transition and leaves the
+// state untouched when it does.
+type State struct {
+	// Seq is the sequence of the last event applied (or of the snapshot).
+	Seq     uint64
+	tasks   map[string]*Task
+	order   []*Task // enqueue order
+	queued  taskHeap
+	running map[string]*Task
+	counts  [5]int
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{tasks: map[string]*Task{}, running: map[string]*Task{}}
+}
+
+// Task returns the task with id, or nil. The result belongs to the state:
+// read it under the same lock that guards Apply.
+func (s *State) Task(id string) *Task { return s.tasks[id] }
+
+// Len is the number of tasks.
+func (s *State) Len() int { return len(s.order) }
+
+// Tasks calls fn for every task in enqueue order until fn returns false.
+func (s *State) Tasks(fn func(*Task) bool) {
+	for _, t := range s.order {
+		if !fn(t) {
+			return
+		}
+	}
+}
+
+// Running calls fn for every running task (in no particular order).
+func (s *State) Running(fn func(*Task)) {
+	for _, t := range s.running {
+		fn(t)
+	}
+}
+
+// Queued returns up to n queued tasks, oldest enqueue first.
+func (s *State) Queued(n int) []*Task {
+	if n <= 0 || len(s.queued) == 0 {
+		return nil
+	}
+	if n >= len(s.queued) {
+		out := make([]*Task, len(s.queued))
+		copy(out, s.queued)
+		sortByEnq(out)
+		return out
+	}
+	// A partial heap walk: the smallest n of a binary heap are among the
+	// first 2^n-1 entries, but n is small (the worker's free slots), so a
+	// copy-and-pop on a scratch heap is simplest and cheap enough.
+	scratch := make(taskHeap, len(s.queued))
+	copy(scratch, s.queued)
+	out := make([]*Task, 0, n)
+	for len(out) < n {
+		// pop without touching hidx of the real tasks
+		t := scratch[0]
+		out = append(out, t)
+		last := len(scratch) - 1
+		scratch[0] = scratch[last]
+		scratch = scratch[:last]
+		siftDown(scratch, 0)
+	}
+	return out
+}
+
+// Counts returns how many tasks are in each state.
+func (s *State) Counts() map[TaskState]int {
+	m := make(map[TaskState]int, len(States))
+	for i, st := range States {
+		m[st] = s.counts[i]
+	}
+	return m
+}
+
+// TransitionError is an event the state machine refuses. As the answer to a
+// request (cancel a finished task) it is a conflict, exit 3; found in a log
+// being replayed it means the log is corrupt.
+type TransitionError struct {
+	Task string
+	Type EventType
+	From TaskState // "" when the task does not exist
+	Why  string
+}
+
+func (e *TransitionError) Error() string {
+	if e.Task == "" {
+		return fmt.Sprintf("%s event: %s", e.Type, e.Why)
+	}
+	if e.From == "" {
+		return fmt.Sprintf("task %s: %s: %s", e.Task, e.Type, e.Why)
+	}
+	return fmt.Sprintf("task %s is %s: %s: %s", e.Task, e.From, e.Type, e.Why)
+}
+
+// ExitCode implements exitcode.Coder: a conflict.
+func (e *TransitionError) ExitCode() int { return exitcode.Conflict }
+
+// Check reports whether ev is a legal next event, without applying it.
+func (s *State) Check(ev *Event) error {
+	if ev.Seq != 0 && ev.Seq <= s.Seq {
+		return &TransitionError{Task: ev.Task, Type: ev.Type, Why: fmt.Sprintf("sequence %d is not after %d", ev.Seq, s.Seq)}
+	}
+	if !ev.Type.known() {
+		return &TransitionError{Task: ev.Task, Type: ev.Type, Why: "unknown event type"}
+	}
+	if ev.Type.logLevel() {
+		if ev.Task != "" || ev.Attempt != 0 {
+			return &TransitionError{Task: ev.Task, Type: ev.Type, Why: "a log-level event names no task"}
+		}
+		return nil
+	}
+	t := s.tasks[ev.Task]
+	bad := func(format string, args ...any) error {
+		e := &TransitionError{Task: ev.Task, Type: ev.Type, Why: fmt.Sprintf(format, args...)}
+		if t != nil {
+			e.From = t.State
+		}
+		return e
+	}
+	if ev.Task == "" {
+		return bad("no task")
+	}
+	if ev.Type == EventEnqueued {
+		switch {
+		case t != nil:
+			return bad("task already exists")
+		case ev.MaxAttempts < 1:
+			return bad("max_attempts must be at least 1")
+		case len(ev.Manifest) == 0:
+			return bad("no manifest")
+		case ev.Attempt != 0:
+			return bad("an enqueued event carries no attempt")
+		}
+		return nil
+	}
+	if t == nil {
+		return bad("no such task")
+	}
+	attempt := func() error {
+		if ev.Attempt != t.Attempt {
+			return bad("attempt %d is not the current attempt %d", ev.Attempt, t.Attempt)
+		}
+		return nil
+	}
+	switch ev.Type {
+	case EventStarted:
+		if t.State != StateQueued {
+			return bad("only a queued task can start")
+		}
+		if ev.Worker == "" {
+			return bad("no worker")
+		}
+		return attempt()
+	case EventTrace:
+		if t.State != StateRunning {
+			return bad("only a running task has a trace")
+		}
+		if t.Trace != nil {
+			return bad("attempt %d already has a trace", t.Attempt)
+		}
+		if ev.Trace == nil || Outcome(ev.Trace.Status) == "" {
+			return bad("missing or unknown trace status")
+		}
+		return attempt()
+	case EventSucceeded, EventFailed:
+		if t.State != StateRunning {
+			return bad("only a running task can complete")
+		}
+		if err := attempt(); err != nil {
+			return err
+		}
+		if t.Trace == nil {
+			return bad("no trace for attempt %d (the trace is appended before the terminal event)", t.Attempt)
+		}
+		if got := Outcome(t.Trace.Status); got != ev.Type {
+			return bad("the trace of attempt %d says %s", t.Attempt, got)
+		}
+		return nil
+	case EventCancelRequested:
+		if t.State != StateRunning {
+			return bad("only a running task takes a cancel request")
+		}
+		if t.CancelRequested {
+			return bad("cancel already requested")
+		}
+		return attempt()
+	case EventCancelled:
+		switch t.State {
+		case StateQueued:
+			return attempt()
+		case StateRunning:
+			if err := attempt(); err != nil {
+				return err
+			}
+			if !t.CancelRequested {
+				return bad("a running task is cancelled only after a cancel request")
+			}
+			if t.Trace != nil && Outcome(t.Trace.Status) != EventCancelled {
+				return bad("the trace of attempt %d says %s", t.Attempt, Outcome(t.Trace.Status))
+			}
+			return nil
+		}
+		return bad("a %s task cannot be cancelled", t.State)
+	case EventRequeued:
+		if t.State != StateRunning {
+			return bad("only a running task can be requeued")
+		}
+		if t.Trace != nil {
+			return bad("attempt %d has a trace: it is reconciled, never run again", t.Attempt)
+		}
+		if t.CancelRequested {
+			return bad("a task whose cancel was requested is cancelled, not requeued")
+		}
+		return attempt()
+	case EventRetried:
+		if t.State != StateFailed {
+			return bad("only a failed task can be retried")
+		}
+		if t.Attempt >= t.MaxAttempts {
+			return bad("all %d attempts used", t.MaxAttempts)
+		}
+		if ev.Attempt != t.Attempt+1 {
+			return bad("a retry starts attempt %d, not %d", t.Attempt+1, ev.Attempt)
+		}
+		return nil
+	}
+	return bad("unexpected event")
+}
+
+// Apply applies ev if it is legal; otherwise it returns the TransitionError
+// and changes nothing. Events must come in sequence order.
+func (s *State) Apply(ev *Event) error {
+	if err := s.Check(ev); err != nil {
+		return err
+	}
+	if ev.Seq != 0 {
+		s.Seq = ev.Seq
+	}
+	if ev.Type.logLevel() {
+		return nil
+	}
+	t := s.tasks[ev.Task]
+	if ev.Type == EventEnqueued {
+		t = &Task{
+			ID: ev.Task, State: StateQueued, Attempt: 1, MaxAttempts: ev.MaxAttempts,
+			Manifest: ev.Manifest, CreatedAt: ev.Time, EnqSeq: ev.Seq, hidx: -1,
+		}
+		s.tasks[t.ID] = t
+		s.order = append(s.order, t)
+		s.counts[0]++
+		heap.Push(&s.queued, t)
+	} else {
+		switch ev.Type {
+		case EventStarted:
+			s.move(t, StateRunning)
+			t.Worker = ev.Worker
+			t.Attempts = max(t.Attempts, ev.Attempt)
+		case EventTrace:
+			tr := *ev.Trace
+			t.Trace, t.Last, t.LastAttempt = &tr, &tr, ev.Attempt
+		case EventSucceeded:
+			s.move(t, StateSucceeded)
+		case EventFailed:
+			s.move(t, StateFailed)
+		case EventCancelRequested:
+			t.CancelRequested = true
+		case EventCancelled:
+			s.move(t, StateCancelled)
+		case EventRequeued:
+			s.move(t, StateQueued)
+		case EventRetried:
+			t.Attempt = ev.Attempt
+			t.Trace = nil
+			s.move(t, StateQueued)
+		}
+	}
+	t.UpdatedAt = ev.Time
+	t.LastSeq = ev.Seq
+	return nil
+}
+
+// move changes t's state and keeps the counts, the queue heap and the running
+// set in step with it.
+func (s *State) move(t *Task, to TaskState) {
+	from := t.State
+	s.counts[from.index()]--
+	s.counts[to.index()]++
+	t.State = to
+	if from == StateQueued && t.hidx >= 0 {
+		heap.Remove(&s.queued, t.hidx)
+	}
+	if from == StateRunning {
+		delete(s.running, t.ID)
+		t.Worker = ""
+		t.CancelRequested = false
+	}
+	switch to {
+	case StateQueued:
+		heap.Push(&s.queued, t)
+	case StateRunning:
+		s.running[t.ID] = t
+	}
+}
+
+// taskHeap orders queued tasks by enqueue sequence: oldest first, and a
+// retried or requeued task keeps its place.
+type taskHeap []*Task
+
+func (h taskHeap) Len() int           { return len(h) }
+func (h taskHeap) Less(i, j int) bool { return h[i].EnqSeq < h[j].EnqSeq }
+func (h taskHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx = i
+	h[j].hidx = j
+}
+func (h *taskHeap) Push(x any) {
+	t := x.(*Task)
+	t.hidx = len(*h)
+	*h = append(*h, t)
+}
+func (h *taskHeap) Pop() any {
+	old := *h
+	n := len(old)
+	t := old[n-1]
+	old[n-1] = nil
+	t.hidx = -1
+	*h = old[:n-1]
+	return t
+}
+
+// siftDown restores the heap property on a scratch copy without touching the
+// tasks' heap indexes.
+func siftDown(h taskHeap, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].EnqSeq < h[l].EnqSeq {
+			m = r
+		}
+		if h[i].EnqSeq <= h[m].EnqSeq {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func sortByEnq(ts []*Task) {
+	slices.SortFunc(ts, func(a, b *Task) int { return cmp.Compare(a.EnqSeq, b.EnqSeq) })
+}
