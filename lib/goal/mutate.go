@@ -53,7 +53,11 @@ func (j *Journal) Item(key string) (int, error) {
 			}
 		}
 	}
-	return -1, fmt.Errorf("no checklist item %q (the checklist has %d items): %w", key, len(j.Checklist), ErrNotFound)
+	n := fmt.Sprintf("%d items", len(j.Checklist))
+	if len(j.Checklist) == 1 {
+		n = "1 item"
+	}
+	return -1, fmt.Errorf("no checklist item %q (the checklist has %s): %w", key, n, ErrNotFound)
 }
 
 // AddEvidence appends evidence to a checklist item. The evidence's

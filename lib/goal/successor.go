@@ -81,6 +81,8 @@ func CheckSuccessor(prev, next *Journal) error {
 		return illegal(RulePhase, "phase moved back from %s to %s", prev.Phase, next.Phase)
 	} else if d > 1 {
 		return illegal(RulePhase, "phase jumped from %s to %s, skipping %s", prev.Phase, next.Phase, Phases[prev.Phase.Index()+1])
+	} else if d == 1 && !next.Sealed(prev.Phase) {
+		return illegal(RulePhase, "phase advanced from %s to %s without a receipt sealing %s", prev.Phase, next.Phase, prev.Phase)
 	}
 	since := prev.UpdatedAt
 	for _, p := range Phases {

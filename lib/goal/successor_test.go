@@ -124,7 +124,10 @@ func TestCheckSuccessor(t *testing.T) {
 			n.Checklist[1].Evidence = append(n.Checklist[1].Evidence, Evidence{Type: EvidenceTask, Task: "t1", State: "done", RecordedAt: later(n)})
 		}, "invalid"},
 		{"unknown phase", mid, func(n *Journal) { n.Phase = "ship" }, "invalid"},
-		{"phase without its receipt", mid, func(n *Journal) { n.Phase = PhaseVerify }, "invalid"},
+		{"advance without a receipt", mid, func(n *Journal) { n.Phase = PhaseVerify }, RulePhase},
+		{"receipt without advancing", mid, func(n *Journal) {
+			n.Receipts[PhaseBuild] = Receipt{Summary: "built", Evidence: []Evidence{{Type: EvidenceNote, Text: "x", RecordedAt: later(n)}}, SealedAt: later(n)}
+		}, "invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
