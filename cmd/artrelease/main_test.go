@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"artrelease": func() { os.Exit(run()) }})
+}
+
+// TestScripts runs testdata/*.txtar. Git is isolated from the machine: a
+// HOME inside the work directory, no system config, a fixed identity and
+// fixed commit times, so every script's commits — and releases — have the
+// same ids everywhere.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata",
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "A U Thor")
+			env.Setenv("GIT_AUTHOR_EMAIL", "author@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "C O Mitter")
+			env.Setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
+			env.Setenv("GIT_AUTHOR_DATE", "@1767366245 +0000")
+			env.Setenv("GIT_COMMITTER_DATE", "@1767366245 +0000")
+			return os.MkdirAll(home, 0o755)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// flipbyte FILE OFFSET: damage one byte, as a bad disk or an
+			// attacker would.
+			"flipbyte": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: flipbyte FILE OFFSET")
+				}
+				path := ts.MkAbs(args[0])
+				b, err := os.ReadFile(path)
+				ts.Check(err)
+				off, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				b[off] ^= 1
+				ts.Check(os.WriteFile(path, b, 0o644))
+			},
+		},
+	})
+}
