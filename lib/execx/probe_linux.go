@@ -62,7 +62,7 @@ func probeClone(flags uintptr) error {
 	}
 	defer devnull.Close()
 	p, err := os.StartProcess(selfExe(), []string{shimArg0, "probe"}, &os.ProcAttr{
-		Env:   []string{},
+		Env:   shimEnv,
 		Files: []*os.File{devnull, devnull, devnull},
 		Sys: &syscall.SysProcAttr{
 			Cloneflags:                 flags,

@@ -138,7 +138,7 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 	defer devnull.Close()
 	attr := &os.ProcAttr{
 		Dir:   dirOf(pl),
-		Env:   []string{},
+		Env:   shimEnv,
 		Files: []*os.File{stdin, devnull, devnull, sh.specR, sh.statusW, sh.ctlR, out},
 		// SIGTERM, not SIGKILL: a supervisor whose runner died kills the
 		// whole task before it exits.

@@ -124,7 +124,7 @@ func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
 		}
 		defer sh.closeAll()
 		attr.Files = append(attr.Files, sh.specR, sh.statusW)
-		attr.Env = []string{}
+		attr.Env = shimEnv
 		path, argv = selfExe(), []string{shimArg0, "exec"}
 	}
 	pid, waited, err := startProcess(path, argv, attr)

@@ -254,7 +254,7 @@ func ErrorResult(t *Task, err error) *Result {
 		StartedAt: now,
 		EndedAt:   now,
 		Error:     err.Error(),
-		Isolation: IsolationReport{Enforced: []string{}},
+		Isolation: IsolationReport{Backend: IsolationNone, Enforced: []string{}},
 	}
 	if t != nil {
 		r.TaskID, r.Program, r.Argc = t.ID, t.Program, 1+len(t.Args)

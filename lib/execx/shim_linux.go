@@ -210,7 +210,7 @@ func forkExecStage(s *shimSpec) (int, error) {
 	}
 	defer sh.closeAll()
 	pid, err := syscall.ForkExec(selfExe(), []string{shimArg0, "exec"}, &syscall.ProcAttr{
-		Env:   []string{},
+		Env:   shimEnv,
 		Files: []uintptr{0, 6, 6, sh.specR.Fd(), sh.statusW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
