@@ -1,6 +1,7 @@
 package goal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,9 +102,24 @@ func ReadLimited(r io.Reader, name string) ([]byte, error) {
 	return data, nil
 }
 
+// wrongKind reports a document of another kind before strict decoding
+// would: "journal.kind: got "Task"" says more than the Task's first field
+// being unknown to a Goal. Anything it cannot read is left to the strict
+// decoder.
+func wrongKind(data []byte, root, want string) error {
+	var meta jsonx.TypeMeta
+	if json.Unmarshal(data, &meta) == nil && meta.Kind != "" && meta.Kind != want {
+		return jsonx.Errorf(root+".kind", "got %q, want %q", meta.Kind, want)
+	}
+	return nil
+}
+
 // DecodeJournal strictly decodes and validates a whole journal (exit 2 on
 // any problem, the field path named).
 func DecodeJournal(data []byte) (*Journal, error) {
+	if err := wrongKind(data, "journal", Kind); err != nil {
+		return nil, err
+	}
 	var j Journal
 	if err := jsonx.Decode(data, "journal", &j); err != nil {
 		return nil, err
@@ -121,6 +137,9 @@ func (*draft) DocumentKind() string { return Kind }
 // DecodeDraft decodes a put document: strict structure and header, defaults
 // applied, not yet validated (Store.Put validates it after stamping).
 func DecodeDraft(data []byte) (*Journal, error) {
+	if err := wrongKind(data, "journal", Kind); err != nil {
+		return nil, err
+	}
 	var d draft
 	if err := jsonx.Decode(data, "journal", &d); err != nil {
 		return nil, err
@@ -132,6 +151,9 @@ func DecodeDraft(data []byte) (*Journal, error) {
 
 // DecodeClosure strictly decodes and validates a GoalClosure document.
 func DecodeClosure(data []byte) (*ClosureDocument, error) {
+	if err := wrongKind(data, "closure", KindClosure); err != nil {
+		return nil, err
+	}
 	var c ClosureDocument
 	if err := jsonx.Decode(data, "closure", &c); err != nil {
 		return nil, err
