@@ -1,0 +1,610 @@
+package redact
+
+import (
+	"slices"
+	"strings"
+)
+
+// The text scanner finds secrets inside free text (output lines, command
+// arguments, error messages, URLs) in one pass. Most bytes are not the first
+// byte of any secret form, so a 256-entry table rejects them; at the few
+// trigger bytes a hand-written matcher confirms the exact form. No regular
+// expressions: a dozen of them over every string would cost more than the
+// rest of the pipeline together.
+//
+// Matches become spans; overlapping spans merge into one marker so the
+// output is a fixed point: redacting it again finds nothing new. Markers
+// already present ("[REDACTED:rule]" with a known rule id, or its keyed-hash
+// form) are opaque atoms the scanner steps over. A look-alike that is not
+// exactly a marker is ordinary text, so a secret cannot be smuggled through
+// by wrapping it in "[REDACTED:…]".
+
+type span struct {
+	a, b int
+	rule Rule
+}
+
+type class [256]bool
+
+func makeClass(extra string, alnum bool) *class {
+	var c class
+	if alnum {
+		for b := 'a'; b <= 'z'; b++ {
+			c[b] = true
+			c[b-'a'+'A'] = true
+		}
+		for b := '0'; b <= '9'; b++ {
+			c[b] = true
+		}
+	}
+	for i := 0; i < len(extra); i++ {
+		c[extra[i]] = true
+	}
+	return &c
+}
+
+var (
+	trig       = makeClass("AagxsrneBb-:=[", false)
+	alnum      = makeClass("", true)
+	alnumUnder = makeClass("_", true)
+	b64url     = makeClass("_-", true)
+	alnumDash  = makeClass("-", true)
+	token68    = makeClass("-._~+/=", true)
+	ident      = makeClass("_.-", true)
+	schemeCh   = makeClass("+.-", true)
+	upperDigit = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", false)
+	letters    = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false)
+	urlStop    = makeClass(" \t\n\r\f\v\"'<>`\\", false)
+	valueStop  = makeClass(" \t\n\r\f\v\"'<>`\\,;&)]}", false)
+	credStop   = makeClass(" \t\n\r\f\v\"'`\\,;", false)
+)
+
+// runOf returns the end of the longest run of bytes in c starting at j.
+func runOf(s string, j int, c *class) int {
+	for j < len(s) && c[s[j]] {
+		j++
+	}
+	return j
+}
+
+func prefixAt(s string, i int, p string) bool {
+	return len(s)-i >= len(p) && s[i:i+len(p)] == p
+}
+
+// prefixFoldAt is prefixAt ignoring ASCII case; p must be lower case.
+func prefixFoldAt(s string, i int, p string) bool {
+	if len(s)-i < len(p) {
+		return false
+	}
+	for k := 0; k < len(p); k++ {
+		c := s[i+k]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != p[k] {
+			return false
+		}
+	}
+	return true
+}
+
+var ruleByID = map[string]Rule{}
+
+func init() {
+	for r, id := range ruleIDs {
+		ruleByID[id] = Rule(r)
+	}
+}
+
+const markerPrefix = "[REDACTED:"
+
+// markerLen is the length of the marker at the start of s, or 0 if s does
+// not start with exactly a marker: "[REDACTED:<rule id>]" or
+// "[REDACTED:<rule id>:hmac-sha256:<16 lower-case hex>]".
+func markerLen(s string) int {
+	if !strings.HasPrefix(s, markerPrefix) {
+		return 0
+	}
+	j := len(markerPrefix)
+	for j < len(s) && (isLower(s[j]) || s[j] == '-') {
+		j++
+	}
+	if _, ok := ruleByID[s[len(markerPrefix):j]]; !ok || j >= len(s) {
+		return 0
+	}
+	if s[j] == ']' {
+		return j + 1
+	}
+	const h = ":hmac-sha256:"
+	if !strings.HasPrefix(s[j:], h) {
+		return 0
+	}
+	k := j + len(h)
+	if len(s) < k+17 {
+		return 0
+	}
+	for _, c := range []byte(s[k : k+16]) {
+		if !isDigit(c) && (c < 'a' || c > 'f') {
+			return 0
+		}
+	}
+	if s[k+16] != ']' {
+		return 0
+	}
+	return k + 17
+}
+
+// IsMarker reports whether s is exactly one redaction marker.
+func IsMarker(s string) bool { return s != "" && markerLen(s) == len(s) }
+
+// startsWithMarker reports whether s begins with a marker.
+func startsWithMarker(s string) bool { return markerLen(s) > 0 }
+
+// findSecrets appends the spans of every secret in s.
+func findSecrets(s string, sp []span) []span {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !trig[c] {
+			continue
+		}
+		end, rule := 0, Rule(0)
+		switch c {
+		case '[':
+			if n := markerLen(s[i:]); n > 0 {
+				i += n - 1
+			}
+			continue
+		case 'A':
+			end, rule = matchUpperA(s, i)
+			if end == 0 && boundary(s, i, sp, letters) {
+				end, rule = matchAuthorization(s, i, &sp)
+			}
+		case 'a':
+			if boundary(s, i, sp, letters) {
+				end, rule = matchAuthorization(s, i, &sp)
+			}
+		case 'g':
+			end, rule = matchG(s, i)
+		case 'x':
+			end, rule = matchSlack(s, i)
+		case 's', 'r':
+			end, rule = matchSK(s, i, boundary(s, i, sp, alnum))
+		case 'n':
+			if prefixAt(s, i, "npm_") {
+				if e := runOf(s, i+4, alnum); e-(i+4) >= 30 {
+					end, rule = e, NPMToken
+				}
+			}
+		case 'e':
+			end, rule = matchJWT(s, i)
+		case '-':
+			end, rule = matchPEM(s, i)
+		case 'B', 'b':
+			if boundary(s, i, sp, alnum) {
+				end, rule = matchBearer(s, i, &sp)
+			}
+		case ':':
+			if prefixAt(s, i, "://") {
+				sp = urlSpans(s, i, sp)
+				continue
+			}
+			sp = assignment(s, i, sp)
+			continue
+		case '=':
+			sp = assignment(s, i, sp)
+			continue
+		}
+		if end > 0 {
+			if rule != AuthHeader { // auth spans are added by their matcher
+				sp = append(sp, span{i, end, rule})
+			}
+			i = end - 1
+		}
+	}
+	return sp
+}
+
+// boundary reports whether position i starts a word: the byte before is not
+// in word, or a span ends there. A span end counts because its text will be
+// a marker ending in ']': without it, "AKIA…Authorization: x" would be seen
+// differently before and after redaction, and redaction would not be
+// idempotent.
+func boundary(s string, i int, sp []span, word *class) bool {
+	if i == 0 || !word[s[i-1]] {
+		return true
+	}
+	for k := len(sp) - 1; k >= 0; k-- {
+		if sp[k].b == i {
+			return true
+		}
+	}
+	return false
+}
+
+func matchUpperA(s string, i int) (int, Rule) {
+	if len(s)-i >= 20 {
+		p := s[i : i+4]
+		if p == "AKIA" || p == "ASIA" || p == "ABIA" || p == "ACCA" || (p[:3] == "A3T" && upperDigit[p[3]]) {
+			if runOf(s[:i+20], i+4, upperDigit) == i+20 {
+				return i + 20, AWSAccessKey
+			}
+		}
+	}
+	if prefixAt(s, i, "AIza") {
+		if e := runOf(s, i+4, b64url); e-(i+4) >= 30 {
+			return e, GCPAPIKey
+		}
+	}
+	return 0, 0
+}
+
+func matchG(s string, i int) (int, Rule) {
+	if len(s)-i < 4 {
+		return 0, 0
+	}
+	if s[i+1] == 'h' && s[i+3] == '_' {
+		var r Rule
+		switch s[i+2] {
+		case 'p':
+			r = GitHubPAT
+		case 'o':
+			r = GitHubOAuth
+		case 'u', 's':
+			r = GitHubAppToken
+		case 'r':
+			r = GitHubRefreshToken
+		default:
+			return 0, 0
+		}
+		if e := runOf(s, i+4, alnum); e-(i+4) >= 30 {
+			return e, r
+		}
+		return 0, 0
+	}
+	if prefixAt(s, i, "github_pat_") {
+		if e := runOf(s, i+11, alnumUnder); e-(i+11) >= 22 {
+			return e, GitHubPAT
+		}
+	}
+	if prefixAt(s, i, "glpat-") {
+		if e := runOf(s, i+6, b64url); e-(i+6) >= 20 {
+			return e, GitLabPAT
+		}
+	}
+	return 0, 0
+}
+
+func matchSlack(s string, i int) (int, Rule) {
+	start := 0
+	if prefixAt(s, i, "xox") && len(s)-i >= 5 && s[i+4] == '-' && strings.IndexByte("abeoprs", s[i+3]) >= 0 {
+		start = i + 5
+	} else if prefixAt(s, i, "xapp-") {
+		start = i + 5
+	} else {
+		return 0, 0
+	}
+	if e := runOf(s, start, alnumDash); e-start >= 10 {
+		return e, SlackToken
+	}
+	return 0, 0
+}
+
+func matchSK(s string, i int, atBoundary bool) (int, Rule) {
+	if len(s)-i < 4 || s[i+1] != 'k' {
+		return 0, 0
+	}
+	switch s[i+2] {
+	case '_': // Stripe: sk_live_, rk_live_, sk_test_, rk_test_, sk_prod_
+		for _, env := range [...]string{"live_", "test_", "prod_"} {
+			if prefixAt(s, i+3, env) {
+				if e := runOf(s, i+8, alnum); e-(i+8) >= 10 {
+					return e, StripeKey
+				}
+			}
+		}
+	case '-':
+		if s[i] != 's' {
+			return 0, 0
+		}
+		if prefixAt(s, i+3, "ant-") {
+			if e := runOf(s, i+7, b64url); e-(i+7) >= 20 {
+				return e, AnthropicKey
+			}
+			return 0, 0
+		}
+		for _, kind := range [...]string{"proj-", "svcacct-", "admin-"} {
+			if prefixAt(s, i+3, kind) {
+				if e := runOf(s, i+3+len(kind), b64url); e-(i+3+len(kind)) >= 20 {
+					return e, OpenAIKey
+				}
+				return 0, 0
+			}
+		}
+		e := runOf(s, i+3, alnum)
+		n := e - (i + 3)
+		if n >= 40 && strings.Contains(s[i+3:e], "T3BlbkFJ") {
+			return e, OpenAIKey // legacy keys carry base64("OpenAI")
+		}
+		// A bare "sk-" needs a word boundary: "task-01J9…" is an id.
+		if n >= 32 && atBoundary {
+			return e, OpenAIKey
+		}
+	}
+	return 0, 0
+}
+
+func matchJWT(s string, i int) (int, Rule) {
+	if !prefixAt(s, i, "eyJ") {
+		return 0, 0
+	}
+	e1 := runOf(s, i, b64url)
+	if e1-i < 13 || e1 >= len(s) || s[e1] != '.' {
+		return 0, 0
+	}
+	e2 := runOf(s, e1+1, b64url)
+	if e2-(e1+1) < 10 || e2 >= len(s) || s[e2] != '.' {
+		return 0, 0
+	}
+	end := runOf(s, e2+1, b64url)
+	// JWE has five parts: keep going while dot-separated parts follow.
+	for end < len(s) && s[end] == '.' {
+		end = runOf(s, end+1, b64url)
+	}
+	return end, JWT
+}
+
+func matchPEM(s string, i int) (int, Rule) {
+	if !prefixAt(s, i, "-----BEGIN ") {
+		return 0, 0
+	}
+	head := s[i+11 : min(len(s), i+11+80)]
+	h := strings.Index(head, "-----")
+	if h < 0 || !strings.Contains(head[:h], "PRIVATE KEY") {
+		return 0, 0
+	}
+	rest := i + 11 + h + 5
+	e := strings.Index(s[rest:], "-----END ")
+	if e < 0 {
+		return len(s), PrivateKey // cut output: the rest is key material
+	}
+	e += rest + 9
+	t := strings.Index(s[e:min(len(s), e+80)], "-----")
+	if t < 0 {
+		return len(s), PrivateKey
+	}
+	return e + t + 5, PrivateKey
+}
+
+// matchAuthorization handles "Authorization: <scheme> <credentials>" (and
+// Proxy-Authorization, and name = value forms). The scheme stays; the
+// credentials go. It adds its own span and returns the end of the header.
+func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
+	if !prefixFoldAt(s, i, "authorization") {
+		return 0, 0
+	}
+	j := i + len("authorization")
+	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		j++
+	} else if prefixAt(s, j, `\"`) {
+		j += 2
+	}
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j >= len(s) || (s[j] != ':' && s[j] != '=') {
+		return 0, 0
+	}
+	j++
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '"' || s[j] == '\'') {
+		j++
+	}
+	if prefixAt(s, j, `\"`) {
+		j += 2
+	}
+	c := j
+	w := runOf(s, j, letters)
+	digest := false
+	if w > j && w < len(s) && s[w] == ' ' {
+		digest = strings.EqualFold(s[j:w], "digest")
+		c = w
+		for c < len(s) && s[c] == ' ' {
+			c++
+		}
+	}
+	end := c
+	if digest {
+		for end < len(s) && s[end] != '\n' && s[end] != '\r' {
+			end++
+		}
+	} else {
+		for end < len(s) && !credStop[s[end]] {
+			if s[end] == '[' && startsWithMarker(s[end:]) {
+				break
+			}
+			end++
+		}
+	}
+	if end > c && !startsWithMarker(s[c:]) {
+		*sp = append(*sp, span{c, end, AuthHeader})
+	}
+	if end == c {
+		return c, AuthHeader
+	}
+	return end, AuthHeader
+}
+
+// matchBearer handles a bare "Bearer <token>" outside an Authorization
+// header: the token must be 16+ characters so prose ("bearer bonds") stays.
+func matchBearer(s string, i int, sp *[]span) (int, Rule) {
+	if !prefixFoldAt(s, i, "bearer ") {
+		return 0, 0
+	}
+	c := i + 7
+	for c < len(s) && s[c] == ' ' {
+		c++
+	}
+	e := runOf(s, c, token68)
+	if e-c < 16 {
+		return 0, 0
+	}
+	*sp = append(*sp, span{c, e, AuthHeader})
+	return e, AuthHeader
+}
+
+// urlSpans masks the password of scheme://user:password@host and the
+// values of secret query parameters. The scanner goes on scanning the URL's
+// text afterwards (a token used as the user name is still a token).
+func urlSpans(s string, i int, sp []span) []span {
+	j := i
+	for j > 0 && schemeCh[s[j-1]] {
+		j--
+	}
+	if j == i || !letters[s[j]] {
+		return sp
+	}
+	a := i + 3
+	e := a
+	for e < len(s) && !urlStop[s[e]] && s[e] != '/' && s[e] != '?' && s[e] != '#' {
+		e++
+	}
+	if at := strings.LastIndexByte(s[a:e], '@'); at >= 0 {
+		ui := s[a : a+at]
+		if c := indexOutsideMarkers(ui, ':'); c >= 0 {
+			pw := ui[c+1:]
+			if pw != "" && !IsMarker(pw) {
+				sp = append(sp, span{a + c + 1, a + at, URLCredentials})
+			}
+		}
+	}
+	q := e
+	for q < len(s) && !urlStop[s[q]] && s[q] != '?' && s[q] != '#' {
+		q++
+	}
+	if q >= len(s) || s[q] != '?' {
+		return sp
+	}
+	k := q + 1
+	for k < len(s) && !urlStop[s[k]] && s[k] != '#' {
+		ns := k
+		for k < len(s) && !urlStop[s[k]] && s[k] != '=' && s[k] != '&' && s[k] != ';' && s[k] != '#' {
+			k++
+		}
+		name := s[ns:k]
+		if k < len(s) && s[k] == '=' {
+			k++
+			vs := k
+			for k < len(s) && !urlStop[s[k]] && s[k] != '&' && s[k] != ';' && s[k] != '#' {
+				k++
+			}
+			if vs < k && !IsMarker(s[vs:k]) && unsafeQueryName(name) {
+				sp = append(sp, span{vs, k, URLQuerySecret})
+			}
+		}
+		if k < len(s) && (s[k] == '&' || s[k] == ';') {
+			k++
+		}
+	}
+	return sp
+}
+
+func indexOutsideMarkers(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '[' {
+			if n := markerLen(s[i:]); n > 0 {
+				i += n - 1
+				continue
+			}
+		}
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// assignment masks the value of name=value, name: value, "name": "value"
+// and --name=value when the name says it is a secret.
+func assignment(s string, i int, sp []span) []span {
+	j := i
+	for j > 0 && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+		j--
+		if j > 0 && s[j-1] == '\\' {
+			j--
+		}
+	}
+	ne := j
+	for j > 0 && ne-j < maxKeyClassify && ident[s[j-1]] {
+		j--
+	}
+	if !unsafeName(s[j:ne]) || (s[i] == ':' && j >= 3 && s[j-3:j] == "://") {
+		return sp // "scheme://name:password@" belongs to the URL rule
+	}
+	k := i + 1
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	var end int
+	switch {
+	case k < len(s) && (s[k] == '"' || s[k] == '\''):
+		q := s[k]
+		k++
+		end = k
+		for end < len(s) && s[end] != q && s[end] != '\n' {
+			if s[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		end = min(end, len(s))
+	case prefixAt(s, k, `\"`):
+		k += 2
+		if e := strings.Index(s[k:], `\"`); e >= 0 {
+			end = k + e
+		} else {
+			end = k + strings.IndexByte(s[k:]+"\n", '\n')
+		}
+	default:
+		end = k
+		for end < len(s) && !valueStop[s[end]] {
+			if s[end] == '[' && startsWithMarker(s[end:]) {
+				break
+			}
+			end++
+		}
+	}
+	if end <= k || startsWithMarker(s[k:]) {
+		return sp
+	}
+	switch s[k:end] {
+	case "null", "true", "false":
+		return sp
+	}
+	return append(sp, span{k, end, UnsafeKey})
+}
+
+// mergeSpans sorts spans by start (longest first on ties) and drops or
+// merges overlaps; the outermost span's rule names the merged marker.
+func mergeSpans(sp []span) []span {
+	if len(sp) < 2 {
+		return sp
+	}
+	slices.SortStableFunc(sp, func(x, y span) int {
+		if x.a != y.a {
+			return x.a - y.a
+		}
+		return y.b - x.b
+	})
+	out := sp[:1]
+	for _, s := range sp[1:] {
+		last := &out[len(out)-1]
+		if s.a < last.b {
+			last.b = max(last.b, s.b)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
