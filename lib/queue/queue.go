@@ -486,25 +486,48 @@ func (q *Queue) Compact(ctx context.Context) (*Snapshot, error) {
 	return nil, exitcode.Errorf(exitcode.Internal, "compact: the log kept moving; try again")
 }
 
-// Follow calls fn for every event after seq `after` as it is appended, until
-// ctx ends. Events already compacted away are skipped (from the first one
-// still held), and skipped reports that range once.
-func Follow(ctx context.Context, b Backend, after uint64, follow bool, skipped func(from, to uint64), fn func(*Event) error) error {
+// FollowOptions configure Follow.
+type FollowOptions struct {
+	// After is the sequence to start after (0: from the first event held).
+	After uint64
+	// Follow keeps waiting for new events until ctx ends.
+	Follow bool
+	// Skipped, if set, is told once about events compacted away before
+	// the first one still held.
+	Skipped func(from, to uint64)
+	// Idle, if set, runs each time the events in hand are exhausted (flush
+	// output before waiting).
+	Idle func() error
+}
+
+// Follow calls fn for every event after opt.After, in order, and with
+// opt.Follow for every event appended later, until ctx ends (returning its
+// cause). It only reads.
+func Follow(ctx context.Context, b Backend, opt FollowOptions, fn func(*Event) error) error {
+	after := opt.After
 	for {
 		err := b.Read(ctx, after, func(ev *Event) error {
 			after = ev.Seq
 			return fn(ev)
 		})
 		var ce *CompactedError
-		if errors.As(err, &ce) {
-			if skipped != nil {
-				skipped(after+1, ce.First-1)
+		if errors.As(err, &ce) && ce.First > after+1 {
+			if opt.Skipped != nil {
+				opt.Skipped(after+1, ce.First-1)
 			}
 			after = ce.First - 1
 			continue
 		}
-		if err != nil || !follow {
+		if err != nil {
 			return err
+		}
+		if opt.Idle != nil {
+			if err := opt.Idle(); err != nil {
+				return err
+			}
+		}
+		if !opt.Follow {
+			return nil
 		}
 		if err := b.Wait(ctx, after); err != nil {
 			return err

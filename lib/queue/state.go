@@ -284,11 +284,16 @@ func (s *State) Check(ev *Event) error {
 			if err := attempt(); err != nil {
 				return err
 			}
+			// Cancelled either because a cancel was requested (with or
+			// without a trace), or because the attempt's trace says so.
+			if t.Trace != nil {
+				if got := Outcome(t.Trace.Status); got != EventCancelled {
+					return bad("the trace of attempt %d says %s", t.Attempt, got)
+				}
+				return nil
+			}
 			if !t.CancelRequested {
 				return bad("a running task is cancelled only after a cancel request")
-			}
-			if t.Trace != nil && Outcome(t.Trace.Status) != EventCancelled {
-				return bad("the trace of attempt %d says %s", t.Attempt, Outcome(t.Trace.Status))
 			}
 			return nil
 		}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/backends"
+)
+
+// QueueFlags are on every artq command (DESIGN.md §10).
+type QueueFlags struct {
+	Queue   string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"Queue name (letters, digits, - and _); ignored with --dir."`
+	Backend string `name:"backend" default:"file" env:"ART_BACKEND" placeholder:"file|nats://HOST:PORT" help:"Where the log lives: file (a local directory, the default) or nats://HOST:PORT (not built yet)."`
+}
+
+// open opens the queue's backend. readOnly backends write nothing at all:
+// status, log and fsck use them.
+func (f *QueueFlags) open(g *cli.Globals, readOnly bool) (queue.Backend, error) {
+	if len(g.Events) > 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "--events: artq does not emit events yet; pipe 'artq log --follow' into 'artobs emit' instead")
+	}
+	c := backends.Config{Backend: f.Backend, Queue: f.Queue, Dir: g.Dir, ReadOnly: readOnly}
+	if c.Dir == "" {
+		home, err := cli.DefaultHome()
+		if err != nil {
+			return nil, exitcode.Wrap(exitcode.Usage, err)
+		}
+		c.Home = home
+	}
+	return backends.Open(c)
+}
+
+// writeJSONLine writes v as one compact JSON line.
+func writeJSONLine(w io.Writer, v any) error {
+	data, err := jsonx.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// readInput reads FILE, or stdin for "-".
+func readInput(std cli.IO, name string) ([]byte, error) {
+	if name == "-" {
+		data, err := io.ReadAll(std.In)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "read stdin: %w", err)
+		}
+		return data, nil
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, exitcode.Errorf(exitcode.NotFound, "%s: no such file", name)
+		}
+		return nil, exitcode.Errorf(exitcode.Internal, "read %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// printStatuses prints task statuses: JSON Lines, or a table.
+func printStatuses(std cli.IO, g *cli.Globals, list []queue.TaskStatus) error {
+	w := bufio.NewWriterSize(std.Out, 1<<16)
+	if g.JSON(std) {
+		for i := range list {
+			if err := writeJSONLine(w, &list[i]); err != nil {
+				return err
+			}
+		}
+	} else if err := queue.WriteTable(w, list, now()); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// cancelled returns ctx's cause once it has ended.
+func cancelled(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// now is the clock for "ago" columns.
+var now = time.Now

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/queue"
+)
+
+// EnqueueCmd adds tasks.
+type EnqueueCmd struct {
+	ID          string   `name:"id" placeholder:"ID" help:"Task id (letters, digits, - and _). Enqueueing the same id with the same manifest again succeeds without a second task; with a different manifest it exits 3. Default: a generated, time-ordered id."`
+	MaxAttempts int      `name:"max-attempts" default:"1" placeholder:"N" help:"Attempts the task may use in all through explicit 'artq retry' (default 1: no retry). A crash never uses one up."`
+	Manifest    string   `name:"manifest" placeholder:"FILE|-" help:"Read the Task manifest from FILE (- for stdin). With --batch: read the batch from FILE."`
+	Batch       bool     `name:"batch" help:"Read Task manifests as JSON Lines (stdin, or --manifest FILE) and enqueue them all in one synced append: all or none."`
+	Command     []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
+}
+
+// Help shows examples.
+func (c *EnqueueCmd) Help() string {
+	return `Appends an enqueued event (fsync'd before artq returns) and prints the
+task's status: TaskStatus JSON, or just the id with -o text. Nothing runs
+until a worker ('artq work') claims the task. Invalid input (unknown field,
+bad duration, missing program) exits 2 and leaves the log untouched.
+
+Example:
+  artq enqueue -- make test
+  id=$(artq enqueue -o text --max-attempts 3 -- ./deploy.sh staging)
+  artq enqueue --id nightly-2026-11-30 --manifest task.json   # idempotent
+  artq enqueue --batch < tasks.jsonl                           # one Task a line`
+}
+
+// Run enqueues.
+func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueFlags) error {
+	if err := cancelled(ctx); err != nil {
+		return err
+	}
+	if c.MaxAttempts < 1 {
+		return exitcode.Errorf(exitcode.Usage, "--max-attempts: must be at least 1, got %d", c.MaxAttempts)
+	}
+	reqs, err := c.requests(std)
+	if err != nil {
+		return err
+	}
+	b, err := f.open(g, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	out, err := queue.New(b).Enqueue(ctx, reqs)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(std.Out, 1<<16)
+	asJSON := g.JSON(std)
+	for i := range out {
+		if asJSON {
+			err = writeJSONLine(w, &out[i].Status)
+		} else {
+			_, err = fmt.Fprintln(w, out[i].Status.ID)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return w.Flush()
+}
+
+// requests decodes everything before the log is opened, so bad input never
+// touches it.
+func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
+	if len(c.Command) > 0 && c.Command[0] == "--" { // kong keeps the separator
+		c.Command = c.Command[1:]
+	}
+	switch {
+	case c.Batch && c.ID != "":
+		return nil, exitcode.Errorf(exitcode.Usage, "--batch takes ids from the manifests, not --id")
+	case c.Batch && len(c.Command) > 0:
+		return nil, exitcode.Errorf(exitcode.Usage, "--batch reads manifests: give no PROGRAM")
+	case c.Manifest != "" && len(c.Command) > 0:
+		return nil, exitcode.Errorf(exitcode.Usage, "give either --manifest or PROGRAM after --, not both")
+	case !c.Batch && c.Manifest == "" && len(c.Command) == 0:
+		return nil, exitcode.Errorf(exitcode.Usage, "nothing to enqueue: give PROGRAM ARGS after --, --manifest FILE, or --batch")
+	}
+	if c.Batch {
+		src := c.Manifest
+		if src == "" {
+			src = "-"
+		}
+		data, err := readInput(std, src)
+		if err != nil {
+			return nil, err
+		}
+		return batchRequests(data, c.MaxAttempts)
+	}
+	var req queue.EnqueueRequest
+	req.ID, req.MaxAttempts = c.ID, c.MaxAttempts
+	if c.ID != "" {
+		if err := queue.ValidName("--id", c.ID); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if len(c.Command) > 0 {
+		req.Task, err = queue.ArgvTask(c.Command)
+	} else {
+		var data []byte
+		if data, err = readInput(std, c.Manifest); err != nil {
+			return nil, err
+		}
+		req.Task, err = queue.DecodeManifest(data)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []queue.EnqueueRequest{req}, nil
+}
+
+func batchRequests(data []byte, maxAttempts int) ([]queue.EnqueueRequest, error) {
+	var reqs []queue.EnqueueRequest
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		t, err := queue.DecodeManifest(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		reqs = append(reqs, queue.EnqueueRequest{Task: t, MaxAttempts: maxAttempts})
+	}
+	if len(reqs) == 0 {
+		return nil, jsonx.Errorf("batch", "no Task manifests in the input")
+	}
+	return reqs, nil
+}
+

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/queue"
+)
+
+// WorkCmd runs tasks.
+type WorkCmd struct {
+	Once        bool          `name:"once" xor:"mode" help:"Run at most one task, then exit."`
+	Drain       bool          `name:"drain" xor:"mode" help:"Exit once nothing is queued and this worker's tasks are done (for cron)."`
+	Concurrency int           `name:"concurrency" short:"j" default:"1" placeholder:"N" help:"Tasks to run at once."`
+	Poll        time.Duration `name:"poll" default:"1s" placeholder:"D" help:"Longest time before a cancel request or a dead worker's task is noticed."`
+	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's captured output in DIR/TASK.ATTEMPT.out (0600). Default: output is not kept."`
+	Lease       time.Duration `name:"lease" default:"30s" placeholder:"D" help:"Worker lease for backends that heartbeat (NATS); the file backend's lease is a lock that dies with the process."`
+
+	Policy              string   `name:"policy" placeholder:"FILE" group:"Policy" help:"Policy document for every task; the flags below can only narrow it."`
+	Allow               []string `name:"allow" placeholder:"NAME" group:"Policy" help:"Program that may run (bare name, repeatable). Required without --policy."`
+	Workspace           string   `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root tasks cannot leave (default: the current directory)."`
+	Isolation           string   `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend."`
+	IsolationBestEffort bool     `name:"isolation-best-effort" group:"Policy" help:"Run with the isolation this machine can enforce instead of failing the task."`
+}
+
+// Help shows examples.
+func (c *WorkCmd) Help() string {
+	return `Opens the queue (cutting a torn tail, recovering tasks whose worker died:
+a traced attempt gets its trace's result and never runs again, an untraced
+one is requeued under the same attempt number, a cancel-requested one is
+cancelled), then claims the oldest queued task, runs it through the bounded
+runner under the policy, and appends its trace and then its result.
+
+Exit status: 0 when the worker did its job, whatever the tasks' results
+(failed tasks are data: see 'artq status'); 130 on SIGINT/SIGTERM, after
+cancelling its running tasks and leaving them to recovery (requeued, same
+attempt, when the next worker opens the queue); 125 when the log cannot be
+read or written; 2 for a bad policy or flags.
+
+Each task sees ARTQ_TASK_ID and ARTQ_ATTEMPT in its environment: use them as
+idempotency keys, since an attempt interrupted before its trace was synced
+runs again under the same number.
+
+Example:
+  artq work --drain --allow make --allow go --workspace ~/src/app
+  artq work --policy /etc/art/policy.json --concurrency 4 --output-dir /var/log/artq
+  */5 * * * *  artq work --drain --policy /etc/art/policy.json`
+}
+
+// Run works.
+func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueFlags) error {
+	if err := cancelled(ctx); err != nil {
+		return err
+	}
+	switch {
+	case c.Concurrency < 1:
+		return exitcode.Errorf(exitcode.Usage, "--concurrency: must be at least 1, got %d", c.Concurrency)
+	case c.Poll <= 0:
+		return exitcode.Errorf(exitcode.Usage, "--poll: must be positive")
+	case c.Lease <= 0:
+		return exitcode.Errorf(exitcode.Usage, "--lease: must be positive")
+	}
+	pol, err := queue.WorkerPolicy(c.Policy, execx.Narrowing{
+		Allow:               c.Allow,
+		Workspace:           c.Workspace,
+		Isolation:           execx.Isolation(c.Isolation),
+		IsolationBestEffort: c.IsolationBestEffort,
+	})
+	if err != nil {
+		return err
+	}
+	b, err := f.open(g, false)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	q, err := queue.Open(ctx, b)
+	if err != nil {
+		return err
+	}
+	cfg := queue.WorkerConfig{
+		Policy: pol, Concurrency: c.Concurrency, Poll: c.Poll, Lease: c.Lease,
+		OutputDir: c.OutputDir, Mode: queue.Serve,
+	}
+	switch {
+	case c.Once:
+		cfg.Mode = queue.Once
+	case c.Drain:
+		cfg.Mode = queue.Drain
+	}
+	if std.ErrTTY {
+		cfg.Progress = std.Err
+	}
+	stats, err := queue.Work(ctx, q, cfg)
+	if std.ErrTTY {
+		fmt.Fprintf(std.Err, "artq: worker done: %d claimed, %d succeeded, %d failed, %d cancelled, %d left to recovery\n",
+			stats.Claimed, stats.Succeeded, stats.Failed, stats.Cancelled, stats.Interrupted)
+	}
+	return err
+}

@@ -1,0 +1,58 @@
+// Package backends turns artq's --backend, --queue and --dir flags into a
+// queue.Backend. It is the one place that knows every backend; the queue
+// package knows none.
+package backends
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
+)
+
+// Config says which queue to open and how.
+type Config struct {
+	// Backend is "file" (the default when empty) or "nats://HOST:PORT".
+	Backend string
+	// Queue is the queue's name (default "default").
+	Queue string
+	// Dir is the file backend's queue directory; empty means
+	// HOME/queues/QUEUE.
+	Dir string
+	// Home is the art state home, used when Dir is empty.
+	Home string
+	// ReadOnly opens for inspection: nothing is written, created or locked.
+	ReadOnly bool
+}
+
+// QueueDir is the file backend's directory for c.
+func (c Config) QueueDir() (string, error) {
+	if c.Dir != "" {
+		return c.Dir, nil
+	}
+	name := c.Queue
+	if name == "" {
+		name = "default"
+	}
+	if err := queue.ValidName("--queue", name); err != nil {
+		return "", err
+	}
+	return filepath.Join(c.Home, "queues", name), nil
+}
+
+// Open opens the backend c names.
+func Open(c Config) (queue.Backend, error) {
+	switch {
+	case c.Backend == "" || c.Backend == "file":
+		dir, err := c.QueueDir()
+		if err != nil {
+			return nil, err
+		}
+		return file.Open(dir, file.Options{ReadOnly: c.ReadOnly})
+	case strings.HasPrefix(c.Backend, "nats://"):
+		return nil, exitcode.Errorf(exitcode.Usage, "--backend %s: the NATS JetStream backend is not built yet; use --backend file", c.Backend)
+	}
+	return nil, exitcode.Errorf(exitcode.Usage, "--backend %s: unknown backend (want file or nats://HOST:PORT)", c.Backend)
+}

@@ -1,0 +1,42 @@
+package queue
+
+import (
+	"context"
+
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// CheckReport is what `artq fsck` prints: the backend's findings about the
+// stored log, and whether every event is a legal transition.
+type CheckReport struct {
+	jsonx.TypeMeta
+	OK bool `json:"ok"`
+	LogCheck
+	Tasks int    `json:"tasks"`
+	Error string `json:"error,omitempty"`
+}
+
+// Fsck checks the log and its replay without writing anything: every
+// record's checksum and sequence (the backend), then every event through the
+// reducer. A torn tail is reported but is not corruption (the next writer
+// cuts it); anything else wrong is returned as the error (a *CorruptError,
+// exit 125) along with the report.
+func Fsck(ctx context.Context, b Backend) (*CheckReport, error) {
+	rep := &CheckReport{TypeMeta: jsonx.Meta(KindCheck)}
+	lc, err := b.Check(ctx)
+	if lc != nil {
+		rep.LogCheck = *lc
+	}
+	if err == nil {
+		var q *Queue
+		if q, err = Inspect(ctx, b); err == nil {
+			q.viewLocal(func(st *State) { rep.Tasks = st.Len() })
+		}
+	}
+	if err != nil {
+		rep.Error = err.Error()
+		return rep, err
+	}
+	rep.OK = true
+	return rep, nil
+}

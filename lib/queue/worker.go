@@ -1,0 +1,504 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Mode says when a worker stops on its own.
+type Mode int
+
+const (
+	// Serve runs until the context ends (SIGTERM).
+	Serve Mode = iota
+	// Once runs at most one task, then stops.
+	Once
+	// Drain stops when nothing is queued and its own tasks are done: the
+	// cron mode.
+	Drain
+)
+
+// Environment variables the worker sets for every task, so a command can
+// make its side effects idempotent per attempt (a crash before the trace is
+// synced re-runs the attempt under the same number).
+const (
+	EnvTaskID  = "ARTQ_TASK_ID"
+	EnvAttempt = "ARTQ_ATTEMPT"
+)
+
+// Worker defaults.
+const (
+	DefaultPoll  = time.Second
+	DefaultLease = 30 * time.Second
+)
+
+// RunFunc runs one task; execx.Run is the only production implementation.
+type RunFunc func(ctx context.Context, p *execx.Policy, t *execx.Task, opt execx.Options) (*execx.Result, error)
+
+// WorkerConfig configures Work.
+type WorkerConfig struct {
+	// ID names the worker and its lease; empty means NewWorkerID().
+	ID     string
+	Policy *execx.Policy
+	// Concurrency is how many tasks run at once (default 1).
+	Concurrency int
+	// Poll bounds how long a change (a cancel request, a dead worker's
+	// task) can go unnoticed (default 1s). Appends in this process and,
+	// on the file backend, in others are usually seen much sooner.
+	Poll  time.Duration
+	Lease time.Duration
+	// OutputDir, if set, receives each attempt's captured output as
+	// TASK.ATTEMPT.out (0600). Nothing else keeps output.
+	OutputDir string
+	Mode      Mode
+	// Progress, if set, gets one human line per finished task (stderr on a
+	// terminal).
+	Progress io.Writer
+	// Run defaults to execx.Run.
+	Run RunFunc
+}
+
+// WorkStats counts what a worker did.
+type WorkStats struct {
+	Claimed     int `json:"claimed"`
+	Succeeded   int `json:"succeeded"`
+	Failed      int `json:"failed"`
+	Cancelled   int `json:"cancelled"`
+	Interrupted int `json:"interrupted"` // left to recovery by a shutdown
+	Recovered   int `json:"recovered"`   // other workers' tasks recovered
+}
+
+// NewWorkerID returns a worker id unique on this machine and in practice
+// everywhere: host, pid and randomness.
+func NewWorkerID() string {
+	host, _ := os.Hostname()
+	var b strings.Builder
+	for _, c := range host {
+		if c < 128 && (c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b.WriteRune(c)
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	h := strings.TrimLeft(b.String(), "-_")
+	if h == "" {
+		h = "w"
+	}
+	return fmt.Sprintf("%s-%d-%s", h, os.Getpid(), NewID()[20:])
+}
+
+// WorkerPolicy builds the worker's Policy: the file's, narrowed by n, or,
+// without a file, one made from n alone (--allow is then required, and the
+// workspace defaults to the current directory).
+func WorkerPolicy(file string, n execx.Narrowing) (*execx.Policy, error) {
+	if file != "" {
+		p, err := execx.LoadPolicy(file)
+		if err != nil {
+			return nil, err
+		}
+		return p.Narrow(n)
+	}
+	if len(n.Allow) == 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "work needs --policy FILE or at least one --allow NAME: say which programs may run")
+	}
+	ws := n.Workspace
+	if ws == "" {
+		ws = "."
+	}
+	abs, err := filepath.Abs(ws)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "--workspace %s: %w", ws, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, exitcode.Errorf(exitcode.Usage, "--workspace %s: not a directory", ws)
+	}
+	p := &execx.Policy{
+		TypeMeta: jsonx.Meta(execx.KindPolicy), Allow: n.Allow, Workspace: abs,
+		Isolation: n.Isolation, IsolationBestEffort: n.IsolationBestEffort, Max: n.Max,
+	}
+	p.Default()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+var (
+	errShutdown        = errors.New("worker shutting down")
+	errCancelRequested = errors.New("cancel requested")
+)
+
+// Work runs tasks from q until its mode says stop or ctx ends. On ctx's end
+// (SIGTERM) it stops claiming, cancels its running tasks and appends nothing
+// for them: their state is left to recovery, which requeues them under the
+// same attempt once this worker's lease is gone. It returns ctx's cause then.
+// Tasks that fail are data, not errors: Work returns nil after a drain in
+// which every task failed. Errors are the queue's own (exit 125).
+func Work(ctx context.Context, q *Queue, cfg WorkerConfig) (WorkStats, error) {
+	w, err := newWorker(q, cfg)
+	if err != nil {
+		return WorkStats{}, err
+	}
+	return w.work(ctx)
+}
+
+type worker struct {
+	q    *Queue
+	cfg  WorkerConfig
+	pol  *execx.Policy
+	self string
+
+	mu    sync.Mutex
+	stats WorkStats
+}
+
+type slot struct {
+	id        string
+	attempt   int
+	cancel    context.CancelCauseFunc
+	cancelled bool
+}
+
+type finished struct {
+	id  string
+	err error // the queue failed while recording the result
+}
+
+func newWorker(q *Queue, cfg WorkerConfig) (*worker, error) {
+	if cfg.Policy == nil {
+		return nil, exitcode.Errorf(exitcode.Usage, "worker: no policy")
+	}
+	if cfg.ID == "" {
+		cfg.ID = NewWorkerID()
+	}
+	if err := ValidName("worker", cfg.ID); err != nil {
+		return nil, err
+	}
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.Run == nil {
+		cfg.Run = execx.Run
+	}
+	if cfg.OutputDir != "" {
+		if err := fsx.MkdirState(cfg.OutputDir); err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "--output-dir: %w", err)
+		}
+	}
+	// The worker gives every task its id and attempt; the policy must let
+	// those two names through (they carry only the worker's own values).
+	pol := *cfg.Policy
+	pol.EnvAllow = slices.Clone(pol.EnvAllow)
+	for _, name := range []string{EnvTaskID, EnvAttempt} {
+		if !slices.Contains(pol.EnvAllow, name) {
+			pol.EnvAllow = append(pol.EnvAllow, name)
+		}
+	}
+	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID}, nil
+}
+
+func (w *worker) work(ctx context.Context) (WorkStats, error) {
+	b := w.q.Backend()
+	lease, err := b.AcquireLease(ctx, w.self, w.cfg.Lease)
+	if err != nil {
+		return WorkStats{}, err
+	}
+	defer lease.Release()
+
+	// Appends and runs are not bound to ctx: a SIGTERM stops claiming and
+	// cancels children explicitly, and a result already in hand is still
+	// recorded.
+	bg := context.WithoutCancel(ctx)
+	runCtx, stopRuns := context.WithCancelCause(bg)
+	defer stopRuns(errShutdown)
+
+	// Wake the loop on appends (ours, and other processes' through the
+	// backend's watch) instead of sleeping a whole poll.
+	wctx, stopWatch := context.WithCancel(bg)
+	changed := make(chan struct{}, 1)
+	var watchers sync.WaitGroup
+	watchers.Add(1)
+	go func() {
+		defer watchers.Done()
+		for {
+			after := w.q.Seq()
+			if err := b.Wait(wctx, after); err != nil {
+				return
+			}
+			if err := w.q.CatchUp(wctx); err != nil && wctx.Err() == nil {
+				// Reported by the main loop's own catch-up; back off.
+				select {
+				case <-wctx.Done():
+					return
+				case <-time.After(w.cfg.Poll):
+				}
+			}
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	defer func() {
+		stopWatch()
+		watchers.Wait()
+	}()
+
+	slots := map[string]*slot{}
+	done := make(chan finished, w.cfg.Concurrency)
+	var runs sync.WaitGroup
+	ticker := time.NewTicker(w.cfg.Poll)
+	defer ticker.Stop()
+	claimed := 0
+	var lastRecover time.Time
+	var failure error
+
+	stop := func(cause error) {
+		for _, s := range slots {
+			s.cancel(cause)
+		}
+		for len(slots) > 0 {
+			f := <-done
+			delete(slots, f.id)
+			if f.err != nil && failure == nil {
+				failure = f.err
+			}
+		}
+		runs.Wait()
+	}
+
+	for {
+		if err := context.Cause(ctx); err != nil && ctx.Err() != nil {
+			stop(errShutdown)
+			if failure != nil {
+				return w.snapshot(), failure
+			}
+			return w.snapshot(), err
+		}
+		select {
+		case <-lease.Lost():
+			stop(errShutdown)
+			return w.snapshot(), exitcode.Errorf(exitcode.Internal, "worker %s: lease lost; running tasks are left to recovery", w.self)
+		default:
+		}
+		if failure != nil {
+			stop(errShutdown)
+			return w.snapshot(), failure
+		}
+		// See cancel requests for our tasks.
+		if err := w.q.View(bg, func(st *State) error {
+			for _, s := range slots {
+				t := st.Task(s.id)
+				if t != nil && t.State == StateRunning && t.Worker == w.self && t.Attempt == s.attempt && t.CancelRequested && !s.cancelled {
+					s.cancelled = true
+					s.cancel(errCancelRequested)
+				}
+			}
+			return nil
+		}); err != nil {
+			stop(errShutdown)
+			return w.snapshot(), err
+		}
+		// Recover tasks of workers that died since we started.
+		if time.Since(lastRecover) >= w.cfg.Poll {
+			lastRecover = time.Now()
+			evs, err := w.q.Recover(bg, w.self)
+			if err != nil {
+				stop(errShutdown)
+				return w.snapshot(), err
+			}
+			w.count(func(s *WorkStats) { s.Recovered += len(evs) })
+		}
+		// Claim while there is room.
+		for len(slots) < w.cfg.Concurrency && (w.cfg.Mode != Once || claimed == 0) {
+			t, err := w.q.claim(bg, w.self)
+			if err != nil {
+				stop(errShutdown)
+				return w.snapshot(), err
+			}
+			if t == nil {
+				break
+			}
+			failpoint("after-claim")
+			claimed++
+			w.count(func(s *WorkStats) { s.Claimed++ })
+			tctx, cancel := context.WithCancelCause(runCtx)
+			s := &slot{id: t.ID, attempt: t.Attempt, cancel: cancel}
+			slots[t.ID] = s
+			runs.Add(1)
+			go func() {
+				defer runs.Done()
+				defer cancel(nil)
+				done <- finished{id: t.ID, err: w.run(tctx, bg, t)}
+			}()
+		}
+		if len(slots) == 0 && (w.cfg.Mode == Once || w.cfg.Mode == Drain) {
+			return w.snapshot(), nil
+		}
+		select {
+		case f := <-done:
+			delete(slots, f.id)
+			if f.err != nil {
+				failure = f.err
+			}
+		case <-changed:
+		case <-ticker.C:
+		case <-ctx.Done():
+		case <-lease.Lost():
+		}
+	}
+}
+
+func (w *worker) count(fn func(*WorkStats)) {
+	w.mu.Lock()
+	fn(&w.stats)
+	w.mu.Unlock()
+}
+
+func (w *worker) snapshot() WorkStats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// claim starts the oldest queued task under this worker by appending
+// started after catching up; losing the race for one task moves on to the
+// next. It returns a copy of the claimed task, or nil when none is queued.
+func (q *Queue) claim(ctx context.Context, worker string) (*Task, error) {
+	var got Task
+	evs, err := q.update(ctx, func(st *State) ([]Proposal, error) {
+		for _, t := range st.Queued(1) {
+			ev := &Event{Time: q.now().UTC(), Type: EventStarted, Task: t.ID, Attempt: t.Attempt, Worker: worker}
+			if err := st.Check(ev); err != nil {
+				return nil, err
+			}
+			got = *t
+			return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
+		}
+		return nil, nil
+	})
+	if err != nil || len(evs) == 0 {
+		return nil, err
+	}
+	got.State, got.Worker, got.LastSeq = StateRunning, worker, evs[0].Seq
+	return &got, nil
+}
+
+// run runs one claimed attempt and records its trace, then its terminal
+// event. A shutdown records nothing. The returned error is the queue's own
+// failure to record.
+func (w *worker) run(tctx, bg context.Context, t *Task) error {
+	task, err := execx.DecodeTask(t.Manifest)
+	var res *execx.Result
+	if err == nil {
+		task.ID = t.ID
+		env := maps.Clone(task.Env.Set)
+		if env == nil {
+			env = map[string]string{}
+		}
+		env[EnvTaskID] = t.ID
+		env[EnvAttempt] = strconv.Itoa(t.Attempt)
+		task.Env.Set = env
+		res, err = w.cfg.Run(tctx, w.pol, task, execx.Options{Supervised: true})
+	}
+	failpoint("after-run")
+	cause := context.Cause(tctx)
+	if errors.Is(cause, errShutdown) {
+		// Leave the attempt to recovery: without a trace it is requeued
+		// under the same attempt number.
+		w.count(func(s *WorkStats) { s.Interrupted++ })
+		return nil
+	}
+	if err != nil {
+		res = execx.ErrorResult(task, err)
+		if errors.Is(cause, errCancelRequested) {
+			res.Status, res.ExitCode, res.Cancelled = execx.StatusCancelled, exitcode.Cancelled, true
+		}
+	}
+	if w.cfg.OutputDir != "" {
+		name := filepath.Join(w.cfg.OutputDir, fmt.Sprintf("%s.%d.out", t.ID, t.Attempt))
+		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil {
+			return exitcode.Errorf(exitcode.Internal, "--output-dir: %w", werr)
+		}
+	}
+	tr := TraceOf(res)
+	term, err := w.q.finish(bg, w.self, t.ID, t.Attempt, tr)
+	if err != nil {
+		return err
+	}
+	switch term {
+	case EventSucceeded:
+		w.count(func(s *WorkStats) { s.Succeeded++ })
+	case EventFailed:
+		w.count(func(s *WorkStats) { s.Failed++ })
+	case EventCancelled:
+		w.count(func(s *WorkStats) { s.Cancelled++ })
+	}
+	if w.cfg.Progress != nil && term != "" {
+		fmt.Fprintf(w.cfg.Progress, "artq: %s attempt %d %s (%s) in %s\n", t.ID, t.Attempt, term, lastText(&LastRun{Status: tr.Status, ExitCode: tr.ExitCode, Signal: tr.Signal, DurationMS: tr.DurationMS}), time.Duration(tr.DurationMS)*time.Millisecond)
+	}
+	return nil
+}
+
+// finish appends the attempt's trace and then its terminal event, each
+// synced before the next: a crash between the two leaves a trace that
+// recovery turns into the same terminal event, never a second run. It
+// returns "" if the task is no longer this worker's (it cannot be while the
+// lease is held; the check keeps a lost lease from corrupting the log).
+func (q *Queue) finish(ctx context.Context, worker, id string, attempt int, tr *Trace) (EventType, error) {
+	ours := func(t *Task) bool {
+		return t != nil && t.State == StateRunning && t.Worker == worker && t.Attempt == attempt
+	}
+	_, err := q.update(ctx, func(st *State) ([]Proposal, error) {
+		t := st.Task(id)
+		if !ours(t) || t.Trace != nil {
+			return nil, nil
+		}
+		ev := &Event{Time: q.now().UTC(), Type: EventTrace, Task: id, Attempt: attempt, Trace: tr}
+		if err := st.Check(ev); err != nil {
+			return nil, err
+		}
+		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	failpoint("after-trace")
+	var term EventType
+	_, err = q.update(ctx, func(st *State) ([]Proposal, error) {
+		t := st.Task(id)
+		term = ""
+		if !ours(t) || t.Trace == nil {
+			return nil, nil
+		}
+		ev := &Event{Time: q.now().UTC(), Type: Outcome(t.Trace.Status), Task: id, Attempt: attempt}
+		if err := st.Check(ev); err != nil {
+			return nil, err
+		}
+		term = ev.Type
+		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
+	})
+	return term, err
+}
