@@ -144,4 +144,3 @@ func batchRequests(data []byte, maxAttempts int) ([]queue.EnqueueRequest, error)
 	}
 	return reqs, nil
 }
-
