@@ -29,6 +29,7 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ART_HOME", filepath.Join(env.WorkDir, "home"))
+			env.Setenv("GORACE", goraceNoExitSleep())
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -36,6 +37,13 @@ func TestScripts(t *testing.T) {
 		},
 		RequireExplicitExec: false,
 	})
+}
+
+// goraceNoExitSleep is $GORACE plus atexit_sleep_ms=0: a -race binary
+// otherwise sleeps a second at every exit, which would make each artgoal
+// run in a script cost a second of wall time and nothing else.
+func goraceNoExitSleep() string {
+	return strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 }
 
 // jsonedit FILE OP PATH [JSON] edits a JSON document in place so scripts
