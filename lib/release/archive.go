@@ -3,6 +3,7 @@ package release
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -86,11 +88,15 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 		return res, err
 	}
 	// gz.Header is left zero: no name, no comment, MTIME 0, OS 255 (unknown).
+	// Compression, the dearest step, runs on its own goroutine, so reading
+	// objects and hashing the tar overlap with it.
+	zw := newAsyncWriter(gz)
+	defer zw.abort()
 	tarHash := sha256.New()
 	count := &countWriter{}
 	// The buffer batches tar's 512-byte header writes before they reach the
 	// hash and the compressor.
-	buf := bufio.NewWriterSize(io.MultiWriter(gz, tarHash, count), 1<<16)
+	buf := bufio.NewWriterSize(io.MultiWriter(zw, tarHash, count), 1<<16)
 	tw := tar.NewWriter(buf)
 
 	hdr := func(e archiveEntry, size int64) *tar.Header {
@@ -179,6 +185,9 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 	if err := buf.Flush(); err != nil {
 		return res, fmt.Errorf("archive: %w", err)
 	}
+	if err := zw.close(); err != nil {
+		return res, fmt.Errorf("archive: %w", err)
+	}
 	if err := gz.Close(); err != nil {
 		return res, fmt.Errorf("archive: %w", err)
 	}
@@ -216,3 +225,57 @@ func (hw *hashingWriter) Write(p []byte) (int, error) {
 }
 
 func (hw *hashingWriter) sum() string { return hex.EncodeToString(hw.h.Sum(nil)) }
+
+// asyncWriter hands copies of what is written to a goroutine that writes
+// them to w in order. Write fails once w has failed; close waits for every
+// chunk and returns w's first error; abort (after a failure elsewhere)
+// stops the goroutine without waiting for w.
+type asyncWriter struct {
+	ch   chan []byte
+	done chan struct{}
+	err  error // w's first error, read after done is closed
+	mu   sync.Mutex
+	fail error // w's first error, visible to Write before done
+	shut bool
+}
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{ch: make(chan []byte, 8), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for p := range a.ch {
+			if a.err != nil {
+				continue // drain, so Write never blocks on a dead consumer
+			}
+			if _, err := w.Write(p); err != nil {
+				a.err = err
+				a.mu.Lock()
+				a.fail = err
+				a.mu.Unlock()
+			}
+		}
+	}()
+	return a
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	err := a.fail
+	a.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	a.ch <- bytes.Clone(p)
+	return len(p), nil
+}
+
+func (a *asyncWriter) close() error {
+	if !a.shut {
+		a.shut = true
+		close(a.ch)
+	}
+	<-a.done
+	return a.err
+}
+
+func (a *asyncWriter) abort() { _ = a.close() }

@@ -53,6 +53,9 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 	rep := &TagReport{Tag: name}
 	oid, ok := r.resolveRef(ctx, ref)
 	if !ok {
+		if err := r.checkRepo(ctx); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("tag %s: %w", name, ErrNotFound)
 	}
 	rep.Object = oid

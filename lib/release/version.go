@@ -55,8 +55,17 @@ func (r *Repo) identify(ctx context.Context, ref string, commit *Commit, prefix 
 	if err != nil {
 		return nil, err
 	}
-	if full := r.symbolicFullName(ctx, ref); strings.HasPrefix(full, "refs/tags/") {
-		name := strings.TrimPrefix(full, "refs/tags/")
+	// REF names a tag when it is one of the tags on this commit, spelled
+	// NAME, tags/NAME or refs/tags/NAME (git resolves a bare NAME to the tag
+	// before a branch of the same name, so the commit matches).
+	refTag := ""
+	for _, t := range reachable {
+		if t.Commit == commitID && (ref == t.Name || ref == "tags/"+t.Name || ref == "refs/tags/"+t.Name) {
+			refTag = t.Name
+		}
+	}
+	if refTag != "" {
+		name := refTag
 		v, ok := tagVersion(name, prefix)
 		if !ok {
 			return nil, exitcode.Errorf(exitcode.Usage, "tag %s: not a release tag: want %s followed by a semantic version such as %s1.2.3", name, prefixOrNone(prefix), prefix)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of `artrelease build` (archive + SBOM + notes +
+# manifest + SHA256SUMS) against `git archive --format=tar.gz` of the same
+# commit, on this repository and on a bigger public Go module source tree
+# (nats-server, unpacked from the module cache into a fresh Git repository).
+# Runs are interleaved; the report is the ratio of the medians measured in
+# this run (DESIGN.md §9). Target: <= 1.5.
+#
+#   scripts/bench-release.sh [RUNS]      (default 9; artrelease from PATH, else built)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-9}"
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! command -v artrelease >/dev/null; then
+	go build -o "$work/bin/artrelease" ./cmd/artrelease
+	PATH="$work/bin:$PATH"
+fi
+
+# A git that reads no user or system configuration: the baseline must not
+# pick up a tar.tar.gz.command or a different compression level.
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+
+# The bigger tree: nats-server v2.15.2 (this module's own dependency, so
+# `go mod download` finds it in the cache or the module proxy).
+nats_mod="github.com/nats-io/nats-server/v2@v2.15.2"
+zip=$(go mod download -json "$nats_mod" | sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$/\1/p')
+big="$work/nats-server"
+mkdir -p "$big"
+unzip -q "$zip" -d "$work/unzip"
+mv "$work/unzip/github.com/nats-io/nats-server/v2@v2.15.2/"* "$work/unzip/github.com/nats-io/nats-server/v2@v2.15.2/".[!.]* "$big/" 2>/dev/null || true
+chmod -R u+w "$big"
+cat >"$big/release.json" <<'EOF'
+{"apiVersion": "art/v1alpha1", "kind": "ReleaseContract", "name": "nats-server",
+ "module": "github.com/nats-io/nats-server/v2", "license": "Apache-2.0"}
+EOF
+git -C "$big" init -q -b main
+git -C "$big" add -A
+GIT_AUTHOR_DATE="@1767366245 +0000" GIT_COMMITTER_DATE="@1767366245 +0000" \
+	git -C "$big" -c user.name=bench -c user.email=bench@example.com commit -q -m "import $nats_mod"
+
+now() { date +%s%N; }
+
+median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%d", m}'; }
+
+bench() { # name repo
+	local name=$1 repo=$2 commit files bytes t0 t1 i
+	commit=$(git -C "$repo" rev-parse HEAD)
+	files=$(git -C "$repo" ls-tree -r "$commit" | wc -l)
+	bytes=$(git -C "$repo" archive --format=tar "$commit" | wc -c)
+	: >"$work/git.ns"
+	: >"$work/art.ns"
+	# One warm-up of each, then interleaved runs.
+	git -C "$repo" archive --format=tar.gz --prefix=x/ "$commit" >"$work/warm.tgz"
+	artrelease build --ref "$commit" --repo "$repo" --out "$work/warm" --force >/dev/null
+	for i in $(seq "$runs"); do
+		t0=$(now)
+		git -C "$repo" archive --format=tar.gz --prefix=x/ "$commit" >"$work/out.tgz"
+		t1=$(now)
+		echo $((t1 - t0)) >>"$work/git.ns"
+		rm -rf "$work/out"
+		t0=$(now)
+		artrelease build --ref "$commit" --repo "$repo" --out "$work/out" >/dev/null
+		t1=$(now)
+		echo $((t1 - t0)) >>"$work/art.ns"
+	done
+	local g a
+	g=$(median <"$work/git.ns")
+	a=$(median <"$work/art.ns")
+	awk -v n="$name" -v f="$files" -v b="$bytes" -v g="$g" -v a="$a" -v r="$runs" 'BEGIN {
+		printf "%-14s %6d files %7.1f MiB tar   git archive %7.1f ms   artrelease build %7.1f ms   ratio %.2fx   (median of %d)\n",
+			n, f, b/1048576, g/1e6, a/1e6, a/g, r }'
+	cmp -s "$work/out/SHA256SUMS" "$work/warm/SHA256SUMS" || { echo "bench: $name: builds differ" >&2; exit 1; }
+}
+
+echo "bench-release: $(go version | awk '{print $3}'), $(git --version), $(nproc) cores"
+bench "art (HEAD)" .
+bench "nats-server" "$big"
