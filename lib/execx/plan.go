@@ -203,10 +203,12 @@ func classifyOpen(err error) error {
 	switch {
 	case errors.Is(err, fsx.ErrEscape):
 		return err
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENAMETOOLONG), errors.Is(err, unix.EINVAL):
 		return exitcode.Wrap(exitcode.Usage, err)
 	case errors.Is(err, unix.ENOTDIR):
 		return exitcode.Errorf(exitcode.Usage, "%w (not a directory)", err)
+	case errors.Is(err, fs.ErrPermission):
+		return exitcode.Wrap(exitcode.Refused, err)
 	}
 	return exitcode.Wrap(exitcode.Internal, err)
 }

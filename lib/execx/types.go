@@ -46,16 +46,19 @@ var DefaultEnvAllow = []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "
 // task may not exceed.
 type Policy struct {
 	jsonx.TypeMeta
-	Allow     []string  `json:"allow"`
-	Workspace string    `json:"workspace"`
-	Path      []string  `json:"path,omitempty"`
-	EnvAllow  []string  `json:"env_allow,omitempty"`
+	Allow     []string `json:"allow"`
+	Workspace string   `json:"workspace"`
+	// Path and EnvAllow distinguish absent (nil: the default) from
+	// empty ([]: no directories, no variables); omitzero keeps an empty
+	// list in the encoding so a round trip cannot widen the policy.
+	Path      []string  `json:"path,omitzero"`
+	EnvAllow  []string  `json:"env_allow,omitzero"`
 	Isolation Isolation `json:"isolation,omitempty"`
 	// IsolationBestEffort runs with what the kernel supports instead of
 	// refusing; the Result still says exactly what was enforced.
 	IsolationBestEffort bool `json:"isolation_best_effort,omitempty"`
 	// Max holds ceilings; a zero field means the built-in ceiling.
-	Max Limits `json:"max,omitempty"`
+	Max Limits `json:"max,omitzero"`
 }
 
 // DocumentKind implements jsonx.Document.
@@ -72,8 +75,8 @@ type Task struct {
 	// Context files are relative to the workspace, concatenated in order
 	// onto the child's stdin.
 	Context []string `json:"context,omitempty"`
-	Env     TaskEnv  `json:"env,omitempty"`
-	Limits  Limits   `json:"limits,omitempty"`
+	Env     TaskEnv  `json:"env,omitzero"`
+	Limits  Limits   `json:"limits,omitzero"`
 }
 
 // DocumentKind implements jsonx.Document.
@@ -82,7 +85,8 @@ func (*Task) DocumentKind() string { return KindTask }
 // TaskEnv selects the child's environment: names in both the policy's and
 // the task's allow lists, plus Set.
 type TaskEnv struct {
-	Allow []string          `json:"allow,omitempty"`
+	// Allow nil means the policy's list; [] means no variables.
+	Allow []string          `json:"allow,omitzero"`
 	Set   map[string]string `json:"set,omitempty"`
 }
 
