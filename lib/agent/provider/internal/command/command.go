@@ -1,0 +1,117 @@
+// Package command runs a provider's program (exec's command, agy) under
+// the runner's bounds: its own process group and per-task supervisor, a
+// wall-clock timeout, an output cap and cancellation, with a fresh
+// environment. It is shared by the providers that start a process and by
+// nothing else.
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/art-runtime/art/lib/agent/provider"
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Command is a resolved program and the policy it runs under.
+type Command struct {
+	policy *execx.Policy
+	name   string
+	args   []string
+}
+
+// New resolves argv[0] for running: a bare name is looked up in PATH, a
+// name with a slash is taken as a path (relative to the current directory)
+// and looked up only in its own directory. The program runs in the current
+// directory with execx.DefaultEnvAllow plus env, and no isolation: a
+// provider usually needs the network.
+func New(argv []string, env []string) (*Command, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, exitcode.Errorf(exitcode.Usage, "provider command: empty")
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("provider command: %w", err)
+	}
+	allowEnv := slices.Clone(execx.DefaultEnvAllow)
+	for _, n := range env {
+		if !slices.Contains(allowEnv, n) {
+			allowEnv = append(allowEnv, n)
+		}
+	}
+	p := &execx.Policy{
+		TypeMeta:  jsonx.Meta(execx.KindPolicy),
+		Workspace: cwd,
+		EnvAllow:  allowEnv,
+		Isolation: execx.IsolationNone,
+	}
+	name := argv[0]
+	if strings.Contains(name, "/") {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return nil, fmt.Errorf("provider command: %w", err)
+		}
+		p.Path = []string{filepath.Dir(abs)}
+		name = filepath.Base(abs)
+	}
+	p.Allow = []string{name}
+	p.Default()
+	if err := p.Validate(); err != nil {
+		return nil, exitcode.Wrap(exitcode.Usage, fmt.Errorf("provider command: %w", err))
+	}
+	return &Command{policy: p, name: name, args: slices.Clone(argv[1:])}, nil
+}
+
+// Run runs the command with extra arguments appended, stdin (nil: none),
+// and output bounded to maxOutput bytes and copied live to stream (nil:
+// not copied). A process that could not start is an error; a process that
+// started returns its Result whatever happened to it.
+func (c *Command) Run(ctx context.Context, extra []string, stdin io.Reader, timeout time.Duration, maxOutput int64, stream io.Writer) (*execx.Result, error) {
+	t := execx.NewTask(c.name, append(slices.Clone(c.args), extra...)...)
+	t.Limits.Timeout = jsonx.Duration(timeout)
+	t.Limits.OutputBytes = maxOutput
+	t.Limits.KillAfter = jsonx.Duration(2 * time.Second)
+	t.Limits.Grace = jsonx.Duration(time.Second)
+	return execx.Run(ctx, c.policy, t, execx.Options{Supervised: true, Stdin: stdin, Stream: stream})
+}
+
+// Check turns a finished run into the provider error it means, or nil for
+// a clean exit 0: timed out is provider.ErrTimeout, cancelled is the
+// caller's cause, anything else names the exit and the last output line.
+func Check(ctx context.Context, name string, res *execx.Result, timeout time.Duration) error {
+	switch {
+	case res.Cancelled && ctx.Err() != nil:
+		return &provider.Error{Provider: name, Err: context.Cause(ctx)}
+	case res.TimedOut:
+		return provider.Errorf(name, "%w after %v (process group killed)", provider.ErrTimeout, timeout)
+	case res.Status != execx.StatusSucceeded:
+		how := fmt.Sprintf("exit %d", res.ExitCode)
+		if res.Signal != "" {
+			how = "killed by " + res.Signal
+		}
+		if l := LastLine(res.Output); l != "" {
+			return provider.Errorf(name, "%s: %s", how, l)
+		}
+		return provider.Errorf(name, "%s", how)
+	}
+	return nil
+}
+
+// LastLine is the last non-blank line of s, shortened to one line of at
+// most 300 bytes.
+func LastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	l := strings.TrimSpace(lines[len(lines)-1])
+	if len(l) > 300 {
+		l = l[:300] + "…"
+	}
+	return l
+}
