@@ -1,7 +1,6 @@
 package goal
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
@@ -107,9 +108,10 @@ func ReadLimited(r io.Reader, name string) ([]byte, error) {
 // being unknown to a Goal. Anything it cannot read is left to the strict
 // decoder.
 func wrongKind(data []byte, root, want string) error {
-	var meta jsonx.TypeMeta
-	if json.Unmarshal(data, &meta) == nil && meta.Kind != "" && meta.Kind != want {
-		return jsonx.Errorf(root+".kind", "got %q, want %q", meta.Kind, want)
+	// gjson stops at the field instead of parsing the whole document.
+	kind := gjson.GetBytes(data, "kind")
+	if kind.Type == gjson.String && kind.Str != "" && kind.Str != want && gjson.ValidBytes(data) {
+		return jsonx.Errorf(root+".kind", "got %q, want %q", kind.Str, want)
 	}
 	return nil
 }
