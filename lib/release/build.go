@@ -77,11 +77,13 @@ func Build(ctx context.Context, o BuildOptions) (*Manifest, error) {
 		}
 	}()
 	m, err := buildInto(ctx, r, o, tmp)
+	if ctx.Err() != nil {
+		// Whatever failed first, the cause is the cancellation (exit 130
+		// for a signal): report that, not the killed git process.
+		return nil, context.Cause(ctx)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, context.Cause(ctx)
 	}
 	if err := publish(tmp, out, o.Force); err != nil {
 		return nil, err

@@ -385,3 +385,32 @@ func TestCheck(t *testing.T) {
 		t.Errorf("check changed the repository: %q → %q", before, after)
 	}
 }
+
+// interrupted is a cancellation cause with the exit code of a signal, like
+// the CLI's.
+type interrupted struct{}
+
+func (interrupted) Error() string { return "interrupted" }
+func (interrupted) ExitCode() int { return exitcode.Cancelled }
+
+func TestBuildCancelledLeavesNothing(t *testing.T) {
+	r := fixtureRepo(t)
+	parent := t.TempDir()
+	out := filepath.Join(parent, "dist")
+	// Cancel from the progress callback: after the build has started its
+	// git processes and created its temporary directory.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	steps := 0
+	_, err := Build(ctx, BuildOptions{Repo: r.dir, Ref: "HEAD", Out: out, Progress: func(string, ...any) {
+		if steps++; steps == 2 {
+			cancel(interrupted{})
+		}
+	}})
+	if exitcode.Of(err) != exitcode.Cancelled {
+		t.Fatalf("cancelled build: %v (exit %d), want 130", err, exitcode.Of(err))
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("a cancelled build left %v", entries)
+	}
+}

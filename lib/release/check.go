@@ -47,6 +47,9 @@ func Check(ctx context.Context, o CheckOptions) (*CheckReport, error) {
 		defer os.RemoveAll(dir)
 		dirs[i] = dir
 		m, err := buildOnce(ctx, o, dir)
+		if ctx.Err() != nil {
+			return rep, context.Cause(ctx)
+		}
 		if err != nil {
 			return rep, err
 		}

@@ -482,6 +482,9 @@ func (v *verifier) rebuild(ctx context.Context, repoDir string) error {
 	}
 	_, hasProv := m.Artifact(ArtifactProvenance)
 	if _, err := buildInto(ctx, r, BuildOptions{Ref: ref, Provenance: hasProv}, tmp); err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
 		v.problem(".", "rebuild from %s failed: %v", repoDir, err)
 		return nil
 	}
