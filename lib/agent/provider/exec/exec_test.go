@@ -189,9 +189,9 @@ func TestNotFound(t *testing.T) {
 
 func TestDecisionLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"log\n{\"action\":\"verify\"}\n":             `{"action":"verify"}`,
-		"{\"action\":\"verify\"}\nlog after\n":       `{"action":"verify"}`,
-		"{\"a\":1}\n  {\"action\":\"finish\"}  \n":   `{"action":"finish"}`,
+		"log\n{\"action\":\"verify\"}\n":              `{"action":"verify"}`,
+		"{\"action\":\"verify\"}\nlog after\n":        `{"action":"verify"}`,
+		"{\"a\":1}\n  {\"action\":\"finish\"}  \n":    `{"action":"finish"}`,
 		"{broken\n{\"action\":\"verify\"}\n{broken\n": `{"action":"verify"}`,
 	} {
 		if got, ok := decisionLine(in); !ok || got != want {
