@@ -10,7 +10,7 @@ import (
 
 // CheckPolicyCmd validates a Policy document.
 type CheckPolicyCmd struct {
-	File string `arg:"" name:"file" type:"path" help:"Policy document."`
+	File string `arg:"" name:"file" help:"Policy document."`
 }
 
 // Help shows an example.
