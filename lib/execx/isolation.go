@@ -20,10 +20,11 @@ type isoPlan struct {
 	landlock   int  // Landlock ABI to enforce; 0 = none
 	namespaces bool // new user, PID and network namespaces
 	nnp        bool // no_new_privs
-	seatbelt   bool
-	rlimits    []rlimitSpec
-	tmpdir     string // private writable temp dir (landlock, strict, seatbelt)
-	enforced   []string
+	//lint:ignore U1000 set and read on darwin
+	seatbelt bool
+	rlimits  []rlimitSpec
+	tmpdir   string // private writable temp dir (landlock, strict, seatbelt)
+	enforced []string
 }
 
 // needsShim reports whether anything must be applied in the child between

@@ -111,7 +111,7 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			ip.landlock = abi
 			ip.nnp = true
 		} else if !ip.bestEffort {
-			return ip, unavailable(string(p.Isolation), errors.New("Landlock is not available on this kernel"))
+			return ip, unavailable(string(p.Isolation), errors.New("the kernel has no Landlock"))
 		}
 		if p.Isolation == IsolationStrict {
 			ip.namespaces = true

@@ -102,7 +102,6 @@ type localProc struct {
 	pid        int
 	since      uint64 // start time of the direct child, in clock ticks
 	waited     <-chan exitInfo
-	exitedOnce chan exitInfo
 }
 
 func startLocal(pl *plan, stdin, out *os.File) (proc, error) {

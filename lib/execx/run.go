@@ -3,7 +3,6 @@ package execx
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -354,7 +353,3 @@ type shimError struct {
 
 func (e *shimError) Error() string { return e.Msg }
 func (e *shimError) ExitCode() int { return e.Code }
-
-func errorf(code int, format string, args ...any) error {
-	return &shimError{Code: code, Msg: fmt.Sprintf(format, args...)}
-}
