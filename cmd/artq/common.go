@@ -16,7 +16,7 @@ import (
 
 // QueueFlags are on every artq command (DESIGN.md §10).
 type QueueFlags struct {
-	Queue   string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"Queue name (letters, digits, - and _); ignored with --dir."`
+	Queue   string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"Queue name: letters, digits, - and _ (default: default). Ignored with --dir."`
 	Backend string `name:"backend" default:"file" env:"ART_BACKEND" placeholder:"file|nats://HOST:PORT" help:"Where the log lives: file (a local directory, the default) or nats://HOST:PORT (not built yet)."`
 }
 

@@ -36,9 +36,15 @@ func main() {
 	os.Exit(run())
 }
 
+const description = "A crash-safe task queue on an append-only, fsync'd event log."
+
 func run() int {
 	c := &CLI{}
-	return cli.Main("artq", "A crash-safe task queue on an append-only, fsync'd event log.", c,
+	return cli.Main("artq", description, c, options(c)...)
+}
+
+func options(c *CLI) []kong.Option {
+	return []kong.Option{
 		kong.Bind(&c.QueueFlags),
 		kong.ValueFormatter(func(v *kong.Value) string {
 			if v.Name == "dir" {
@@ -47,5 +53,6 @@ func run() int {
 				return "Queue directory (default: $ART_HOME/queues/NAME, else $XDG_STATE_HOME/art/queues/NAME, else ~/.local/state/art/queues/NAME)."
 			}
 			return kong.DefaultHelpValueFormatter(v)
-		}))
+		}),
+	}
 }
