@@ -40,7 +40,7 @@ func (c *CloseCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	s, err := store(g)
+	s, err := store(std, g)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -10,8 +11,14 @@ import (
 	"github.com/art-runtime/art/lib/goal"
 )
 
-// store opens the goal store under the state home.
-func store(g *cli.Globals) (*goal.Store, error) {
+// store opens the goal store under the state home. --events is accepted
+// (every tool has it) but artgoal emits no events until the lib/obs
+// integration lands; it says so rather than dropping the request silently,
+// and, like any sink problem, that never fails the work.
+func store(std cli.IO, g *cli.Globals) (*goal.Store, error) {
+	if len(g.Events) > 0 {
+		fmt.Fprintf(std.Err, "artgoal: warning: --events is not wired yet: no events are emitted\n")
+	}
 	home, err := g.Home()
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.Usage, err)
