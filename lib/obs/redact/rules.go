@@ -167,7 +167,7 @@ func (s *Summary) Add(r Rule, n int) {
 }
 
 // Count is the total number of redactions.
-func (s *Summary) Count() int {
+func (s Summary) Count() int {
 	n := 0
 	for _, c := range s.counts {
 		n += c
@@ -176,7 +176,7 @@ func (s *Summary) Count() int {
 }
 
 // Of is the count for one rule.
-func (s *Summary) Of(r Rule) int {
+func (s Summary) Of(r Rule) int {
 	if r < numRules {
 		return s.counts[r]
 	}
@@ -184,7 +184,7 @@ func (s *Summary) Of(r Rule) int {
 }
 
 // Reasons returns the non-zero counts keyed by rule id.
-func (s *Summary) Reasons() map[string]int {
+func (s Summary) Reasons() map[string]int {
 	m := map[string]int{}
 	for r, c := range s.counts {
 		if c > 0 {
@@ -196,7 +196,7 @@ func (s *Summary) Reasons() map[string]int {
 
 // AppendJSON appends the summary as canonical JSON:
 // {"count":N,"reasons":{"rule-id":n,…}} with reasons sorted by id.
-func (s *Summary) AppendJSON(dst []byte) []byte {
+func (s Summary) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"count":`...)
 	dst = strconv.AppendInt(dst, int64(s.Count()), 10)
 	dst = append(dst, `,"reasons":{`...)

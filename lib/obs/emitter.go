@@ -1,0 +1,381 @@
+package obs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/obs/redact"
+)
+
+// Options configure an Emitter.
+type Options struct {
+	// Sync fsyncs every JSONL record before Emit returns (group commit).
+	Sync bool
+	// HMACKey turns redaction markers into keyed hashes (see package redact).
+	HMACKey []byte
+	// Limits bound redacted attributes (zero: redact.DefaultLimits).
+	Limits redact.Limits
+	// Stdout is where the "stdout" sink writes. A tool passes its cli.IO.Out.
+	Stdout io.Writer
+	// Warn receives each failed delivery's error (and recovery notes such as
+	// a truncated torn record). A tool prints it as a warning; nil ignores.
+	Warn func(error)
+	// Now is the clock for Drafts without a time (default time.Now).
+	Now func() time.Time
+	// RecoverBytes is the JSONL tail window (0: DefaultRecoverBytes).
+	RecoverBytes int64
+}
+
+// Emitter redacts Drafts into Envelopes, gives each the next sequence
+// number of its subject, and delivers it to every sink in order. One mutex
+// serialises sequencing and delivery, so the sequence of a subject follows
+// the order of Emit calls and every sink sees the same order; the sinks'
+// synchronous Appends are the backpressure. Redaction runs before the lock,
+// in the caller's goroutine.
+//
+// A nil *Emitter is valid and emits nothing, so a tool without --events can
+// call Emit unconditionally.
+type Emitter struct {
+	red  *redact.Redactor
+	warn func(error)
+	now  func() time.Time
+
+	mu     sync.Mutex
+	sinks  []Sink
+	seqs   []int // indexes of sequencer sinks, in lock order
+	last   map[string]uint64
+	closed bool
+}
+
+// Result is one sink's part of a Delivery.
+type Result struct {
+	Sink    string
+	Outcome Outcome
+	Err     error
+}
+
+// Delivery is what happened to one event. Err is nil when every sink
+// appended it or already had it; it never means the observed work failed.
+type Delivery struct {
+	Envelope *Envelope // nil when the Draft was refused or nothing was emitted
+	Results  []Result
+	Err      error
+}
+
+// New returns an Emitter over sinks, which it owns (Close closes them).
+func New(o Options, sinks ...Sink) *Emitter {
+	e := &Emitter{
+		red:   redact.New(redact.Options{HMACKey: o.HMACKey, Limits: o.Limits}),
+		warn:  o.Warn,
+		now:   o.Now,
+		sinks: sinks,
+		last:  map[string]uint64{},
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	for i, s := range sinks {
+		if _, ok := s.(sequencer); ok {
+			e.seqs = append(e.seqs, i)
+		}
+	}
+	slices.SortStableFunc(e.seqs, func(a, b int) int {
+		return strings.Compare(sinks[a].(sequencer).lockOrder(), sinks[b].(sequencer).lockOrder())
+	})
+	return e
+}
+
+// ParseSink splits a sink spec: "stdout", or "jsonl:PATH".
+func ParseSink(spec string) (kind, path string, err error) {
+	switch {
+	case spec == "stdout":
+		return "stdout", "", nil
+	case strings.HasPrefix(spec, "jsonl:") && len(spec) > len("jsonl:"):
+		return "jsonl", spec[len("jsonl:"):], nil
+	}
+	return "", "", exitcode.Wrap(exitcode.Usage, fmt.Errorf("events: %q: %w", spec, ErrSinkSpec))
+}
+
+// Open opens an Emitter on sink specs as given to --events or --sink
+// ("jsonl:PATH", "stdout"). No specs gives an Emitter that emits nothing.
+// A bad spec is a usage error (exit 2); a sink that cannot be opened is
+// returned as its *SinkError (refusals exit 126, I/O 125). Tools that must
+// not fail their work over events report that error as a warning and carry
+// on with a nil Emitter.
+func Open(specs []string, o Options) (*Emitter, error) {
+	var sinks []Sink
+	closeAll := func() {
+		for _, s := range sinks {
+			s.Close()
+		}
+	}
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		kind, path, err := ParseSink(spec)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		switch kind {
+		case "stdout":
+			if o.Stdout == nil {
+				closeAll()
+				return nil, exitcode.Errorf(exitcode.Usage, "events: stdout sink needs a stdout writer")
+			}
+			if seen["stdout"] {
+				closeAll()
+				return nil, exitcode.Errorf(exitcode.Usage, "events: stdout given twice")
+			}
+			seen["stdout"] = true
+			sinks = append(sinks, NewWriter("stdout", o.Stdout))
+		case "jsonl":
+			j, err := OpenJSONL(path, JSONLOptions{Sync: o.Sync, RecoverBytes: o.RecoverBytes})
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			if seen[j.order] {
+				j.Close()
+				closeAll()
+				return nil, exitcode.Errorf(exitcode.Usage, "events: %s is given twice (the same file)", path)
+			}
+			seen[j.order] = true
+			if r := j.Recovery(); r.TornBytes > 0 && o.Warn != nil {
+				o.Warn(fmt.Errorf("events %s: truncated a torn last record (%d bytes) left by a writer that died mid-write", j.Name(), r.TornBytes))
+			}
+			sinks = append(sinks, j)
+		}
+	}
+	return New(o, sinks...), nil
+}
+
+// Sinks returns the emitter's sinks.
+func (e *Emitter) Sinks() []Sink {
+	if e == nil {
+		return nil
+	}
+	return slices.Clone(e.sinks)
+}
+
+// Redactor is the emitter's redactor (deliver checks envelopes with it).
+func (e *Emitter) Redactor() *redact.Redactor { return e.red }
+
+// Emit redacts d, seals it as the next event of its subject and delivers it
+// to every sink. A cancelled ctx emits nothing; to record the end of work
+// that was cancelled, pass context.WithoutCancel(ctx). Emit never panics and
+// never fails the caller: problems are in the Delivery (and go to Warn).
+func (e *Emitter) Emit(ctx context.Context, d Draft) Delivery {
+	if e == nil || len(e.sinks) == 0 {
+		return Delivery{}
+	}
+	if ctx.Err() != nil {
+		return e.fail(fmt.Errorf("event %s %s not emitted: %w", d.Subject, d.Type, context.Cause(ctx)))
+	}
+	p, err := e.prepare(&d)
+	if err != nil {
+		return e.fail(fmt.Errorf("event not emitted: %w", err))
+	}
+	return e.deliver(ctx, nil, &p)
+}
+
+// Deliver appends an envelope made elsewhere (replay, artobs deliver) to
+// every sink; sinks that hold its id report Duplicate. The envelope must be
+// a fixed point of redaction: one holding values redaction would remove is
+// refused (ErrNotRedacted).
+func (e *Emitter) Deliver(ctx context.Context, env *Envelope) Delivery {
+	if e == nil || len(e.sinks) == 0 {
+		return Delivery{Envelope: env}
+	}
+	if ctx.Err() != nil {
+		return e.fail(fmt.Errorf("event %s not delivered: %w", env.id, context.Cause(ctx)))
+	}
+	if err := CheckRedacted(e.red, env); err != nil {
+		return e.fail(err)
+	}
+	return e.deliver(ctx, env, nil)
+}
+
+type prepared struct {
+	h     header
+	attrs []byte
+	sum   redact.Summary
+}
+
+func (e *Emitter) prepare(d *Draft) (prepared, error) {
+	var p prepared
+	if err := d.Validate(); err != nil {
+		return p, err
+	}
+	var paths []redact.Path
+	for _, s := range d.Sensitive {
+		path, _ := redact.ParsePath(s) // validated
+		paths = append(paths, path)
+	}
+	t := d.Time
+	if t.IsZero() {
+		t = e.now()
+	}
+	p.h = header{
+		subject:     e.red.Text(d.Subject, &p.sum),
+		typ:         e.red.Text(d.Type, &p.sum),
+		correlation: e.red.Text(d.Correlation, &p.sum),
+		causation:   e.red.Text(d.Causation, &p.sum),
+		role:        d.Role,
+		time:        formatTime(t),
+	}
+	p.attrs = e.red.AppendAttrs(nil, d.Attrs, paths, &p.sum)
+	return p, nil
+}
+
+// Seal redacts d and seals it with seq, without sinks or sequencing: the
+// pure transformation behind Emit, for tests and filters.
+func (e *Emitter) Seal(d Draft, seq uint64) (*Envelope, error) {
+	p, err := e.prepare(&d)
+	if err != nil {
+		return nil, err
+	}
+	return seal(p.h, seq, p.attrs, p.sum), nil
+}
+
+func (e *Emitter) fail(err error) Delivery {
+	if e.warn != nil {
+		e.warn(err)
+	}
+	return Delivery{Err: err}
+}
+
+func (e *Emitter) deliver(ctx context.Context, env *Envelope, p *prepared) Delivery {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return e.fail(fmt.Errorf("events: %w", ErrClosed))
+	}
+	results := make([]Result, len(e.sinks))
+	for i, s := range e.sinks {
+		results[i].Sink = s.Name()
+	}
+	var began []sequencer
+	for _, i := range e.seqs {
+		s := e.sinks[i].(sequencer)
+		if err := s.begin(); err != nil {
+			results[i].Err = err
+			continue
+		}
+		began = append(began, s)
+	}
+	if env == nil {
+		seq := e.last[p.h.subject]
+		for _, s := range began {
+			seq = max(seq, s.lastSeq(p.h.subject))
+		}
+		seq++
+		env = seal(p.h, seq, p.attrs, p.sum)
+	}
+	// A seq is never handed out twice by this emitter, even if every sink
+	// failed: the same seq with different content would be a fork.
+	e.last[env.subject] = max(e.last[env.subject], env.seq)
+	waits := make([]func() error, len(e.sinks))
+	for i, s := range e.sinks {
+		if results[i].Err != nil {
+			continue
+		}
+		var err error
+		if d, ok := s.(deferrer); ok {
+			results[i].Outcome, waits[i], err = d.appendDeferred(ctx, env)
+		} else {
+			results[i].Outcome, err = s.Append(ctx, env)
+		}
+		results[i].Err = err
+	}
+	for _, s := range began {
+		s.end()
+	}
+	e.mu.Unlock()
+	var errs []error
+	for i := range results {
+		if results[i].Err == nil && waits[i] != nil {
+			if err := waits[i](); err != nil {
+				results[i].Err = err
+			}
+		}
+		if err := results[i].Err; err != nil {
+			results[i].Outcome = Failed
+			var se *SinkError
+			if !errors.As(err, &se) {
+				err = &SinkError{Sink: results[i].Sink, Op: "append", Err: err}
+			}
+			errs = append(errs, err)
+		}
+	}
+	d := Delivery{Envelope: env, Results: results, Err: errors.Join(errs...)}
+	if d.Err != nil && e.warn != nil {
+		e.warn(d.Err)
+	}
+	return d
+}
+
+// Close closes every sink. Emit after Close reports ErrClosed.
+func (e *Emitter) Close() error {
+	if e == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var errs []error
+	for _, s := range e.sinks {
+		if err := s.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckRedacted reports whether env is a fixed point of r: redacting its
+// header and attributes again would change nothing. An envelope that fails
+// it was not made by redaction (or was edited after), so it may carry a
+// secret; sinks must not take it.
+func CheckRedacted(r *redact.Redactor, env *Envelope) error {
+	var sum redact.Summary
+	for _, s := range []string{env.subject, env.typ, env.correlation, env.causation} {
+		r.Text(s, &sum)
+	}
+	v, err := jsonx.Parse(env.attrs, "event.attrs", jsonx.ParseOptions{})
+	if err != nil {
+		return err
+	}
+	m, _ := v.(map[string]any)
+	again := r.AppendAttrs(nil, m, nil, &sum)
+	if sum.Count() > 0 || string(again) != string(env.attrs) {
+		reasons := sum.Reasons()
+		if len(reasons) == 0 {
+			reasons = map[string]int{"limits": 1}
+		}
+		ids := slices.Sorted(maps.Keys(reasons))
+		return exitcode.Wrap(exitcode.Usage, fmt.Errorf("event %s: redaction would remove %s: %w", env.id, strings.Join(ids, ", "), ErrNotRedacted))
+	}
+	return nil
+}
+
+// WarnTo returns a Warn that prints one "TOOL: warning: …" line per
+// failure to w (a tool's stderr), the form DESIGN.md §2 gives messages.
+func WarnTo(tool string, w io.Writer) func(error) {
+	var mu sync.Mutex
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "%s: warning: %s\n", tool, strings.Join(strings.Fields(err.Error()), " "))
+	}
+}
