@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/goal"
@@ -90,7 +91,10 @@ func TestRaceTenWriters(t *testing.T) {
 				}
 			}()
 		}
-		// Release all ten: each document appends a different note.
+		// Release all ten: each document appends a different note. A
+		// writer that died before opening its FIFO would block the open
+		// for ever, so the writes run beside a watchdog.
+		released := make(chan error, writers)
 		for i := range writers {
 			doc := base.Clone()
 			doc.Checklist[0].Evidence = append(doc.Checklist[0].Evidence, goal.Evidence{Type: goal.EvidenceNote, Text: fmt.Sprintf("writer %d", i)})
@@ -98,8 +102,22 @@ func TestRaceTenWriters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(fifos[i], data, 0o600); err != nil {
-				t.Fatal(err)
+			go func() { released <- os.WriteFile(fifos[i], data, 0o600) }()
+		}
+		timeout := time.After(time.Minute)
+		for range writers {
+			select {
+			case err := <-released:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-timeout:
+				for _, f := range fifos { // unblock the stuck opens
+					if r, err := os.OpenFile(f, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+						defer r.Close()
+					}
+				}
+				t.Fatalf("round %d: a writer never read its document", round)
 			}
 		}
 		wg.Wait()
