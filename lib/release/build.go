@@ -215,17 +215,29 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	if progress == nil {
 		progress = func(string, ...any) {}
 	}
-	commitID, err := r.ResolveCommit(ctx, o.Ref)
+	commit, err := r.readRev(ctx, o.Ref)
 	if err != nil {
 		return nil, err
 	}
-	commit, err := r.ReadCommit(commitID)
-	if err != nil {
-		return nil, err
+	commitID := commit.ID
+	// The tags reachable from the commit and the tree listing are two git
+	// processes that need nothing from each other: run them together.
+	type tagsResult struct {
+		tags []RefTag
+		err  error
 	}
+	tagsCh := make(chan tagsResult, 1)
+	go func() {
+		tags, err := r.Tags(ctx, commitID)
+		tagsCh <- tagsResult{tags, err}
+	}()
 	tree, err := r.ListTree(ctx, commit.Tree)
+	tr := <-tagsCh
 	if err != nil {
 		return nil, err
+	}
+	if tr.err != nil {
+		return nil, tr.err
 	}
 	contract, contractData, err := loadContract(r, o, tree, commitID)
 	if err != nil {
@@ -233,7 +245,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	}
 	contractSum := sha256.Sum256(contractData)
 	contractSHA := hex.EncodeToString(contractSum[:])
-	id, err := r.identify(ctx, o.Ref, commit, contract.Version.TagPrefix)
+	id, err := identify(o.Ref, commit, tr.tags, contract.Version.TagPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ type Repo struct {
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	broken error // set when the cat-file stream lost sync; every later read fails
+	lastOID string // the object id of the reply being read
 	waited chan struct{}
 }
 
@@ -165,7 +166,7 @@ func firstLine(s string) string {
 
 // ResolveCommit returns the full commit id a revision names, peeling tags.
 func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
-	if rev == "" || strings.HasPrefix(rev, "-") {
+	if !revisionOK(rev) {
 		return "", exitcode.Errorf(exitcode.Usage, "ref %q: not a revision", rev)
 	}
 	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
@@ -186,6 +187,12 @@ func (r *Repo) resolveRef(ctx context.Context, ref string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(string(out)), true
+}
+
+// revisionOK refuses what cannot be a revision and could be mistaken for
+// an option or split a cat-file request line.
+func revisionOK(rev string) bool {
+	return rev != "" && !strings.HasPrefix(rev, "-") && !strings.ContainsAny(rev, "\n\r\x00")
 }
 
 // checkRepo explains a failed lookup: a directory that is not a Git
@@ -236,6 +243,12 @@ func (r *Repo) Stream(oids []string, fn func(i int, typ string, size int64, rd i
 			return fmt.Errorf("git cat-file: %q is not an object id", oid)
 		}
 	}
+	return r.stream(oids, fn)
+}
+
+// stream is Stream without the object-id check: requests may be revision
+// expressions (readRev), whose replies name the object they resolved to.
+func (r *Repo) stream(oids []string, fn func(i int, typ string, size int64, rd io.Reader) error) error {
 	writeErr := make(chan error, 1)
 	stop := make(chan struct{})
 	go func() {
@@ -286,10 +299,10 @@ func (r *Repo) readAll(oids []string, fn func(int, string, int64, io.Reader) err
 			return fmt.Errorf("git cat-file: reading %s: %w", oid, eofIsUnexpected(err))
 		}
 		fields := strings.Fields(line)
-		if len(fields) == 2 && fields[1] == "missing" {
+		if strings.HasSuffix(line, " missing\n") || strings.HasSuffix(line, " ambiguous\n") {
 			return fmt.Errorf("object %s: %w: missing from the repository", oid, ErrNotFound)
 		}
-		if len(fields) != 3 || fields[0] != oid {
+		if len(fields) != 3 || (fields[0] != oid && isHexOID(oid)) || !isHexOID(fields[0]) {
 			return fmt.Errorf("git cat-file: unexpected reply %q for %s", strings.TrimSpace(line), oid)
 		}
 		size, err := strconv.ParseInt(fields[2], 10, 64)
@@ -297,6 +310,7 @@ func (r *Repo) readAll(oids []string, fn func(int, string, int64, io.Reader) err
 			return fmt.Errorf("git cat-file: bad size in %q", strings.TrimSpace(line))
 		}
 		lr := &io.LimitedReader{R: r.stdout, N: size}
+		r.lastOID = fields[0]
 		if err := fn(i, fields[1], size, lr); err != nil {
 			return err
 		}
@@ -398,6 +412,48 @@ type Commit struct {
 	Parents       []string
 	CommitterTime int64 // seconds since the epoch, from the committer line
 	Message       string
+}
+
+// readRev resolves a revision expression to a commit and reads it in one
+// cat-file round trip ("REF^{commit}"), sparing a rev-parse process.
+func (r *Repo) readRev(ctx context.Context, rev string) (*Commit, error) {
+	if !revisionOK(rev) {
+		return nil, exitcode.Errorf(exitcode.Usage, "ref %q: not a revision", rev)
+	}
+	var c *Commit
+	err := func() error {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.cmd == nil {
+			return errors.New("git cat-file: repository is closed")
+		}
+		if r.broken != nil {
+			return r.broken
+		}
+		return r.stream([]string{rev + "^{commit}"}, func(_ int, typ string, size int64, rd io.Reader) error {
+			data, err := io.ReadAll(rd)
+			if err != nil {
+				return err
+			}
+			if typ != typeCommit {
+				return fmt.Errorf("ref %s: resolves to a %s", rev, typ)
+			}
+			c, err = parseCommit(r.lastOID, data)
+			return err
+		})
+	}()
+	if err != nil {
+		// cat-file exits at once outside a repository: say so rather than
+		// report its closed pipe.
+		if rerr := r.checkRepo(ctx); rerr != nil {
+			return nil, rerr
+		}
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("ref %s: %w: no such commit in %s", rev, ErrNotFound, r.dir)
+		}
+		return nil, err
+	}
+	return c, nil
 }
 
 // ReadCommit reads and parses a commit object.

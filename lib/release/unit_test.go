@@ -44,6 +44,9 @@ func TestResolveVersions(t *testing.T) {
 	}{
 		{ref: "v1.0.0", version: "1.0.0", tag: "v1.0.0", previous: "v0.9.0"},
 		{ref: "HEAD~1", version: "1.0.0", tag: "v1.0.0", previous: "v0.9.0"},
+		{ref: "refs/tags/v1.0.0", version: "1.0.0", tag: "v1.0.0", previous: "v0.9.0"},
+		{ref: "tags/v1.1", wantErrCode: exitcode.Usage},
+		{ref: "HEAD\nv1.0.0", wantErrCode: exitcode.Usage},
 		{ref: "v1.0.0-rc.1", version: "1.0.0-rc.1", tag: "v1.0.0-rc.1", previous: "v0.9.0"},
 		{ref: c2, version: "1.0.0-rc.1", tag: "v1.0.0-rc.1", previous: "v0.9.0"},
 		{ref: "HEAD", version: pseudo("1.0.1-0.", 4, c4), previous: "v1.0.0"},

@@ -36,25 +36,22 @@ func (id *Identity) Time() time.Time { return time.Unix(id.Commit.CommitterTime,
 // 1.2.4-0.20260102150405-abcdef123456 after v1.2.3. Go's own scheme, so the
 // SBOM's purl of an untagged build is the version `go get` would name.
 func (r *Repo) Resolve(ctx context.Context, ref, prefix string) (*Identity, error) {
-	commitID, err := r.ResolveCommit(ctx, ref)
+	commit, err := r.readRev(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	commit, err := r.ReadCommit(commitID)
+	reachable, err := r.Tags(ctx, commit.ID)
 	if err != nil {
 		return nil, err
 	}
-	return r.identify(ctx, ref, commit, prefix)
+	return identify(ref, commit, reachable, prefix)
 }
 
-// identify is Resolve for a commit already read.
-func (r *Repo) identify(ctx context.Context, ref string, commit *Commit, prefix string) (*Identity, error) {
+// identify is Resolve for a commit already read, given the tags reachable
+// from it.
+func identify(ref string, commit *Commit, reachable []RefTag, prefix string) (*Identity, error) {
 	commitID := commit.ID
 	id := &Identity{Commit: commit}
-	reachable, err := r.Tags(ctx, commitID)
-	if err != nil {
-		return nil, err
-	}
 	// REF names a tag when it is one of the tags on this commit, spelled
 	// NAME, tags/NAME or refs/tags/NAME (git resolves a bare NAME to the tag
 	// before a branch of the same name, so the commit matches).
