@@ -1,9 +1,14 @@
 package release
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
@@ -116,6 +121,48 @@ func FuzzParseGoMod(f *testing.F) {
 					t.Fatalf("accepted a bad h1: %v", err)
 				}
 			}
+		}
+	})
+}
+
+// FuzzVerifyArchive: verify reads archives an attacker may have made; any
+// bytes give a list of problems, never a panic, and an archive verify
+// accepts has every entry under the top directory.
+func FuzzVerifyArchive(f *testing.F) {
+	var good bytes.Buffer
+	zw := gzip.NewWriter(&good)
+	tw := tar.NewWriter(zw)
+	mt := time.Unix(baseTime, 0)
+	tw.WriteHeader(&tar.Header{Name: "x-1.0.0/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mt})
+	tw.WriteHeader(&tar.Header{Name: "x-1.0.0/a", Typeflag: tar.TypeReg, Mode: 0o644, Size: 2, ModTime: mt})
+	tw.Write([]byte("a\n"))
+	tw.WriteHeader(&tar.Header{Name: "x-1.0.0/l", Typeflag: tar.TypeSymlink, Mode: 0o777, Linkname: "a", ModTime: mt})
+	tw.Close()
+	zw.Close()
+	f.Add(good.Bytes())
+	f.Add([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff})
+	f.Add([]byte("not gzip"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "x-1.0.0.tar.gz")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v := &verifier{dir: dir, rep: &VerifyReport{}, manifest: &Manifest{
+			Name: "x", Version: "1.0.0", CommitTime: commitTime(mt),
+		}}
+		a := Artifact{Name: "x-1.0.0.tar.gz", Kind: ArtifactArchive}
+		v.archive(path, a)
+		// The tar digest cannot match the empty one in a, so exactly the
+		// digest problem is expected of a well-formed archive; any other
+		// problem must come with a reason, and nothing may panic.
+		for _, p := range v.rep.Problems {
+			if p.Msg == "" {
+				t.Fatal("problem without a message")
+			}
+		}
+		if bytes.Equal(data, good.Bytes()) && (len(v.rep.Problems) != 1 || !strings.Contains(v.rep.Problems[0].Msg, "uncompressed tar is")) {
+			t.Fatalf("a well-formed archive: problems %v, want only the digest", v.rep.Problems)
 		}
 	})
 }
