@@ -26,13 +26,13 @@ type Repo struct {
 	dir string
 	env []string
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	broken error // set when the cat-file stream lost sync; every later read fails
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *bufio.Reader
+	broken  error  // set when the cat-file stream lost sync; every later read fails
 	lastOID string // the object id of the reply being read
-	waited chan struct{}
+	waited  chan struct{}
 }
 
 // Git object types as cat-file reports them.
