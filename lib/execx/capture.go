@@ -10,26 +10,23 @@ import (
 // counts everything. It never refuses a write: the child's pipe must always
 // be drained, or a chatty child would block on a full pipe and look hung.
 //
-// Memory is limit bytes however much is written: the first half goes to
-// head, the rest cycles through a ring holding the most recent bytes.
+// Memory is at most limit bytes however much is written: the first half
+// goes to head, the rest cycles through a ring holding the most recent
+// bytes. Both grow only as output arrives, so a quiet program costs no
+// allocation of its output limit.
 type capture struct {
-	limit  int
-	head   []byte
-	ring   []byte
-	pos    int  // next write position in ring
-	full   bool // ring has wrapped at least once
-	total  int64
-	stream io.Writer // live copy; dropped after its first error
+	limit   int
+	headMax int
+	head    []byte
+	ring    []byte // allocated (limit-headMax bytes) when head is full
+	pos     int    // next write position in ring
+	full    bool   // ring has wrapped at least once
+	total   int64
+	stream  io.Writer // live copy; dropped after its first error
 }
 
 func newCapture(limit int64, stream io.Writer) *capture {
-	h := int(limit / 2)
-	return &capture{
-		limit:  int(limit),
-		head:   make([]byte, 0, h),
-		ring:   make([]byte, int(limit)-h),
-		stream: stream,
-	}
+	return &capture{limit: int(limit), headMax: int(limit / 2), stream: stream}
 }
 
 func (c *capture) Write(p []byte) (int, error) {
@@ -40,12 +37,18 @@ func (c *capture) Write(p []byte) (int, error) {
 			c.stream = nil
 		}
 	}
-	if room := cap(c.head) - len(c.head); room > 0 {
+	if room := c.headMax - len(c.head); room > 0 {
 		k := min(room, len(p))
 		c.head = append(c.head, p[:k]...)
 		p = p[k:]
 	}
-	if len(p) == 0 || len(c.ring) == 0 {
+	if len(p) == 0 {
+		return n, nil
+	}
+	if c.ring == nil {
+		c.ring = make([]byte, c.limit-c.headMax)
+	}
+	if len(c.ring) == 0 {
 		return n, nil
 	}
 	if len(p) >= len(c.ring) {

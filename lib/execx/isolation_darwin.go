@@ -82,3 +82,5 @@ func (pl *plan) shimSpec(bool) *shimSpec {
 }
 
 func shimSupervise() int { return 125 }
+
+func landlockABI() int { return 0 }

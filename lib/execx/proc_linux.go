@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -57,16 +56,33 @@ func dirOf(pl *plan) string { return "/proc/self/fd/" + strconv.Itoa(int(pl.dir.
 
 // childrenOf lists pid's children from /proc/PID/task/*/children (a child
 // belongs to the thread that forked it, and an orphan to whichever thread
-// of its new reaper the kernel picked, so every thread is read).
+// of its new reaper the kernel picked, so every thread is read). It runs
+// after every task, so it reads through one directory descriptor into one
+// buffer rather than globbing paths.
 func childrenOf(pid int) []int {
-	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	dir, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil
+	}
+	defer dir.Close()
+	tids, _ := dir.Readdirnames(-1)
 	var out []int
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
+	var buf [4096]byte
+	for _, tid := range tids {
+		fd, err := unix.Openat(int(dir.Fd()), tid+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
-		for _, field := range bytes.Fields(b) {
+		var data []byte
+		for {
+			n, err := unix.Read(fd, buf[:])
+			if n <= 0 || err != nil {
+				break
+			}
+			data = append(data, buf[:n]...)
+		}
+		unix.Close(fd)
+		for _, field := range bytes.Fields(data) {
 			if c, err := strconv.Atoi(string(field)); err == nil {
 				out = append(out, c)
 			}
@@ -92,6 +108,18 @@ func descendants(pid int) []int {
 		queue = append(queue, childrenOf(p)...)
 	}
 	return out
+}
+
+// bootTicks is now in the unit of /proc/PID/stat's start time: clock ticks
+// (USER_HZ, 100 on every Linux) since boot. Taken before a child starts,
+// it is no later than the child's start time, and needs no /proc read
+// that could race with the child's exit.
+func bootTicks() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	return uint64(ts.Nano()) / (1e9 / 100)
 }
 
 // procStartTicks reads the start time (field 22 of /proc/PID/stat, clock

@@ -100,7 +100,7 @@ func startError(path string, err error) error {
 // task's subreaper.
 type localProc struct {
 	pid        int
-	since      uint64 // start time of the direct child, in clock ticks
+	since      uint64 // clock ticks since boot just before the direct child started
 	waited     <-chan exitInfo
 }
 
@@ -115,6 +115,7 @@ func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
 		Sys:   childAttr(),
 	}
 	path, argv := wrapCommand(pl)
+	since := bootTicks()
 	var sh *shimPipes
 	if pl.iso.needsShim() {
 		var err error
@@ -130,7 +131,7 @@ func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
 	if err != nil {
 		return nil, startError(path, err)
 	}
-	lp := &localProc{pid: pid, waited: waited}
+	lp := &localProc{pid: pid, waited: waited, since: since}
 	if sh != nil {
 		sh.closeChildEnds()
 		if err := sh.handshake(pl.shimSpec(false)); err != nil {
@@ -138,7 +139,6 @@ func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
 			return nil, err
 		}
 	}
-	lp.since, _ = procStartTicks(pid)
 	return lp, nil
 }
 

@@ -44,6 +44,8 @@ func descendants(int) []int { return nil }
 
 func procStartTicks(int) (uint64, bool) { return 0, false }
 
+func bootTicks() uint64 { return 0 }
+
 // startSupervised: without a subreaper there is nothing a supervisor
 // could add on macOS; the task runs as a direct child.
 func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
