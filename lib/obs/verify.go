@@ -90,8 +90,14 @@ func Verify(r io.Reader, name string, red *redact.Redactor, found func(Finding))
 			var fe *jsonx.FieldError
 			switch {
 			case errors.Is(perr, ErrIDMismatch):
+				// Well-formed but altered: its claimed seq still counts, so
+				// one altered record is one finding, not a cascade of gaps.
 				f.Problem = ProblemIDMismatch
-				_, f.Subject, _, _ = peek(line)
+				var seq uint64
+				var ok bool
+				if _, f.Subject, seq, ok = peek(line); ok && seq > last[f.Subject] {
+					last[f.Subject] = seq
+				}
 			case errors.As(perr, &fe) && fe.Path == "event.apiVersion" && bytes.HasPrefix(line, []byte(`{"apiVersion":"`)):
 				f.Problem = ProblemVersion
 			}
