@@ -400,6 +400,9 @@ func (v *verifier) sbom(path string, a Artifact) {
 	if src.VersionInfo != m.Version {
 		v.problem(a.Name, "source version %s, the release is %s", src.VersionInfo, m.Version)
 	}
+	if !strings.Contains(src.SourceInfo, m.Commit) || !strings.Contains(src.SourceInfo, m.Tree) {
+		v.problem(a.Name, "the source package does not name commit %s and tree %s", m.Commit, m.Tree)
+	}
 	ids := map[string]bool{spdxDocumentID: true}
 	for _, p := range doc.Packages {
 		if ids[p.SPDXID] {
@@ -458,9 +461,16 @@ func (v *verifier) provenance(path string, a Artifact) {
 	}
 	p := st.Predicate.BuildDefinition.ExternalParameters
 	if st.Type != InTotoStatementType || st.PredicateType != SLSAProvenanceType ||
-		p.Commit != m.Commit || p.Tag != m.Tag || p.Version != m.Version || p.ContractSHA256 != m.Contract.SHA256 {
+		p.Commit != m.Commit || p.Tag != m.Tag || p.Version != m.Version || p.ContractSHA256 != m.Contract.SHA256 ||
+		!sourceIs(st.Predicate.BuildDefinition.ResolvedDependencies, m) {
 		v.problem(a.Name, "does not describe this release's commit, tag, version and contract")
 	}
+}
+
+// sourceIs reports whether the provenance's only dependency is the
+// manifest's commit and tree.
+func sourceIs(deps []ResourceDescriptor, m *Manifest) bool {
+	return len(deps) == 1 && deps[0].Digest["gitCommit"] == m.Commit && deps[0].Digest["gitTree"] == m.Tree
 }
 
 // rebuild builds the manifest's commit again and compares every file.

@@ -116,6 +116,12 @@ func TestVerifyCatchesTampering(t *testing.T) {
 			os.WriteFile(p, []byte(strings.Replace(string(b), arch.SHA256, strings.Repeat("0", 64), 1)), 0o644)
 			resign(t, d, true)
 		}, false, prov.Name + ": subjects"},
+		{"manifest claims another commit, sums redone", func(d string) {
+			p := filepath.Join(d, ManifestName)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.Replace(string(b), m.Commit, strings.Repeat("1", 40), 1)), 0o644)
+			resign(t, d, false)
+		}, false, sbom.Name + ": the source package does not name commit 1111"},
 		// The notes name only the commit; a rebuild catches a rewritten
 		// history in them.
 		{"notes rewritten, sums and manifest redone", func(d string) {
