@@ -71,6 +71,12 @@ type Validator interface {
 // apiVersion and kind, then Default, then Validate. root names the document in
 // error paths.
 func Decode(data []byte, root string, v Document) error {
+	// A document of another kind would otherwise fail on its first field
+	// this kind lacks ("task.program: unknown field"); naming the kind is
+	// the message that helps.
+	if peek := metaOf(data); peek.Kind != "" && peek.Kind != v.DocumentKind() {
+		return Errorf(join(root, "kind"), "got %q, want %q", peek.Kind, v.DocumentKind())
+	}
 	if err := Unmarshal(data, root, v); err != nil {
 		return err
 	}
@@ -98,10 +104,16 @@ func Decode(data []byte, root string, v Document) error {
 	return nil
 }
 
+// metaOf reads the header leniently; Unmarshal is what checks structure.
 func metaOf(data []byte) TypeMeta {
-	var m TypeMeta
-	_ = json.Unmarshal(data, &m) // structure already checked by Unmarshal
-	return m
+	var m struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	_ = json.Unmarshal(data, &m)
+	s, _ := m.APIVersion.(string)
+	k, _ := m.Kind.(string)
+	return TypeMeta{APIVersion: s, Kind: k}
 }
 
 // Unmarshal decodes data into v strictly: exact field names, no unknown

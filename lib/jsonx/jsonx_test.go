@@ -21,6 +21,7 @@ type doc struct {
 	Limits  *limits           `json:"limits,omitempty"`
 	Set     map[string]string `json:"set,omitempty"`
 	Attrs   map[string]any    `json:"attrs,omitempty"`
+	At      time.Time         `json:"at,omitzero"`
 }
 
 func (*doc) DocumentKind() string { return "Task" }
@@ -65,6 +66,8 @@ func TestDecode(t *testing.T) {
 		{"syntax", `{` + head + `"program":`, "task"},
 		{"duplicate inside any", `{` + head + `"program":"go","attrs":{"a":{"b":1,"b":2}}}`, "task.attrs.a.b: duplicate key"},
 		{"not an object", `[]`, "task: expected object, got array"},
+		{"other kind named before its fields", `{"apiVersion":"art/v1alpha1","kind":"Goal","title":"x"}`, `task.kind: got "Goal", want "Task"`},
+		{"bad time", `{` + head + `"program":"go","at":"yesterday"}`, `task.at: invalid time "yesterday" (want RFC 3339`},
 	}
 	for _, tt := range tests {
 		var d doc

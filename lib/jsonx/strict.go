@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Check walks data against the Go type of v and reports the first structural
@@ -328,6 +329,10 @@ func cleanJSONError(err error) string {
 	var ute *json.UnmarshalTypeError
 	if errors.As(err, &ute) {
 		return fmt.Sprintf("expected %s, got %s", ute.Type.Kind(), ute.Value)
+	}
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("invalid time %q (want RFC 3339, e.g. \"2026-01-02T15:04:05.000000000Z\")", pe.Value)
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if msg == "unexpected EOF" {
