@@ -327,23 +327,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 
 	if contract.Wants(ArtifactNotes) {
 		progress("writing %s", NotesName)
-		commits, err := r.RevList(ctx, commitID, id.PreviousID)
-		if err != nil {
-			return nil, err
-		}
-		nc := make([]NoteCommit, len(commits))
-		err = r.Stream(commits, func(i int, typ string, size int64, rd io.Reader) error {
-			b, err := io.ReadAll(rd)
-			if err != nil {
-				return err
-			}
-			c, err := parseCommit(commits[i], b)
-			if err != nil {
-				return err
-			}
-			nc[i] = NoteCommit{ID: c.ID, Message: c.Message}
-			return nil
-		})
+		nc, err := noteCommits(ctx, r, commitID, id.PreviousID)
 		if err != nil {
 			return nil, err
 		}

@@ -578,10 +578,10 @@ func (r *Repo) Tags(ctx context.Context, merged string) ([]RefTag, error) {
 	return tags, nil
 }
 
-// RevList lists the non-merge commits reachable from commit and not from
-// exclude (empty: all), in topological order, newest first.
+// RevList lists the commits reachable from commit and not from exclude
+// (empty: all), merges included, in no promised order.
 func (r *Repo) RevList(ctx context.Context, commit, exclude string) ([]string, error) {
-	args := []string{"rev-list", "--topo-order", "--no-merges", commit}
+	args := []string{"rev-list", commit}
 	if exclude != "" {
 		args = append(args, "^"+exclude)
 	}

@@ -1,10 +1,97 @@
 package release
 
 import (
+	"container/heap"
+	"context"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 )
+
+// noteCommits reads the commits reachable from commit and not from
+// previous, and orders them newest first without asking git for an order:
+// a topological order (a commit before its parents) with ties broken by
+// committer time, newest first, then by id. It is a function of the
+// objects alone, so no git version's rev-list ordering can change the
+// notes. Merge commits order the graph but are not listed.
+func noteCommits(ctx context.Context, r *Repo, commit, previous string) ([]NoteCommit, error) {
+	ids, err := r.RevList(ctx, commit, previous)
+	if err != nil {
+		return nil, err
+	}
+	commits := make([]*Commit, len(ids))
+	err = r.Stream(ids, func(i int, typ string, size int64, rd io.Reader) error {
+		b, err := io.ReadAll(rd)
+		if err != nil {
+			return err
+		}
+		commits[i], err = parseCommit(ids[i], b)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return orderCommits(commits), nil
+}
+
+// orderCommits is Kahn's algorithm from the tips down: a commit is ready
+// once every child of it in the set has been emitted.
+func orderCommits(commits []*Commit) []NoteCommit {
+	byID := make(map[string]*Commit, len(commits))
+	for _, c := range commits {
+		byID[c.ID] = c
+	}
+	children := make(map[string]int, len(commits))
+	for _, c := range commits {
+		for _, p := range c.Parents {
+			if _, ok := byID[p]; ok {
+				children[p]++
+			}
+		}
+	}
+	ready := &commitHeap{}
+	for _, c := range commits {
+		if children[c.ID] == 0 {
+			heap.Push(ready, c)
+		}
+	}
+	out := make([]NoteCommit, 0, len(commits))
+	for ready.Len() > 0 {
+		c := heap.Pop(ready).(*Commit)
+		if len(c.Parents) <= 1 {
+			out = append(out, NoteCommit{ID: c.ID, Message: c.Message})
+		}
+		for _, p := range c.Parents {
+			if _, ok := byID[p]; !ok {
+				continue
+			}
+			if children[p]--; children[p] == 0 {
+				heap.Push(ready, byID[p])
+			}
+		}
+	}
+	return out
+}
+
+// commitHeap pops the newest commit (committer time), then the lowest id.
+type commitHeap []*Commit
+
+func (h commitHeap) Len() int { return len(h) }
+func (h commitHeap) Less(i, j int) bool {
+	if h[i].CommitterTime != h[j].CommitterTime {
+		return h[i].CommitterTime > h[j].CommitterTime
+	}
+	return h[i].ID < h[j].ID
+}
+func (h commitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *commitHeap) Push(x any)   { *h = append(*h, x.(*Commit)) }
+func (h *commitHeap) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
+}
 
 // NoteCommit is one commit as the notes see it.
 type NoteCommit struct {
@@ -69,7 +156,7 @@ var noteSections = []struct {
 type notesInput struct {
 	Contract *Contract
 	ID       *Identity
-	Commits  []NoteCommit // newest first, topological order
+	Commits  []NoteCommit // newest first (orderCommits)
 }
 
 // buildNotes writes the canonical release notes: a header naming the exact

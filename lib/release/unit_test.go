@@ -252,3 +252,46 @@ func TestParseLsTreeAndCommit(t *testing.T) {
 		t.Errorf("parseCommit = %+v, %v", c, err)
 	}
 }
+
+func TestOrderCommits(t *testing.T) {
+	c := func(id string, time int64, parents ...string) *Commit {
+		return &Commit{ID: id, CommitterTime: time, Parents: parents, Message: id}
+	}
+	ids := func(ns []NoteCommit) string {
+		var s []string
+		for _, n := range ns {
+			s = append(s, n.ID)
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		name    string
+		commits []*Commit
+		want    string
+	}{
+		{"merge: branches by time, merge not listed",
+			[]*Commit{c("a", 1, "x"), c("b", 2, "a"), c("c", 3, "a"), c("d", 5, "b", "c"), c("e", 6, "d")},
+			"e c b a"},
+		{"a child before its parent even when older (rebased)",
+			[]*Commit{c("p", 50), c("q", 10, "p")},
+			"q p"},
+		{"equal times: lower id first",
+			[]*Commit{c("r", 1), c("m2", 9, "r"), c("m1", 9, "r"), c("top", 10, "m1", "m2")},
+			"m1 m2 r"},
+	} {
+		// Input order must not matter.
+		for _, in := range [][]*Commit{tc.commits, reversed(tc.commits)} {
+			if got := ids(orderCommits(in)); got != tc.want {
+				t.Errorf("%s: orderCommits = %q; want %q", tc.name, got, tc.want)
+			}
+		}
+	}
+}
+
+func reversed(cs []*Commit) []*Commit {
+	out := make([]*Commit, len(cs))
+	for i, c := range cs {
+		out[len(cs)-1-i] = c
+	}
+	return out
+}
