@@ -46,8 +46,8 @@ func (r *runner) act(ctx context.Context, d *provider.Decision) *outcome {
 		return r.runVerify(ctx, next)
 	case provider.ActionFinish:
 		return &outcome{kind: EventRejected, refusal: RefusalDebt, state: next, text: fmt.Sprintf(
-			"finish rejected: verification debt is open (%d edit(s), not covered by a passing verify). Run verify (%s) and finish after it passes.",
-			next.Edits, words.Quote(r.cfg.Verify))}
+			"finish rejected: verification debt is open: an edit is not covered by a passing verify. Run verify (%s) and finish after it passes.",
+			words.Quote(r.cfg.Verify))}
 	}
 	// DecodeDecision admits only the five actions.
 	panic("agent: unknown action " + string(d.Action))
@@ -82,7 +82,10 @@ func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome 
 		out.state.Verified = false
 		out.state.Debt = next.Debt || next.Edits > 0
 	}
-	verdict := "verification passed: debt cleared."
+	verdict := "verification passed."
+	if next.Debt {
+		verdict = "verification passed: debt cleared."
+	}
 	if !passed {
 		verdict = "verification failed: debt remains open."
 		if out.state.Edits == 0 {

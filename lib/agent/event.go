@@ -111,11 +111,15 @@ func ptr[T any](v T) *T { return &v }
 // broken stdout does not stop the run (its transcript and edits matter
 // more), but the run then reports the failure.
 type emitter struct {
-	w   io.Writer
-	err error
+	w       io.Writer
+	observe func(*Event)
+	err     error
 }
 
 func (e *emitter) emit(ev *Event) {
+	if e.observe != nil {
+		e.observe(ev)
+	}
 	if e.w == nil || e.err != nil {
 		return
 	}

@@ -31,6 +31,9 @@ type Options struct {
 	// Resume continues the run recorded in Records (read from the same
 	// file Transcript appends to).
 	Resume *Resume
+	// Observe, if set, is called with every event (after it is written to
+	// Events), for event sinks such as lib/obs.
+	Observe func(*Event)
 }
 
 // Resume is a transcript's records and the torn bytes dropped from its end.
@@ -88,7 +91,7 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 	}
 	r := &runner{
 		cfg: cfg, p: p, ed: ed, tools: tools, verify: vp, verifyProg: vprog,
-		tr: opt.Transcript, ev: emitter{w: opt.Events}, progress: opt.Progress,
+		tr: opt.Transcript, ev: emitter{w: opt.Events, observe: opt.Observe}, progress: opt.Progress,
 	}
 	info := &transcript.Run{Task: cfg.Task, Workspace: ed.Root(), Allow: slices.Clone(cfg.Allow), Verify: slices.Clone(cfg.Verify), Provider: cfg.Provider}
 	if info.Allow == nil {
