@@ -101,9 +101,6 @@ func gitEnv() []string {
 	return append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat")
 }
 
-// Dir is the repository directory the Repo was opened on.
-func (r *Repo) Dir() string { return r.dir }
-
 // Close stops the cat-file process.
 func (r *Repo) Close() error {
 	r.mu.Lock()
@@ -454,18 +451,6 @@ func (r *Repo) readRev(ctx context.Context, rev string) (*Commit, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// ReadCommit reads and parses a commit object.
-func (r *Repo) ReadCommit(id string) (*Commit, error) {
-	obj, err := r.ReadObject(id)
-	if err != nil {
-		return nil, err
-	}
-	if obj.Type != typeCommit {
-		return nil, fmt.Errorf("object %s: is a %s, not a commit", id, obj.Type)
-	}
-	return parseCommit(id, obj.Data)
 }
 
 func parseCommit(id string, data []byte) (*Commit, error) {

@@ -2,11 +2,14 @@ package release
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
 )
 
 func resolveForTest(r *testRepo, ref string) (*Identity, error) {
@@ -294,4 +297,88 @@ func reversed(cs []*Commit) []*Commit {
 		out[len(cs)-1-i] = c
 	}
 	return out
+}
+
+func TestManifestValidate(t *testing.T) {
+	a := strings.Repeat("a", 64)
+	good := func() *Manifest {
+		return &Manifest{
+			TypeMeta: jsonx.Meta(KindManifest), Name: "x", Version: "1.0.0",
+			Commit: a[:40], Tree: a[:40], CommitTime: "2026-01-02T15:04:05Z",
+			Contract: ContractRef{APIVersion: jsonx.APIVersion, SHA256: a},
+			Artifacts: []Artifact{{Name: "x-1.0.0.tar.gz", Kind: ArtifactArchive, Size: 1, SHA256: a, TarSize: 2, TarSHA256: a}},
+		}
+	}
+	if err := good().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		field  string
+		damage func(m *Manifest)
+	}{
+		{"manifest.name", func(m *Manifest) { m.Name = "X Y" }},
+		{"manifest.version", func(m *Manifest) { m.Version = "v1.0.0" }},
+		{"manifest.commit", func(m *Manifest) { m.Commit = "abc" }},
+		{"manifest.tree", func(m *Manifest) { m.Tree = strings.Repeat("A", 40) }},
+		{"manifest.commit_time", func(m *Manifest) { m.CommitTime = "2026-01-02T15:04:05+01:00" }},
+		{"manifest.contract.sha256", func(m *Manifest) { m.Contract.SHA256 = "" }},
+		{"manifest.artifacts", func(m *Manifest) { m.Artifacts = nil }},
+		{"manifest.artifacts[1].name", func(m *Manifest) { m.Artifacts = append(m.Artifacts, m.Artifacts[0]) }},
+		{"manifest.artifacts[0].name", func(m *Manifest) { m.Artifacts[0].Name = "../x" }},
+		{"manifest.artifacts[0].name", func(m *Manifest) { m.Artifacts[0].Name = SumsName }},
+		{"manifest.artifacts[0].kind", func(m *Manifest) { m.Artifacts[0].Kind = "binary" }},
+		{"manifest.artifacts[0].size", func(m *Manifest) { m.Artifacts[0].Size = -1 }},
+		{"manifest.artifacts[0].sha256", func(m *Manifest) { m.Artifacts[0].SHA256 = a[:63] }},
+		{"manifest.artifacts[0].tar_sha256", func(m *Manifest) { m.Artifacts[0].TarSHA256 = "" }},
+		{"manifest.artifacts[0].tar_sha256", func(m *Manifest) { m.Artifacts[0].TarSHA256 = "zz" }},
+		{"manifest.artifacts[0].tar_sha256", func(m *Manifest) { m.Artifacts[0].Kind = ArtifactNotes }},
+	} {
+		m := good()
+		tc.damage(m)
+		err := m.Validate()
+		if err == nil || !strings.HasPrefix(err.Error(), tc.field+":") || exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%s: Validate = %v; want an error on %s", tc.field, err, tc.field)
+		}
+	}
+}
+
+func TestStreamErrors(t *testing.T) {
+	r := newTestRepo(t)
+	c := r.commit("one")
+	repo, err := OpenRepo(context.Background(), r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo.Close()
+	if err := repo.Stream([]string{"HEAD"}, nil); err == nil {
+		t.Error("Stream accepted a revision expression where an object id is required")
+	}
+	obj, err := repo.ReadObject(c)
+	if err != nil || obj.Type != typeCommit {
+		t.Fatalf("ReadObject = %v, %v", obj.Type, err)
+	}
+	// A callback error abandons the stream: the reader is dead, every
+	// later read fails rather than returning another request's bytes.
+	boom := errors.New("boom")
+	err = repo.Stream([]string{c, c, c}, func(i int, _ string, _ int64, _ io.Reader) error {
+		if i == 1 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Stream = %v, want the callback's error", err)
+	}
+	if _, err := repo.ReadObject(c); err == nil || !strings.Contains(err.Error(), "abandoned") {
+		t.Errorf("read after an abandoned stream = %v, want refused", err)
+	}
+	// A missing object is not found.
+	repo2, err := OpenRepo(context.Background(), r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer repo2.Close()
+	if _, err := repo2.ReadObject(strings.Repeat("0", 40)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing object: %v", err)
+	}
 }
