@@ -305,7 +305,7 @@ func TestManifestValidate(t *testing.T) {
 		return &Manifest{
 			TypeMeta: jsonx.Meta(KindManifest), Name: "x", Version: "1.0.0",
 			Commit: a[:40], Tree: a[:40], CommitTime: "2026-01-02T15:04:05Z",
-			Contract: ContractRef{APIVersion: jsonx.APIVersion, SHA256: a},
+			Contract:  ContractRef{APIVersion: jsonx.APIVersion, SHA256: a},
 			Artifacts: []Artifact{{Name: "x-1.0.0.tar.gz", Kind: ArtifactArchive, Size: 1, SHA256: a, TarSize: 2, TarSHA256: a}},
 		}
 	}
