@@ -47,10 +47,18 @@ Example:
 
 // Run builds.
 func (c *BuildCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	em := events(std, g)
+	defer em.Close()
 	m, err := release.Build(ctx, release.BuildOptions{
 		Repo: c.Repo, Ref: c.Ref, ContractFile: c.Contract, Out: c.Out,
 		Force: c.Force, Provenance: c.Provenance, Progress: progress(std),
 	})
+	attrs := map[string]any{"ref": c.Ref, "out": c.Out}
+	if m != nil {
+		attrs["name"], attrs["version"], attrs["commit"], attrs["tag"] = m.Name, m.Version, m.Commit, m.Tag
+		attrs["artifacts"] = artifactAttrs(m.Artifacts)
+	}
+	emit(ctx, em, "build", "release.built", attrs, err)
 	if err != nil {
 		return err
 	}

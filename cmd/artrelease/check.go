@@ -32,7 +32,13 @@ Example:
 
 // Run checks.
 func (c *CheckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	em := events(std, g)
+	defer em.Close()
 	rep, err := release.Check(ctx, release.CheckOptions{Repo: c.Repo, Ref: c.Ref, ContractFile: c.Contract, Progress: progress(std)})
+	emit(ctx, em, "check", "release.checked", map[string]any{
+		"ref": c.Ref, "name": rep.Name, "version": rep.Version, "commit": rep.Commit,
+		"reproducible": rep.Reproducible, "differ": len(rep.Differ),
+	}, err)
 	if err != nil && rep.Commit == "" {
 		return err
 	}

@@ -33,7 +33,15 @@ Example:
 
 // Run verifies.
 func (c *VerifyCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	em := events(std, g)
+	defer em.Close()
 	rep, err := release.Verify(ctx, release.VerifyOptions{Dir: c.Dir, Repo: c.Repo})
+	attrs := map[string]any{"dir": c.Dir}
+	if rep != nil {
+		attrs["name"], attrs["version"], attrs["commit"] = rep.Name, rep.Version, rep.Commit
+		attrs["problems"], attrs["rebuilt"] = len(rep.Problems), rep.Rebuilt
+	}
+	emit(ctx, em, "verify", "release.verified", attrs, err)
 	if rep != nil && (rep.Name != "" || len(rep.Problems) > 0) {
 		if g.JSON(std) {
 			if werr := writeJSON(std, rep); werr != nil {

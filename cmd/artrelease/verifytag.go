@@ -30,7 +30,14 @@ Example:
 
 // Run verifies the tag.
 func (c *VerifyTagCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	em := events(std, g)
+	defer em.Close()
 	rep, err := release.VerifyTag(ctx, release.VerifyTagOptions{Repo: c.Repo, Tag: c.Tag, MainRef: c.Main})
+	attrs := map[string]any{"tag": c.Tag}
+	if rep != nil {
+		attrs["commit"], attrs["main_ref"], attrs["main"] = rep.Commit, rep.MainRef, rep.Main
+	}
+	emit(ctx, em, "verify-tag", "release.tag_verified", attrs, err)
 	if err != nil {
 		return err
 	}
