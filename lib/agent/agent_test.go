@@ -65,6 +65,7 @@ func runLoop(t *testing.T, ctx context.Context, cfg agent.Config, p provider.Pro
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
+		validateEvent(t, sc.Bytes())
 		var e agent.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("event %s: %v", sc.Text(), err)

@@ -93,7 +93,7 @@ func TestResumeInterruptedEditReopensDebt(t *testing.T) {
 	// and nothing after it was written.
 	intent := transcript.New(transcript.TypeIntent)
 	intent.Step, intent.Reply = 2, &fixScript[1]
-	intent.RequestHash = "sha256:recorded-before-the-crash"
+	intent.RequestHash = "sha256:" + strings.Repeat("ab", 32) // as recorded before the crash
 	intent.Decision = json.RawMessage(fixScript[1])
 	if err := opt.Transcript.Append(intent); err != nil {
 		t.Fatal(err)
@@ -121,6 +121,7 @@ func TestResumeInterruptedEditReopensDebt(t *testing.T) {
 	if first.Step != 3 || !first.Debt || first.History[1].Observation != agent.InterruptedNote {
 		t.Fatalf("first resumed request: step %d debt %v history %+v", first.Step, first.Debt, first.History)
 	}
+	validateTranscript(t, tp)
 	recs, err := transcript.Read(tp)
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +173,7 @@ func TestCassette(t *testing.T) {
 	if first.res.Status != agent.StatusFinished {
 		t.Fatalf("recording %+v", first.res)
 	}
+	validateTranscript(t, tp)
 
 	replay := func(cfg agent.Config) *run {
 		c, err := mock.Cassette(tp)

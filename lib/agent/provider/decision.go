@@ -208,7 +208,7 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 const DecisionSchema = `{"type":"object","anyOf":[` +
 	`{"type":"object","properties":{"action":{"const":"run_tool"},"program":{"type":"string","minLength":1},"args":{"type":"array","items":{"type":"string"}},"reason":{"type":"string"}},"required":["action","program"],"additionalProperties":false},` +
 	`{"type":"object","properties":{"action":{"const":"read_file"},"path":{"type":"string"},"reason":{"type":"string"}},"required":["action","path"],"additionalProperties":false},` +
-	`{"type":"object","properties":{"action":{"const":"replace_text"},"path":{"type":"string"},"old":{"type":"string","minLength":1},"new":{"type":"string"},"reason":{"type":"string"}},"required":["action","path","old","new"],"additionalProperties":false},` +
+	`{"type":"object","properties":{"action":{"const":"replace_text"},"path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"},"reason":{"type":"string"}},"required":["action","path","old","new"],"additionalProperties":false},` +
 	`{"type":"object","properties":{"action":{"const":"verify"},"reason":{"type":"string"}},"required":["action"],"additionalProperties":false},` +
 	`{"type":"object","properties":{"action":{"const":"finish"},"summary":{"type":"string"},"reason":{"type":"string"}},"required":["action","summary"],"additionalProperties":false}` +
 	`]}`
