@@ -28,9 +28,12 @@ type isoPlan struct {
 }
 
 // needsShim reports whether anything must be applied in the child between
-// fork and execve, which Go can only do by re-executing itself.
+// fork and execve that the runner cannot apply to the forking thread
+// instead, which Go can only do by re-executing itself: rlimits, which are
+// per process. Landlock and no_new_privs are per thread, so the runner
+// applies them to the thread that forks the child (see startProcess).
 func (ip *isoPlan) needsShim() bool {
-	return ip.supervise || ip.landlock > 0 || ip.nnp || len(ip.rlimits) > 0
+	return ip.supervise || len(ip.rlimits) > 0
 }
 
 // rlimitSpec is one resource limit, applied as both soft and hard limit so

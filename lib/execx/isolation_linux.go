@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 var (
@@ -212,4 +214,31 @@ func (pl *plan) landlockRW() []string {
 		}
 	}
 	return rw
+}
+
+// threadRestrictions is what the runner applies to the thread that forks a
+// task's direct child, when no shim does it (shim: the shim applies
+// everything itself).
+func threadRestrictions(pl *plan, shim bool) func() error {
+	if shim {
+		return nil
+	}
+	switch {
+	case pl.iso.landlock > 0:
+		abi, rw := pl.iso.landlock, pl.landlockRW()
+		return func() error {
+			if err := applyLandlock(abi, rw); err != nil {
+				return exitcode.Errorf(exitcode.Internal, "isolation: %w", err)
+			}
+			return nil
+		}
+	case pl.iso.nnp:
+		return func() error {
+			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+				return exitcode.Errorf(exitcode.Internal, "no_new_privs: %w", err)
+			}
+			return nil
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -153,6 +154,30 @@ func TestLandlock(t *testing.T) {
 				t.Errorf("enforced = %v; want %v", res.Isolation.Enforced, want)
 			}
 		})
+	}
+}
+
+// Landlock is applied to the thread that forks the task, which is then
+// destroyed: the runner itself stays unrestricted, on every thread.
+func TestLandlockLeavesRunnerUnrestricted(t *testing.T) {
+	needLandlock(t)
+	p := policyFor(t, IsolationLandlock, "true")
+	for range 5 {
+		mustRun(t, p, NewTask("true"), Options{})
+	}
+	dir := t.TempDir()
+	errs := make(chan error, 50)
+	for i := range 50 {
+		go func() {
+			runtime.LockOSThread() // spread over threads, some possibly reused
+			defer runtime.UnlockOSThread()
+			errs <- os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), []byte("x"), 0o644)
+		}()
+	}
+	for range 50 {
+		if err := <-errs; err != nil {
+			t.Fatalf("the runner lost write access outside the workspace: %v", err)
+		}
 	}
 }
 

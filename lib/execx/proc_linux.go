@@ -180,7 +180,7 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 		attr.Sys.GidMappingsEnableSetgroups = false
 	}
 	argv := []string{shimArg0, "supervise"}
-	pid, waited, err := startProcess(selfExe(), argv, attr)
+	pid, waited, err := startProcess(selfExe(), argv, attr, nil)
 	if err != nil && pl.iso.namespaces {
 		if !pl.iso.bestEffort {
 			return nil, unavailable("strict", fmt.Errorf("cannot create user, PID and network namespaces: %w", err))
@@ -188,10 +188,10 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 		pl.iso.namespaces = false
 		pl.iso.recompute(pl)
 		attr.Sys.Cloneflags, attr.Sys.UidMappings, attr.Sys.GidMappings = 0, nil, nil
-		pid, waited, err = startProcess(selfExe(), argv, attr)
+		pid, waited, err = startProcess(selfExe(), argv, attr, nil)
 	}
 	if err != nil {
-		return nil, startError(selfExe(), err)
+		return nil, err
 	}
 	sh.closeChildEnds()
 	sp := &superProc{pid: pid, waited: waited, shimDone: make(chan struct{}),

@@ -44,7 +44,14 @@ func start(pl *plan, stdin, out *os.File) (proc, error) {
 // the child's whole life: Pdeathsig fires when the thread that forked the
 // child exits, so that thread must not go back to the pool where a locked
 // goroutine could end it. The same goroutine waits for the child.
-func startProcess(path string, argv []string, attr *os.ProcAttr) (pid int, waited <-chan exitInfo, err error) {
+//
+// restrict, if non-nil, runs on that thread just before the fork and may
+// change the thread for good (Landlock, no_new_privs): the child inherits
+// the thread's credentials. Such a thread is never unlocked: when the
+// goroutine ends, the runtime destroys the thread rather than reuse it,
+// and while it is locked the runtime clones new threads from its template
+// thread, never from this one.
+func startProcess(path string, argv []string, attr *os.ProcAttr, restrict func() error) (pid int, waited <-chan exitInfo, err error) {
 	type started struct {
 		pid int
 		err error
@@ -53,12 +60,17 @@ func startProcess(path string, argv []string, attr *os.ProcAttr) (pid int, waite
 	wc := make(chan exitInfo, 1)
 	go func() {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		if restrict == nil {
+			defer runtime.UnlockOSThread()
+		} else if err := restrict(); err != nil {
+			sc <- started{err: err}
+			return
+		}
 		procMu.Lock()
 		p, err := os.StartProcess(path, argv, attr)
 		if err != nil {
 			procMu.Unlock()
-			sc <- started{err: err}
+			sc <- started{err: startError(path, err)}
 			return
 		}
 		live[p.Pid] = true
@@ -99,9 +111,9 @@ func startError(path string, err error) error {
 // itself, or the exec shim that became the program. The runner is the
 // task's subreaper.
 type localProc struct {
-	pid        int
-	since      uint64 // clock ticks since boot just before the direct child started
-	waited     <-chan exitInfo
+	pid    int
+	since  uint64 // clock ticks since boot just before the direct child started
+	waited <-chan exitInfo
 }
 
 func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
@@ -127,9 +139,9 @@ func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
 		attr.Env = shimEnv
 		path, argv = selfExe(), []string{shimArg0, "exec"}
 	}
-	pid, waited, err := startProcess(path, argv, attr)
+	pid, waited, err := startProcess(path, argv, attr, threadRestrictions(pl, sh != nil))
 	if err != nil {
-		return nil, startError(path, err)
+		return nil, err
 	}
 	lp := &localProc{pid: pid, waited: waited, since: since}
 	if sh != nil {
