@@ -25,7 +25,10 @@ vet:
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 
+# checkpin refuses a drifted pin and a Go toolchain the pinned staticcheck
+# cannot read, and prints both versions.
 lint:
+	$(GO) run ./internal/tools/checkpin
 	$(STATICCHECK) ./...
 
 # GORACE: a -race binary otherwise sleeps 1 s at every exit, and the CLI
@@ -41,6 +44,11 @@ fuzz:
 
 bench: build
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/bench.sh
+
+release: build
+	$(BIN)/artrelease build --ref HEAD --out dist --force
+	$(BIN)/artrelease verify dist
+	cd dist && sha256sum -c --quiet SHA256SUMS
 
 clean:
 	rm -rf $(BIN)
