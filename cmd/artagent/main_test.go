@@ -4,6 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,8 +57,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"events":  events,
-			"waitfor": waitFor,
+			"events":     events,
+			"waitfor":    waitFor,
+			"fakeopenai": fakeOpenAI,
 		},
 		// ARTAGENT_UPDATE_SCRIPTS=1 rewrites the want files of failing
 		// `cmp` commands in the scripts; review the diff before committing.
@@ -114,4 +120,60 @@ func waitFor(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	b, _ := os.ReadFile(path)
 	ts.Fatalf("%s did not match %q within a minute; it holds:\n%s", args[0], args[1], b)
+}
+
+// fakeopenai [-stream] REPLIES starts a loopback server speaking the
+// OpenAI chat completions wire format for the rest of the script and sets
+// $OPENAI_BASE_URL. Request N is answered with line N of REPLIES as the
+// assistant's content, with usage; a request without the bearer token in
+// $ART_TEST_KEY gets 401. Each request body is appended to requests.jsonl.
+func fakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
+	stream := len(args) == 2 && args[0] == "-stream"
+	if stream {
+		args = args[1:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: fakeopenai [-stream] REPLIES")
+	}
+	replies := strings.Split(strings.TrimSuffix(ts.ReadFile(args[0]), "\n"), "\n")
+	key := ts.Getenv("ART_TEST_KEY")
+	log := ts.MkAbs("requests.jsonl")
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		i := n
+		n++
+		if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Write(append(body, '\n'))
+			f.Close()
+		}
+		mu.Unlock()
+		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer "+key {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":{"message":"bad key or path","type":"invalid_request_error"}}`)
+			return
+		}
+		if i >= len(replies) {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":{"message":"no more replies"}}`)
+			return
+		}
+		content, _ := json.Marshal(replies[i])
+		if stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			half := len(replies[i]) / 2
+			for _, part := range []string{replies[i][:half], replies[i][half:]} {
+				c, _ := json.Marshal(part)
+				fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", c)
+			}
+			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":10,\"total_tokens\":110}}\n\ndata: [DONE]\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110}}`, content)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
 }
