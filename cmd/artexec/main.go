@@ -31,5 +31,8 @@ func main() {
 }
 
 func run() int {
+	if code, ok := fastRun(os.Args[1:]); ok {
+		return code
+	}
 	return cli.Main("artexec", "Run a program under a policy: allowlist, workspace confinement, timeout, bounded output, isolation.", &CLI{})
 }

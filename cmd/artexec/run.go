@@ -19,7 +19,7 @@ import (
 type RunCmd struct {
 	// Policy: the operator's side.
 	Policy              string        `name:"policy" placeholder:"FILE" env:"ART_POLICY" group:"Policy" help:"Policy document. Without it the policy is built from the flags below; with it those flags may only narrow it."`
-	Allow               []string      `name:"allow" placeholder:"NAME" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
+	Allow               []string      `name:"allow" placeholder:"NAME" sep:"none" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
 	Workspace           string        `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root the task cannot leave (default: the current directory; with --policy: a directory beneath the policy's)."`
 	Isolation           string        `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend (with --policy: only a stronger one)."`
 	IsolationBestEffort bool          `name:"isolation-best-effort" group:"Policy" help:"Run with whatever isolation this machine can enforce instead of refusing (exit 125); the Result lists what was enforced."`
@@ -33,9 +33,9 @@ type RunCmd struct {
 	KillAfter   time.Duration `name:"kill-after" placeholder:"D" group:"Task" help:"SIGKILL this long after SIGTERM (default 5s)."`
 	Grace       time.Duration `name:"grace" placeholder:"D" group:"Task" help:"After the program exits, wait at most this long for its output pipe to close (default 2s)."`
 	OutputBytes int64         `name:"output-bytes" placeholder:"N" group:"Task" help:"Keep at most N bytes of output, head and tail (default 1 MiB); the rest is counted."`
-	Context     []string      `name:"context" placeholder:"FILE" group:"Task" help:"File beneath the workspace fed to stdin, in order (repeatable). Without any, stdin is /dev/null."`
-	Env         []string      `name:"env" placeholder:"NAME" group:"Task" help:"Pass this variable from the environment too (repeatable)."`
-	Set         []string      `name:"set" placeholder:"K=V" group:"Task" help:"Set a variable in the child's environment (repeatable)."`
+	Context     []string      `name:"context" placeholder:"FILE" sep:"none" group:"Task" help:"File beneath the workspace fed to stdin, in order (repeatable). Without any, stdin is /dev/null."`
+	Env         []string      `name:"env" placeholder:"NAME" sep:"none" group:"Task" help:"Pass this variable from the environment too (repeatable; no comma lists)."`
+	Set         []string      `name:"set" placeholder:"K=V" sep:"none" group:"Task" help:"Set a variable in the child's environment (repeatable)."`
 	CPUSeconds  int64         `name:"cpu-seconds" placeholder:"N" group:"Task" help:"RLIMIT_CPU."`
 	MemoryBytes int64         `name:"memory-bytes" placeholder:"N" group:"Task" help:"RLIMIT_AS (address space, not resident memory)."`
 	Processes   int64         `name:"processes" placeholder:"N" group:"Task" help:"RLIMIT_NPROC (counts every process of the user; not applied to root)."`
@@ -72,23 +72,41 @@ Example:
 
 // Run builds the policy and task, runs it and prints the Result.
 func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	t, p, err := c.build(std)
+	if err != nil {
+		return err
+	}
+	return c.execute(ctx, std, g, t, p)
+}
+
+// build does everything that comes before a process can start: reading
+// and checking the documents and flags. Nothing in it has side effects
+// beyond reading files (and stdin for --manifest -).
+func (c *RunCmd) build(std cli.IO) (*execx.Task, *execx.Policy, error) {
 	if len(c.Command) > 0 && c.Command[0] == "--" { // kong keeps the separator
 		c.Command = c.Command[1:]
 	}
 	if c.Manifest != "" && len(c.Command) > 0 {
-		return exitcode.Errorf(exitcode.Usage, "give either --manifest or -- PROGRAM ARGS, not both")
+		return nil, nil, exitcode.Errorf(exitcode.Usage, "give either --manifest or -- PROGRAM ARGS, not both")
 	}
 	if c.Manifest == "" && len(c.Command) == 0 {
-		return exitcode.Errorf(exitcode.Usage, "nothing to run: give -- PROGRAM ARGS or --manifest FILE")
+		return nil, nil, exitcode.Errorf(exitcode.Usage, "nothing to run: give -- PROGRAM ARGS or --manifest FILE")
 	}
 	t, err := c.task(std)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	p, err := c.policy(t)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	return t, p, nil
+}
+
+// execute runs the task and prints its Result. An error from execx.Run
+// means nothing started; once something did, the Result is printed and
+// the exit code is the Result's.
+func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *execx.Task, p *execx.Policy) error {
 	opt := execx.Options{}
 	if c.Stream {
 		opt.Stream = std.Err
@@ -98,7 +116,7 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		return err
 	}
 	if err := printResult(std, g, res); err != nil {
-		return err
+		return printError{err}
 	}
 	if code := res.CLICode(); code != 0 {
 		return exitcode.Quiet(code)
