@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/art-runtime/art/lib/agent/provider"
@@ -88,6 +89,11 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 	}
 	if err := lookPath(vp, vprog); err != nil {
 		return nil, err
+	}
+	if opt.Transcript != nil {
+		if err := CheckTranscriptPath(ed.Root(), opt.Transcript.Path()); err != nil {
+			return nil, err
+		}
 	}
 	r := &runner{
 		cfg: cfg, p: p, ed: ed, tools: tools, verify: vp, verifyProg: vprog,
@@ -404,4 +410,30 @@ func lookPath(p *execx.Policy, name string) error {
 		}
 	}
 	return exitcode.Errorf(exitcode.ProgramNotFound, "verify: program %q not found in %v", name, p.SearchPath())
+}
+
+// CheckTranscriptPath refuses a transcript inside the workspace: the model
+// could read it, and edit it (through replace_text or an allowed tool) to
+// rewrite the history and the verification debt a resume trusts. Callers
+// check before creating the file; Run checks again.
+func CheckTranscriptPath(workspace, path string) error {
+	root, err := filepath.Abs(workspace)
+	if err != nil {
+		return err
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return fmt.Errorf("transcript %s: %w", path, err)
+	}
+	if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return exitcode.Errorf(exitcode.Usage, "transcript %s: inside the workspace, where the model could edit it; keep it outside", path)
+	}
+	return nil
 }
