@@ -1,0 +1,429 @@
+package natsq
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/queue"
+)
+
+// Message headers the backend sets.
+const (
+	hdrMsgID       = "Nats-Msg-Id"
+	hdrExpectSubj  = "Nats-Expected-Last-Subject-Sequence"
+	hdrBatchID     = "Nats-Batch-Id"
+	hdrBatchSeq    = "Nats-Batch-Sequence"
+	hdrBatchCommit = "Nats-Batch-Commit"
+	hdrTTL         = "Nats-TTL"
+)
+
+// out is one proposal ready to publish: its subject, record and condition.
+type out struct {
+	ev      queue.Event // Seq 0; assigned from the acknowledgement
+	subject string
+	data    []byte // the record, as queue.AppendRecord writes it (seq 0)
+	id      string // Nats-Msg-Id
+	task    string // "" for log-level events
+	expect  uint64
+	checked bool // carries Nats-Expected-Last-Subject-Sequence
+	// follows is the index of an earlier proposal of the same task in the
+	// same call, or -1.
+	follows int
+}
+
+// Append implements queue.Backend. One proposal is one publish; several are
+// one JetStream atomic batch (split into consecutive batches of at most
+// MaxBatch, see appendChunks). It returns once the server has acknowledged
+// the events, which is when they are stored: on disk at once only if the
+// server runs with sync_interval always (docs/artq-nats.md).
+//
+// A publish whose outcome is unknown (no acknowledgement: a timeout, a lost
+// connection) is sent again, byte for byte and with the same message ids and
+// conditions, until AppendTimeout. If the first copy did land, the server
+// answers the second with a failed condition or a duplicate, and the backend
+// then finds its own record right after the expected event and reports
+// success instead of a conflict.
+func (b *Backend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Event, error) {
+	if b.opts.ReadOnly {
+		return nil, queue.ErrReadOnly
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	outs, err := b.prepare(ps)
+	if err != nil {
+		return nil, err
+	}
+	if len(outs) > b.batchLimit() {
+		return b.appendChunks(ctx, outs)
+	}
+	if err := b.publish(ctx, outs); err != nil {
+		return nil, err
+	}
+	return events(outs), nil
+}
+
+func events(outs []*out) []*queue.Event {
+	evs := make([]*queue.Event, len(outs))
+	for i, o := range outs {
+		ev := o.ev
+		evs[i] = &ev
+	}
+	return evs
+}
+
+// prepare encodes the proposals and derives each one's subject, message id
+// and condition.
+func (b *Backend) prepare(ps []queue.Proposal) ([]*out, error) {
+	now := time.Now().UTC()
+	max := int(b.nc.MaxPayload())
+	first := map[string]int{}
+	runs := map[string]int{}
+	outs := make([]*out, len(ps))
+	for i, p := range ps {
+		if p.Event == nil || p.Event.Seq != 0 {
+			return nil, exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i)
+		}
+		o := &out{ev: *p.Event, follows: -1}
+		if o.ev.Time.IsZero() {
+			o.ev.Time = now
+		}
+		switch o.ev.Type {
+		case queue.EventCompacted, queue.EventTruncated:
+			if o.ev.Task != "" {
+				return nil, exitcode.Errorf(exitcode.Internal, "append: a %s event names no task", o.ev.Type)
+			}
+			o.subject = b.logSubj
+			o.id = "log." + string(o.ev.Type) + "." + strconv.FormatUint(o.ev.Through, 10) + "." + strconv.FormatInt(o.ev.Time.UnixNano(), 10)
+		default:
+			// Task ids are subject tokens: queue.ValidName keeps them to
+			// [A-Za-z0-9_-], so no id can contain '.', '*' or '>'.
+			if err := queue.ValidName("task", o.ev.Task); err != nil {
+				return nil, err
+			}
+			o.task = o.ev.Task
+			o.subject = b.taskPre + o.ev.Task
+			if j, ok := first[o.task]; ok {
+				// Follows an earlier proposal of this call: unconditional,
+				// and numbered so its id differs from its predecessor's.
+				runs[o.task]++
+				o.follows = j
+				o.id = outs[j].id + "." + strconv.Itoa(runs[o.task])
+			} else {
+				first[o.task] = i
+				cond := "any"
+				if !p.Any {
+					o.checked, o.expect = true, p.Expect
+					cond = strconv.FormatUint(p.Expect, 10)
+				}
+				// Task, attempt and type say what the event is; the expected
+				// sequence tells a second start of the same attempt after a
+				// requeue from a retried publish of the first.
+				o.id = o.task + "." + strconv.Itoa(o.ev.Attempt) + "." + string(o.ev.Type) + "." + cond
+			}
+		}
+		o.data = queue.AppendRecord(nil, &o.ev)
+		if size := len(o.data) + len(o.subject) + 200; size > max {
+			return nil, exitcode.Errorf(exitcode.Usage, "task %s: a %s event of %d bytes is larger than the NATS server's max_payload (%d bytes): raise max_payload on the server or send a smaller manifest", o.ev.Task, o.ev.Type, len(o.data), max)
+		}
+		outs[i] = o
+	}
+	return outs, nil
+}
+
+// appendChunks appends more proposals than one atomic batch may hold, as
+// consecutive atomic batches. Conditions are checked up front, so a stale
+// request appends nothing; a race lost between that check and a later batch
+// (or a failure of the server in between) leaves the earlier batches
+// appended, and the error says how many events were. Every batch is a legal
+// sequence of events on its own: a task's later proposals in a later batch
+// are conditioned on its event in the earlier one.
+func (b *Backend) appendChunks(ctx context.Context, outs []*out) ([]*queue.Event, error) {
+	for _, o := range outs {
+		if !o.checked {
+			continue
+		}
+		have, err := b.lastSeq(ctx, o.subject)
+		if err != nil {
+			return nil, b.appendErr(err, false)
+		}
+		if have != o.expect {
+			return nil, &queue.StaleError{Task: o.task, Expect: o.expect, Have: have}
+		}
+	}
+	done := 0
+	for done < len(outs) {
+		n := min(b.batchLimit(), len(outs)-done)
+		chunk := outs[done : done+n]
+		for _, o := range chunk {
+			if o.follows >= 0 && o.follows < done && !sameTaskEarlier(chunk, o) {
+				// The task's latest event is in an earlier batch: expect it.
+				o.checked, o.expect = true, latestBefore(outs, o, done)
+			}
+		}
+		if err := b.publish(ctx, chunk); err != nil {
+			if done == 0 {
+				return nil, err
+			}
+			return nil, fmt.Errorf("append: %d of %d events were appended before this failed (a batch larger than the server's atomic limit of %d is appended in parts): %w", done, len(outs), b.batchLimit(), err)
+		}
+		done += n
+	}
+	return events(outs), nil
+}
+
+// sameTaskEarlier reports whether o's task appears before o in chunk.
+func sameTaskEarlier(chunk []*out, o *out) bool {
+	for _, c := range chunk {
+		if c == o {
+			return false
+		}
+		if c.task == o.task {
+			return true
+		}
+	}
+	return false
+}
+
+// latestBefore is the sequence of the last event of o's task among
+// outs[:done] (all appended).
+func latestBefore(outs []*out, o *out, done int) uint64 {
+	var seq uint64
+	for _, p := range outs[:done] {
+		if p.task == o.task {
+			seq = p.ev.Seq
+		}
+	}
+	return seq
+}
+
+// publish appends outs (one message, or one atomic batch) and assigns their
+// sequences, retrying while the outcome is in doubt.
+func (b *Backend) publish(ctx context.Context, outs []*out) error {
+	deadline := time.Now().Add(b.opts.AppendTimeout)
+	doubt := false // an earlier attempt may have landed
+	wait := 50 * time.Millisecond
+	var last error
+	for {
+		ack, err := b.send(ctx, outs)
+		if err == nil && ack.Error == nil {
+			if ack.Duplicate {
+				// Only a single publish is answered this way (a batch with a
+				// known id is refused): the id is one the stream saw within
+				// its duplicate window, ours or a twin's.
+				if ok, err := b.landedAt(ctx, outs, ack.Seq); err != nil {
+					return b.appendErr(err, true)
+				} else if ok {
+					return nil
+				}
+				return b.stale(ctx, outs, nil)
+			}
+			n := uint64(len(outs))
+			if len(outs) > 1 && uint64(ack.Count) != n {
+				return exitcode.Errorf(exitcode.Internal, "append to %s: the server committed %d of a batch of %d", b.Location(), ack.Count, n)
+			}
+			for i, o := range outs {
+				o.ev.Seq = ack.Seq - n + 1 + uint64(i)
+			}
+			return nil
+		}
+		if err == nil {
+			e := ack.Error
+			switch {
+			case e.stale() || e.ErrCode == errBatchDuplicate:
+				if doubt || e.ErrCode == errBatchDuplicate {
+					if ok, lerr := b.landed(ctx, outs); lerr != nil {
+						return b.appendErr(lerr, true)
+					} else if ok {
+						return nil
+					}
+				}
+				return b.stale(ctx, outs, e)
+			case e.ErrCode == errMsgTooLarge:
+				return exitcode.Errorf(exitcode.Usage, "append to %s: an event is larger than the stream allows: %w", b.Location(), e)
+			case e.ErrCode == errBatchTooLarge && len(outs) > 1:
+				// The server's max_batch_size is smaller than MaxBatch: learn
+				// it and let the caller split. Nothing was appended.
+				if n, ok := parseBatchLimit(e); ok && n < len(outs) {
+					b.maxBatch.Store(int64(n))
+					_, err := b.appendChunks(ctx, outs)
+					return err
+				}
+				return exitcode.Errorf(exitcode.Internal, "append to %s: %w", b.Location(), e)
+			case e.transient():
+				doubt = doubt || e.ErrCode == errDuplicateInProcess
+				last = e
+			default:
+				return exitcode.Errorf(exitcode.Internal, "append to %s: %w", b.Location(), e)
+			}
+		} else {
+			if !retryable(err) {
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
+				return b.appendErr(err, doubt || !errors.Is(err, nats.ErrConnectionClosed))
+			}
+			// A timeout may mean the message landed and its acknowledgement
+			// was lost; no responders and a disconnected client mean it was
+			// not sent, but checking costs little.
+			doubt = true
+			last = err
+		}
+		if ctx.Err() != nil {
+			return b.appendErr(context.Cause(ctx), doubt)
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return b.appendErr(fmt.Errorf("gave up after %s: %w", b.opts.AppendTimeout, last), doubt)
+		}
+		select {
+		case <-ctx.Done():
+			return b.appendErr(context.Cause(ctx), doubt)
+		case <-b.closed:
+			return b.appendErr(errors.New("backend closed"), doubt)
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// batchLimit is the largest batch to send as one atomic publish.
+func (b *Backend) batchLimit() int { return int(b.maxBatch.Load()) }
+
+func parseBatchLimit(e *apiError) (int, bool) {
+	var n int
+	_, err := fmt.Sscanf(e.Description, "atomic publish batch is too large: %d", &n)
+	return n, err == nil && n > 0
+}
+
+// appendErr is an append that failed for a reason other than its condition.
+func (b *Backend) appendErr(err error, doubt bool) error {
+	if doubt {
+		return exitcode.Errorf(exitcode.Internal, "append to %s: %w (it may or may not have been recorded: the next catch-up shows which, and a retried append is recognised)", b.Location(), err)
+	}
+	return exitcode.Errorf(exitcode.Internal, "append to %s: %w", b.Location(), err)
+}
+
+// send publishes outs once: a plain publish for one, an atomic batch under a
+// fresh batch id for several.
+func (b *Backend) send(ctx context.Context, outs []*out) (*pubAck, error) {
+	rctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	msg := func(o *out) *nats.Msg {
+		m := &nats.Msg{Subject: o.subject, Data: o.data, Header: nats.Header{}}
+		m.Header.Set(hdrMsgID, o.id)
+		if o.checked {
+			m.Header.Set(hdrExpectSubj, strconv.FormatUint(o.expect, 10))
+		}
+		return m
+	}
+	if len(outs) == 1 {
+		r, err := b.nc.RequestMsgWithContext(rctx, msg(outs[0]))
+		if err != nil {
+			return nil, err
+		}
+		return decodePubAck(r)
+	}
+	id := nuid.Next()
+	for i, o := range outs[:len(outs)-1] {
+		m := msg(o)
+		m.Header.Set(hdrBatchID, id)
+		m.Header.Set(hdrBatchSeq, strconv.Itoa(i+1))
+		if err := b.nc.PublishMsg(m); err != nil {
+			return nil, err
+		}
+	}
+	m := msg(outs[len(outs)-1])
+	m.Header.Set(hdrBatchID, id)
+	m.Header.Set(hdrBatchSeq, strconv.Itoa(len(outs)))
+	m.Header.Set(hdrBatchCommit, "1")
+	r, err := b.nc.RequestMsgWithContext(rctx, m)
+	if err != nil {
+		return nil, err
+	}
+	return decodePubAck(r)
+}
+
+// landed reports whether outs are already in the stream, consecutively, as
+// an earlier copy of this very publish would have left them: the first one
+// is the first message on its subject after its expected event.
+func (b *Backend) landed(ctx context.Context, outs []*out) (bool, error) {
+	o := outs[0]
+	m, err := b.msgGet(ctx, b.stream, msgGetReq{Seq: o.expect + 1, NextFor: o.subject})
+	if err != nil || m == nil {
+		return false, err
+	}
+	return b.landedAt(ctx, outs, m.Seq)
+}
+
+// landedAt reports whether outs are stored from seq on, byte for byte; if so
+// it assigns their sequences.
+func (b *Backend) landedAt(ctx context.Context, outs []*out, seq uint64) (bool, error) {
+	for i, o := range outs {
+		m, err := b.msgGet(ctx, b.stream, msgGetReq{Seq: seq + uint64(i)})
+		if err != nil {
+			return false, err
+		}
+		if m == nil || m.Seq != seq+uint64(i) || m.Subject != o.subject || !bytes.Equal(m.Data, o.data) {
+			return false, nil
+		}
+	}
+	for i, o := range outs {
+		o.ev.Seq = seq + uint64(i)
+	}
+	return true, nil
+}
+
+// stale builds the conflict error for a refused condition, naming the task
+// and the sequence its latest event really has.
+func (b *Backend) stale(ctx context.Context, outs []*out, e *apiError) error {
+	var cands []*out
+	for _, o := range outs {
+		if o.checked {
+			cands = append(cands, o)
+		}
+	}
+	if len(cands) == 0 {
+		// Only a duplicate id with another payload gets here: a twin of this
+		// event (same task, attempt, type and condition) won.
+		o := outs[0]
+		have, _ := b.lastSeq(ctx, o.subject)
+		return &queue.StaleError{Task: o.task, Expect: o.expect, Have: have}
+	}
+	if len(cands) == 1 && e != nil {
+		if have, ok := e.haveSeq(); ok {
+			return &queue.StaleError{Task: cands[0].task, Expect: cands[0].expect, Have: have}
+		}
+	}
+	for _, o := range cands {
+		have, err := b.lastSeq(ctx, o.subject)
+		if err != nil {
+			break
+		}
+		if have != o.expect {
+			return &queue.StaleError{Task: o.task, Expect: o.expect, Have: have}
+		}
+	}
+	// The conflicting append was undone meanwhile? Not possible for an
+	// append-only stream; report the first condition.
+	return &queue.StaleError{Task: cands[0].task, Expect: cands[0].expect, Have: cands[0].expect}
+}
+
+// lastSeq is the sequence of the latest message on subject, 0 if none.
+func (b *Backend) lastSeq(ctx context.Context, subject string) (uint64, error) {
+	m, err := b.msgGet(ctx, b.stream, msgGetReq{LastFor: subject})
+	if err != nil || m == nil {
+		return 0, err
+	}
+	return m.Seq, nil
+}

@@ -1,0 +1,417 @@
+package natsq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/queue"
+)
+
+// A cursor is an ephemeral pull consumer on the stream (memory storage, no
+// acks, removed by the server after a minute unused) read through one inbox:
+// the protocol of nats.go's ordered consumer (every delivery's stream
+// sequence is checked, and on any doubt the consumer is dropped and
+// recreated from the next sequence), but kept across calls instead of being
+// recreated for every fetch.
+type cursor struct {
+	name  string
+	next  uint64 // the sequence the consumer delivers next, at least
+	inbox string
+	sub   *nats.Subscription
+}
+
+const (
+	readBatch     = 512
+	inactiveAfter = time.Minute
+	// reuseWithin: Wait's cursor behind the requested position is caught
+	// up by skipping deliveries if it is this close, else recreated.
+	reuseWithin = 256
+)
+
+func (b *Backend) newCursor(ctx context.Context, start uint64, headersOnly bool) (*cursor, error) {
+	c := &cursor{name: "artq_" + nuid.Next(), next: start, inbox: b.nc.NewInbox()}
+	sub, err := b.nc.SubscribeSync(c.inbox)
+	if err != nil {
+		return nil, err
+	}
+	c.sub = sub
+	cctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	_, err = b.js.CreateConsumer(cctx, b.stream, jetstream.ConsumerConfig{
+		Name:              c.name,
+		Description:       "artq read cursor",
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       max(start, 1),
+		AckPolicy:         jetstream.AckNonePolicy,
+		MemoryStorage:     true,
+		Replicas:          1,
+		InactiveThreshold: inactiveAfter,
+		HeadersOnly:       headersOnly,
+	})
+	if err != nil {
+		sub.Unsubscribe()
+		return nil, err
+	}
+	return c, nil
+}
+
+// close drops the cursor; the consumer is deleted if the server answers
+// quickly, else it expires on its own.
+func (c *cursor) close(b *Backend) {
+	c.sub.Unsubscribe()
+	if b.nc.IsConnected() {
+		ctx, cancel := context.WithTimeout(context.Background(), min(b.opts.Timeout, time.Second))
+		b.js.DeleteConsumer(ctx, b.stream, c.name)
+		cancel()
+	}
+}
+
+// delivery is one message of a pull.
+type delivery struct {
+	msg     *nats.Msg
+	seq     uint64
+	pending uint64 // messages after this one when it was sent
+}
+
+// stopErr carries an error of pull's callback (the log's or the caller's,
+// not the cursor's) out of pull unchanged.
+type stopErr struct{ err error }
+
+func (e *stopErr) Error() string { return e.err.Error() }
+
+// pull asks for up to batch messages and gives each to fn as it arrives.
+// full says the batch was filled (more may follow); otherwise the server
+// ended the request (nothing more now, or it expired). After an error the
+// cursor's inbox may still receive this request's messages: drop the cursor.
+func (c *cursor) pull(ctx context.Context, b *Backend, batch int, noWait bool, expires time.Duration, fn func(delivery) error) (full bool, err error) {
+	req, _ := json.Marshal(struct {
+		Batch   int           `json:"batch"`
+		NoWait  bool          `json:"no_wait,omitempty"`
+		Expires time.Duration `json:"expires,omitempty"`
+	}{batch, noWait, expires})
+	if err := b.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+b.stream+"."+c.name, c.inbox, req); err != nil {
+		return false, err
+	}
+	wait := b.opts.Timeout
+	if !noWait {
+		wait += expires
+	}
+	for got := 0; got < batch; {
+		mctx, cancel := context.WithTimeout(ctx, wait)
+		m, err := c.sub.NextMsgWithContext(mctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return false, &stopErr{context.Cause(ctx)}
+			}
+			return false, err
+		}
+		if len(m.Data) == 0 && m.Reply == "" {
+			switch st := m.Header.Get("Status"); st {
+			case "404", "408":
+				return false, nil // nothing more now, or the request expired
+			case "100":
+				continue // heartbeat
+			case "":
+			default:
+				// 409: the consumer was deleted, leadership changed, ...
+				return false, fmt.Errorf("consumer %s: status %s %s", c.name, st, m.Header.Get("Description"))
+			}
+		}
+		seq, pending, ok := ackMeta(m.Reply)
+		if !ok {
+			return false, fmt.Errorf("consumer %s: a delivery without stream metadata", c.name)
+		}
+		got++
+		if seq >= c.next {
+			c.next = seq + 1
+		}
+		if err := fn(delivery{msg: m, seq: seq, pending: pending}); err != nil {
+			return false, &stopErr{err}
+		}
+	}
+	return true, nil
+}
+
+// Read implements queue.Backend: it delivers, in order, every event after
+// `after` that the stream holds when it is called. A gap in the stream
+// sequences is a compaction (each compaction leaves a compacted event above
+// its snapshot, so a reader behind it always sees a gap) and gives a
+// CompactedError; a gap above the newest snapshot is corruption.
+func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
+	if ok, err := b.streamExists(ctx); err != nil || !ok {
+		return err
+	}
+	b.rmu.Lock()
+	defer b.rmu.Unlock()
+	next := after + 1
+	for fails := 0; ; fails++ {
+		err := b.readFrom(ctx, &next, fn)
+		var se *stopErr
+		if err == nil || errors.As(err, &se) {
+			if se != nil {
+				return se.err
+			}
+			return nil
+		}
+		// The cursor failed (a server restart, a leadership change, a
+		// consumer removed while idle, a lost connection): start a new one
+		// where we are, a few times.
+		if fails == 3 {
+			return b.serverErr("read "+b.stream, err)
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Duration(fails+1) * 200 * time.Millisecond):
+		}
+	}
+}
+
+// readFrom delivers events from *next through the stream's last sequence
+// as the stream reports it now, advancing *next. Errors of the log or of fn
+// come wrapped in stopErr; others are the cursor's.
+//
+// The end is asked of the stream itself, not inferred from the consumer: a
+// consumer learns of new messages asynchronously, so its pending count and
+// a no-wait pull's "no messages" can lag an append that was already
+// acknowledged, and a reader would miss its own writes.
+func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Event) error) error {
+	st, err := b.streamState(ctx)
+	if err != nil {
+		if errors.Is(err, errNoStream) {
+			return &stopErr{exitcode.Errorf(exitcode.Internal, "read %s: the stream no longer exists", b.Location())}
+		}
+		return err
+	}
+	if st.LastSeq < *next {
+		return nil
+	}
+	c := b.rc
+	if c != nil && c.next != *next {
+		c.close(b)
+		c, b.rc = nil, nil
+	}
+	if c == nil {
+		if c, err = b.newCursor(ctx, *next, false); err != nil {
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				return &stopErr{exitcode.Errorf(exitcode.Internal, "read %s: the stream no longer exists", b.Location())}
+			}
+			return err
+		}
+		b.rc = c
+	}
+	for *next <= st.LastSeq {
+		// Ask for exactly the messages known to exist, so that the pull
+		// ends full without waiting for more. (Below the newest snapshot
+		// there may be fewer, but the first gap ends the read.)
+		n := min(readBatch, int(st.LastSeq-*next)+1)
+		full, err := c.pull(ctx, b, n, false, b.opts.Timeout, func(d delivery) error {
+			if d.seq < *next {
+				return nil // not asked for; cannot happen
+			}
+			if d.seq > *next {
+				return b.gap(ctx, *next, d.seq)
+			}
+			ev, err := b.decode(d.msg.Subject, d.seq, d.msg.Data)
+			if err != nil {
+				return err
+			}
+			*next = d.seq + 1
+			if err := fn(ev); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return nil
+		})
+		if err == nil && !full {
+			err = fmt.Errorf("consumer %s: the stream holds %d but the pull expired at %d", c.name, st.LastSeq, *next-1)
+		}
+		if err != nil {
+			c.close(b)
+			b.rc = nil
+			return err
+		}
+	}
+	return nil
+}
+
+// streamState is the stream's first and last sequence now, from its leader.
+type streamState struct {
+	FirstSeq uint64 `json:"first_seq"`
+	LastSeq  uint64 `json:"last_seq"`
+	Msgs     uint64 `json:"messages"`
+	Bytes    uint64 `json:"bytes"`
+}
+
+func (b *Backend) streamState(ctx context.Context) (*streamState, error) {
+	rctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+	defer cancel()
+	m, err := b.nc.RequestWithContext(rctx, "$JS.API.STREAM.INFO."+b.stream, nil)
+	if err != nil {
+		return nil, err
+	}
+	var resp struct {
+		State *streamState `json:"state"`
+		Error *apiError    `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return nil, fmt.Errorf("undecodable stream info: %w", err)
+	}
+	if resp.Error != nil {
+		if resp.Error.ErrCode == errStreamNotFound {
+			return nil, errNoStream
+		}
+		return nil, resp.Error
+	}
+	if resp.State == nil {
+		return nil, errors.New("stream info without state")
+	}
+	return resp.State, nil
+}
+
+// gap explains missing sequences [want, got): events a compaction removed
+// (CompactedError), or corruption.
+func (b *Backend) gap(ctx context.Context, want, got uint64) error {
+	snap, err := b.newestSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if snap != nil && got-1 <= snap.seq {
+		return &queue.CompactedError{First: max(got, snap.seq+1)}
+	}
+	why := fmt.Sprintf("events %d to %d are missing from the stream and no snapshot covers them", want, got-1)
+	if snap != nil {
+		why += fmt.Sprintf(" (the newest snapshot is at %d)", snap.seq)
+	}
+	return &queue.CorruptError{Path: b.Location(), Offset: -1, Seq: got, Why: why}
+}
+
+// decode turns a stored message into its event, checking its record and
+// that it is on the subject its event belongs to.
+func (b *Backend) decode(subject string, seq uint64, data []byte) (*queue.Event, error) {
+	bad := func(why string, err error) error {
+		return &queue.CorruptError{Path: b.Location(), Offset: -1, Seq: seq, Why: why, Err: err}
+	}
+	ev, err := queue.DecodeRecord(data)
+	if err != nil {
+		return nil, bad("message on "+subject+": "+err.Error(), err)
+	}
+	if ev.Seq != 0 {
+		return nil, bad(fmt.Sprintf("message on %s carries sequence %d: not written by this backend", subject, ev.Seq), nil)
+	}
+	switch {
+	case ev.Type == queue.EventCompacted || ev.Type == queue.EventTruncated:
+		if subject != b.logSubj {
+			return nil, bad(fmt.Sprintf("a %s event on %s, not %s", ev.Type, subject, b.logSubj), nil)
+		}
+	case subject != b.taskPre+ev.Task:
+		return nil, bad(fmt.Sprintf("an event of task %q on %s", ev.Task, subject), nil)
+	}
+	ev.Seq = seq
+	return ev, nil
+}
+
+// ---- Wait ------------------------------------------------------------------
+
+// watcher is Wait's own cursor (headers only: it needs sequences, not
+// events) and what it has learned: the highest sequence known to exist.
+type watcher struct {
+	c    *cursor
+	last uint64
+}
+
+// waitPoll bounds one long pull of Wait.
+const waitPoll = 30 * time.Second
+
+// Wait implements queue.Backend: a long pull on a headers-only consumer that
+// the server answers the moment an event after `after` is stored.
+func (b *Backend) Wait(ctx context.Context, after uint64) error {
+	for {
+		ok, err := b.streamExists(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			break
+		}
+		// Nothing to wait on before the stream is created.
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Second):
+		}
+	}
+	// A channel as a lock, so that a waiter queued behind another still
+	// sees its own context end.
+	select {
+	case b.waitSem <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-b.waitSem }()
+	w := b.wc
+	if w != nil && w.last > after {
+		return nil
+	}
+	if w != nil && (w.c.next > after+1 || after+1-w.c.next > reuseWithin) {
+		w.c.close(b)
+		w, b.wc = nil, nil
+	}
+	if w == nil {
+		c, err := b.newCursor(ctx, after+1, true)
+		if err != nil {
+			return b.waitFailed(ctx, err)
+		}
+		w = &watcher{c: c, last: after}
+		b.wc = w
+	}
+	for {
+		expires := waitPoll
+		if dl, ok := ctx.Deadline(); ok {
+			expires = min(expires, max(time.Until(dl), 10*time.Millisecond))
+		}
+		_, err := w.c.pull(ctx, b, 1, false, expires, func(d delivery) error {
+			w.last = max(w.last, d.seq+d.pending)
+			return nil
+		})
+		if err != nil {
+			w.c.close(b)
+			b.wc = nil
+			var se *stopErr
+			if errors.As(err, &se) {
+				return se.err
+			}
+			return b.waitFailed(ctx, err)
+		}
+		if w.last > after {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// waitFailed backs off after a failure of the server and returns early, as
+// Wait may: the caller's next Read reports the failure if it persists.
+func (b *Backend) waitFailed(ctx context.Context, _ error) error {
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-b.closed:
+		return errors.New("backend closed")
+	case <-time.After(time.Second):
+		return nil
+	}
+}
