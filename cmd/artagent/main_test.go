@@ -56,6 +56,13 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GOFLAGS", "-buildvcs=false")
 			return nil
 		},
+		// [landlock]: the kernel can enforce Landlock (ABI >= 1).
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				return execx.Probe().Landlock.ABI >= 1, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"events":     events,
 			"waitfor":    waitFor,
