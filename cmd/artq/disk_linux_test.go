@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestDiskFull fills a small tmpfs under a queue and proves that an append
+// that does not fit fails with a clear error and exit 125, leaving the log
+// byte-for-byte as it was; that a worker and a compaction on a full disk
+// fail the same way; and that everything works again once space is freed.
+// It needs root (to mount) and is skipped otherwise.
+func TestDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
+		t.Skipf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	dir := filepath.Join(mnt, "q")
+	ws := t.TempDir()
+	logPath := filepath.Join(dir, "events.log")
+	big := strings.Repeat("x", 12<<10)
+
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		out, err := artqCmd(dir, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(out)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0, string(out)
+	}
+	expectFull := func(what string, code int, out string, before []byte) {
+		t.Helper()
+		if code != 125 || !strings.Contains(out, "no space left on device") {
+			t.Fatalf("%s on a full disk: exit %d, %q; want 125 naming the full disk", what, code, out)
+		}
+		after, _ := os.ReadFile(logPath)
+		if !bytes.Equal(before, after) {
+			t.Fatalf("%s on a full disk changed the log (%d → %d bytes)", what, len(before), len(after))
+		}
+	}
+
+	// Enqueue until the disk is full.
+	acked := 0
+	for i := 0; ; i++ {
+		if i == 100 {
+			t.Fatal("256k tmpfs never filled")
+		}
+		before, _ := os.ReadFile(logPath)
+		code, out := run("enqueue", "-o", "text", "--", "true", big)
+		if code == 0 {
+			acked++
+			continue
+		}
+		expectFull("enqueue", code, out, before)
+		break
+	}
+	if acked == 0 {
+		t.Fatal("nothing fit on the disk")
+	}
+	// Take the last bytes too, so that even small records cannot fit.
+	filler, err := os.Create(filepath.Join(mnt, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := filler.Write(make([]byte, 512)); err != nil {
+			break
+		}
+	}
+	filler.Close()
+
+	// The log is intact: it replays and every acknowledged task is there.
+	if code, out := run("fsck"); code != 0 || !strings.Contains(out, `"ok":true`) {
+		t.Fatalf("fsck on the full disk: exit %d: %s", code, out)
+	}
+	if code, out := run("status", "--summary"); code != 0 || !strings.Contains(out, `"queued":`) {
+		t.Fatalf("status on the full disk: exit %d: %s", code, out)
+	}
+	// A compaction cannot write its snapshot: nothing changes.
+	before, _ := os.ReadFile(logPath)
+	code, out := run("compact")
+	expectFull("compact", code, out, before)
+	if _, err := os.Stat(filepath.Join(dir, "snapshot.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a failed compaction left a snapshot")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if name := e.Name(); name != "events.log" && name != "lock" && name != "workers" {
+			t.Errorf("a failed compaction left %s behind", name)
+		}
+	}
+	// A worker stops with 125 at the first append that does not fit (small
+	// records may still fit in the log's last page). What it appended before
+	// stays, nothing is torn, and its task is left to recovery.
+	code, out = run("work", "--drain", "--allow", "true", "--workspace", ws)
+	if code != 125 || !strings.Contains(out, "no space left on device") {
+		t.Fatalf("work on a full disk: exit %d, %q; want 125 naming the full disk", code, out)
+	}
+	after, _ := os.ReadFile(logPath)
+	if !bytes.HasPrefix(after, before) {
+		t.Fatal("work on a full disk rewrote the log")
+	}
+	if code, out := run("fsck"); code != 0 || strings.Contains(out, "torn_tail") {
+		t.Fatalf("fsck after the failed worker: exit %d: %s", code, out)
+	}
+
+	// Free space: everything works again.
+	os.Remove(filepath.Join(mnt, "filler"))
+	if code, out := run("work", "--drain", "--allow", "true", "--workspace", ws); code != 0 {
+		t.Fatalf("work after freeing space: exit %d: %s", code, out)
+	}
+	code, out = run("status", "--summary")
+	if code != 0 || !strings.Contains(out, `"succeeded":`) || strings.Contains(out, `"succeeded":0`) {
+		t.Fatalf("status after the drain: %s", out)
+	}
+	if code, out := run("fsck"); code != 0 {
+		t.Fatalf("fsck after the drain: exit %d: %s", code, out)
+	}
+	t.Logf("%d tasks fit before the disk filled", acked)
+}
