@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Whole-process cost of artexec, as ratios against baselines measured in the
+# same run (DESIGN.md §9):
+#   1. per-command cost of `artexec run -- true` (isolation none, landlock,
+#      strict) against /bin/true spawned raw and GNU `timeout 10 true`;
+#   2. capture of 1 GiB of output with a 1 MiB cap: peak RSS and throughput
+#      against `head -c 1G /dev/zero > /dev/null`.
+# Commands are interleaved round by round so background load hits them all
+# alike; each figure is the median over rounds.
+#
+# Usage: scripts/bench-artexec.sh [ROUNDS [RUNS_PER_ROUND]]
+# Uses artexec from PATH, else builds it. Needs bash, coreutils (timeout,
+# head, sort), and /usr/bin/time for peak RSS (skipped without it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds="${1:-15}"
+runs="${2:-40}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+if command -v artexec >/dev/null 2>&1; then
+	artexec="$(command -v artexec)"
+else
+	go build -o "$tmp/artexec" ./cmd/artexec
+	artexec="$tmp/artexec"
+fi
+true_bin="$(command -v true)"
+[ "${true_bin#/}" != "$true_bin" ] || true_bin=/bin/true # bash's builtin is no baseline
+ws="$tmp/ws"
+mkdir -p "$ws"
+
+names=()
+cmds=()
+add() { names+=("$1"); cmds+=("$2"); }
+add "/bin/true (raw spawn)" "$true_bin"
+add "timeout 10 true (GNU)" "timeout 10 $true_bin"
+add "artexec run -- true" "$artexec run --workspace $ws -- true"
+iso_json="$("$artexec" isolation 2>/dev/null || true)"
+available() { # backend name: available in `artexec isolation`?
+	tr -d ' \n' <<<"$iso_json" | grep -q "\"backend\":\"$1\",\"available\":true"
+}
+if available landlock; then
+	add "artexec --isolation landlock" "$artexec run --workspace $ws --isolation landlock -- true"
+fi
+if available strict; then
+	add "artexec --isolation strict" "$artexec run --workspace $ws --isolation strict -- true"
+fi
+
+now() { date +%s%N; }
+declare -A samples
+for ((r = 0; r < rounds; r++)); do
+	for i in "${!cmds[@]}"; do
+		read -r -a argv <<<"${cmds[$i]}"
+		t0=$(now)
+		for ((k = 0; k < runs; k++)); do
+			"${argv[@]}" >/dev/null
+		done
+		t1=$(now)
+		samples[$i]+="$(((t1 - t0) / runs / 1000)) "
+	done
+done
+
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : int((v[NR/2]+v[NR/2+1])/2)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+
+echo "# artexec per-command cost: median of $rounds rounds x $runs runs, $(nproc) cores, $(uname -r)"
+printf '%-32s %12s %10s %12s\n' "command" "median (µs)" "vs raw" "vs timeout"
+raw="$(median "${samples[0]}")"
+gnu="$(median "${samples[1]}")"
+for i in "${!cmds[@]}"; do
+	m="$(median "${samples[$i]}")"
+	printf '%-32s %12s %10s %12s\n' "${names[$i]}" "$m" "$(ratio "$m" "$raw")x" "$(ratio "$m" "$gnu")x"
+done
+
+echo
+echo "# capture of 1 GiB of output with a 1 MiB cap"
+gib=$((1 << 30))
+t0=$(now)
+head -c "$gib" /dev/zero >/dev/null
+t1=$(now)
+base_ms=$(((t1 - t0) / 1000000))
+if [ -x /usr/bin/time ]; then
+	t0=$(now)
+	/usr/bin/time -v -o "$tmp/time.txt" "$artexec" run --workspace "$ws" --output-bytes $((1 << 20)) -- head -c "$gib" /dev/zero >"$tmp/result.json"
+	t1=$(now)
+	rss_kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.txt")"
+else
+	t0=$(now)
+	"$artexec" run --workspace "$ws" --output-bytes $((1 << 20)) -- head -c "$gib" /dev/zero >"$tmp/result.json"
+	t1=$(now)
+	rss_kb="n/a (no /usr/bin/time)"
+fi
+cap_ms=$(((t1 - t0) / 1000000))
+grep -q "\"output_bytes\":$gib," "$tmp/result.json" || { echo "capture: output_bytes is not $gib" >&2; exit 1; }
+grep -q '"output_truncated":true' "$tmp/result.json" || { echo "capture: not truncated" >&2; exit 1; }
+printf '%-32s %s\n' "bytes counted" "$gib (output_bytes in the Result)"
+printf '%-32s %s\n' "peak RSS (artexec + child)" "${rss_kb} KiB"
+printf '%-32s %s ms (%s MiB/s)\n' "artexec capture" "$cap_ms" "$((1024 * 1000 / (cap_ms > 0 ? cap_ms : 1)))"
+printf '%-32s %s ms (ratio %s)\n' "head -c 1G > /dev/null (raw)" "$base_ms" "$(ratio "$cap_ms" "$((base_ms > 0 ? base_ms : 1))")x"
