@@ -66,29 +66,37 @@ func startProcess(path string, argv []string, attr *os.ProcAttr, restrict func()
 			sc <- started{err: err}
 			return
 		}
+		// syscall.ForkExec, not os.StartProcess: the latter's first call
+		// forks an extra child to probe pidfd support, a whole process
+		// spawn more than a single-task runner needs.
+		files := make([]uintptr, len(attr.Files))
+		for i, f := range attr.Files {
+			files[i] = f.Fd()
+		}
 		procMu.Lock()
-		p, err := os.StartProcess(path, argv, attr)
+		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
 		if err != nil {
 			procMu.Unlock()
 			sc <- started{err: startError(path, err)}
 			return
 		}
-		live[p.Pid] = true
+		live[pid] = true
 		procMu.Unlock()
-		sc <- started{pid: p.Pid}
-		st, err := p.Wait()
-		procMu.Lock()
-		delete(live, p.Pid)
-		procMu.Unlock()
+		sc <- started{pid: pid}
 		var ex exitInfo
-		if err == nil {
-			ex.status = st.Sys().(syscall.WaitStatus)
-			if ru, ok := st.SysUsage().(*syscall.Rusage); ok && ru != nil {
-				ex.rusage = *ru
+		for {
+			// wait4 on this one pid never steals another child's status.
+			_, err := syscall.Wait4(pid, &ex.status, 0, &ex.rusage)
+			if err != syscall.EINTR {
+				if err != nil {
+					ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
+				}
+				break
 			}
-		} else {
-			ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
 		}
+		procMu.Lock()
+		delete(live, pid)
+		procMu.Unlock()
 		wc <- ex
 	}()
 	s := <-sc
