@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -35,16 +36,37 @@ func (c *DeliverCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error 
 	if err != nil {
 		return err
 	}
-	err = obs.Lines(ctx, std.In, "stdin", func(n int, line []byte) error {
-		env, _, err := obs.ParseEnvelope(line)
-		if err != nil {
-			return exitcode.Wrap(exitcode.Of(err), fmt.Errorf("stdin:%d: %w", n, err))
+	var conflicts int
+	var firstConflict error
+	err = obs.Lines(ctx, std.In, "stdin", batchLines, func(batch []obs.Line) error {
+		envs := make([]*obs.Envelope, 0, len(batch))
+		var bad error // an invalid line: the lines before it are still delivered
+		for _, l := range batch {
+			env, _, err := obs.ParseEnvelope(l.B)
+			if err != nil {
+				bad = exitcode.Wrap(exitcode.Of(err), fmt.Errorf("stdin:%d: %w", l.N, err))
+				break
+			}
+			envs = append(envs, env)
 		}
-		if d := em.Deliver(ctx, env); d.Err != nil {
-			return exitcode.Wrap(exitcode.Of(d.Err), fmt.Errorf("stdin:%d: %w", n, d.Err))
+		for k, d := range em.DeliverBatch(ctx, envs) {
+			switch {
+			case d.Err == nil:
+			case errors.Is(d.Err, obs.ErrStale):
+				// A conflict: report it, deliver the rest.
+				conflicts++
+				if firstConflict == nil {
+					firstConflict = fmt.Errorf("stdin:%d: %w", batch[k].N, d.Err)
+				}
+			default:
+				return exitcode.Wrap(exitcode.Of(d.Err), fmt.Errorf("stdin:%d: %w", batch[k].N, d.Err))
+			}
 		}
-		return nil
+		return bad
 	})
+	if err == nil && firstConflict != nil {
+		err = exitcode.Wrap(exitcode.Conflict, fmt.Errorf("%d event(s) not delivered, first %w", conflicts, firstConflict))
+	}
 	if cerr := em.Close(); err == nil {
 		err = cerr
 	}

@@ -55,6 +55,10 @@ func (f WrapFlags) wrap() (*obs.Wrap, error) {
 	return &w, nil
 }
 
+// batchLines bounds how many already-arrived lines go to the sinks in one
+// write.
+const batchLines = 256
+
 // EmitCmd reads Drafts and delivers Events.
 type EmitCmd struct {
 	SinkFlags
@@ -100,24 +104,33 @@ func emit(ctx context.Context, std cli.IO, g *cli.Globals, sf SinkFlags, hf HMAC
 	if err != nil {
 		return err
 	}
-	err = obs.Lines(ctx, std.In, "stdin", func(n int, line []byte) error {
-		var d obs.Draft
-		var derr error
+	decode := func(line []byte) (obs.Draft, error) {
 		if w != nil {
-			d, derr = w.Draft(line)
-		} else {
-			var p *obs.Draft
-			if p, derr = obs.DecodeDraft(line); derr == nil {
-				d = *p
+			return w.Draft(line)
+		}
+		p, err := obs.DecodeDraft(line)
+		if err != nil {
+			return obs.Draft{}, err
+		}
+		return *p, nil
+	}
+	err = obs.Lines(ctx, std.In, "stdin", batchLines, func(batch []obs.Line) error {
+		drafts := make([]obs.Draft, 0, len(batch))
+		var bad error // an invalid line: the lines before it are still emitted
+		for _, l := range batch {
+			d, err := decode(l.B)
+			if err != nil {
+				bad = exitcode.Wrap(exitcode.Of(err), fmt.Errorf("stdin:%d: %w", l.N, err))
+				break
+			}
+			drafts = append(drafts, d)
+		}
+		for k, del := range em.EmitBatch(ctx, drafts) {
+			if del.Err != nil {
+				return exitcode.Wrap(exitcode.Of(del.Err), fmt.Errorf("stdin:%d: %w", batch[k].N, del.Err))
 			}
 		}
-		if derr != nil {
-			return exitcode.Wrap(exitcode.Of(derr), fmt.Errorf("stdin:%d: %w", n, derr))
-		}
-		if del := em.Emit(ctx, d); del.Err != nil {
-			return exitcode.Wrap(exitcode.Of(del.Err), fmt.Errorf("stdin:%d: %w", n, del.Err))
-		}
-		return nil
+		return bad
 	})
 	if cerr := em.Close(); err == nil {
 		err = cerr

@@ -352,8 +352,14 @@ type parser struct {
 	i     int
 	opt   ParseOptions
 	root  string
-	path  []any // string keys and int indexes from root to the current value
+	path  []pathSeg // from root to the current value, for error messages
 	depth int
+}
+
+// pathSeg is an object key or (key == "" and index >= 0) an array index.
+type pathSeg struct {
+	key   string
+	index int
 }
 
 func (p *parser) errf(format string, args ...any) error {
@@ -370,11 +376,10 @@ func (p *parser) syntax(what string) error {
 func (p *parser) pathString() string {
 	s := p.root
 	for _, seg := range p.path {
-		switch seg := seg.(type) {
-		case string:
-			s = join(s, seg)
-		case int:
-			s += "[" + strconv.Itoa(seg) + "]"
+		if seg.index >= 0 {
+			s += "[" + strconv.Itoa(seg.index) + "]"
+		} else {
+			s = join(s, seg.key)
 		}
 	}
 	return s
@@ -452,7 +457,7 @@ func (p *parser) object() (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.path = append(p.path, key)
+		p.path = append(p.path, pathSeg{key: key, index: -1})
 		if _, dup := m[key]; dup {
 			return nil, p.errf("duplicate key")
 		}
@@ -497,7 +502,7 @@ func (p *parser) array() (any, error) {
 		return a, nil
 	}
 	for n := 0; ; n++ {
-		p.path = append(p.path, n)
+		p.path = append(p.path, pathSeg{index: n})
 		v, err := p.value()
 		if err != nil {
 			return nil, err

@@ -73,62 +73,10 @@ func draftFromValue(v any) (*Draft, error) {
 		return nil, jsonx.Errorf("draft", "expected object, got %s", kindOf(v))
 	}
 	d := &Draft{}
-	for _, k := range slices.Sorted(maps.Keys(m)) { // the first error is always the same one
-		val := m[k]
-		p := "draft." + k
-		var err error
-		switch k {
-		case "apiVersion":
-			d.APIVersion, err = str(p, val)
-		case "kind":
-			d.Kind, err = str(p, val)
-		case "subject":
-			d.Subject, err = str(p, val)
-		case "type":
-			d.Type, err = str(p, val)
-		case "role":
-			var s string
-			s, err = str(p, val)
-			d.Role = Role(s)
-		case "correlation":
-			d.Correlation, err = str(p, val)
-		case "causation":
-			d.Causation, err = str(p, val)
-		case "time":
-			var s string
-			if s, err = str(p, val); err == nil {
-				d.Time, err = time.Parse(time.RFC3339Nano, s)
-				if err != nil {
-					err = jsonx.Errorf(p, "%q is not an RFC 3339 time", s)
-				}
-			}
-		case "sensitive":
-			arr, isArr := val.([]any)
-			if !isArr {
-				return nil, jsonx.Errorf(p, "expected array, got %s", kindOf(val))
-			}
-			for i, e := range arr {
-				s, err := str(p+"["+strconv.Itoa(i)+"]", e)
-				if err != nil {
-					return nil, err
-				}
-				d.Sensitive = append(d.Sensitive, s)
-			}
-		case "attrs":
-			if val == nil {
-				continue
-			}
-			attrs, isObj := val.(map[string]any)
-			if !isObj {
-				return nil, jsonx.Errorf(p, "expected object, got %s", kindOf(val))
-			}
-			d.Attrs = attrs
-		default:
-			return nil, jsonx.Errorf(p, "unknown field")
-		}
-		if err != nil {
-			return nil, err
-		}
+	if err := d.fill(m, false); err != nil {
+		// Report the first problem in key order, not in map order, so the
+		// same input always gets the same message.
+		return nil, (&Draft{}).fill(m, true)
 	}
 	if d.APIVersion == "" {
 		return nil, jsonx.Errorf("draft.apiVersion", "required (want %q)", jsonx.APIVersion)
@@ -145,10 +93,82 @@ func draftFromValue(v any) (*Draft, error) {
 	return d, nil
 }
 
-func str(path string, v any) (string, error) {
+// fill sets d's fields from a decoded object. Field paths are built only
+// for errors: this runs once per Draft of a stream.
+func (d *Draft) fill(m map[string]any, sorted bool) error {
+	set := func(k string, val any) error {
+		var err error
+		switch k {
+		case "apiVersion":
+			d.APIVersion, err = str(k, val)
+		case "kind":
+			d.Kind, err = str(k, val)
+		case "subject":
+			d.Subject, err = str(k, val)
+		case "type":
+			d.Type, err = str(k, val)
+		case "role":
+			var s string
+			s, err = str(k, val)
+			d.Role = Role(s)
+		case "correlation":
+			d.Correlation, err = str(k, val)
+		case "causation":
+			d.Causation, err = str(k, val)
+		case "time":
+			var s string
+			if s, err = str(k, val); err == nil {
+				if d.Time, err = time.Parse(time.RFC3339Nano, s); err != nil {
+					err = jsonx.Errorf("draft.time", "%q is not an RFC 3339 time", s)
+				}
+			}
+		case "sensitive":
+			arr, isArr := val.([]any)
+			if !isArr {
+				return jsonx.Errorf("draft.sensitive", "expected array, got %s", kindOf(val))
+			}
+			for i, e := range arr {
+				s, ok := e.(string)
+				if !ok {
+					return jsonx.Errorf("draft.sensitive["+strconv.Itoa(i)+"]", "expected string, got %s", kindOf(e))
+				}
+				d.Sensitive = append(d.Sensitive, s)
+			}
+		case "attrs":
+			if val == nil {
+				return nil
+			}
+			attrs, isObj := val.(map[string]any)
+			if !isObj {
+				return jsonx.Errorf("draft.attrs", "expected object, got %s", kindOf(val))
+			}
+			d.Attrs = attrs
+		default:
+			return jsonx.Errorf("draft."+k, "unknown field")
+		}
+		return err
+	}
+	if sorted {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := set(k, m[k]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for k, val := range m {
+		if err := set(k, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// str is a Draft's string field (named without the "draft." root).
+func str(field string, v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", jsonx.Errorf(path, "expected string, got %s", kindOf(v))
+		return "", jsonx.Errorf("draft."+field, "expected string, got %s", kindOf(v))
 	}
 	return s, nil
 }

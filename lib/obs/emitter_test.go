@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -233,5 +235,92 @@ func TestDeliverIdempotentAndChecked(t *testing.T) {
 	old := seal(header{subject: "s", typ: "other", time: "2024-01-01T00:00:00Z"}, 2, []byte(`{}`), src.Envelopes()[0].red)
 	if d := f.Deliver(context.Background(), old); !errors.Is(d.Err, ErrStale) || exitcode.Of(d.Err) != exitcode.Conflict {
 		t.Errorf("Deliver(stale) = %v; want ErrStale exit 3", d.Err)
+	}
+}
+
+func TestEmitBatch(t *testing.T) {
+	path := t.TempDir() + "/e.jsonl"
+	mem := NewMemory()
+	var out bytes.Buffer
+	e := New(Options{Now: fixedClock()}, openJSONL(t, path, JSONLOptions{Sync: true}), NewWriter("stdout", &out), mem)
+	ds := []Draft{
+		{Subject: "a", Type: "t"},
+		{Subject: "b", Type: "t"},
+		{Type: "no-subject"},
+		{Subject: "a", Type: "t", Attrs: map[string]any{"password": "x"}},
+	}
+	dels := e.EmitBatch(context.Background(), ds)
+	if dels[2].Err == nil || dels[2].Envelope != nil {
+		t.Errorf("invalid draft in a batch: %+v", dels[2])
+	}
+	for _, i := range []int{0, 1, 3} {
+		if dels[i].Err != nil || len(dels[i].Results) != 3 {
+			t.Fatalf("batch item %d: %+v", i, dels[i])
+		}
+		for _, r := range dels[i].Results {
+			if r.Outcome != Appended {
+				t.Errorf("item %d sink %s: %v", i, r.Sink, r.Outcome)
+			}
+		}
+	}
+	if dels[3].Envelope.Seq() != 2 || dels[1].Envelope.Seq() != 1 {
+		t.Errorf("seqs %d %d", dels[3].Envelope.Seq(), dels[1].Envelope.Seq())
+	}
+	e.Close()
+	file, _ := os.ReadFile(path)
+	if string(file) != out.String() || strings.Count(out.String(), "\n") != 3 || len(mem.Envelopes()) != 3 {
+		t.Errorf("sinks differ:\n%s\n%s", file, out.String())
+	}
+	verifyClean(t, path)
+
+	// A batch of deliveries: a duplicate inside the batch, one already held,
+	// one stale; the others land.
+	envs := mem.Envelopes()
+	j := openJSONL(t, path, JSONLOptions{})
+	f := New(Options{}, j)
+	defer f.Close()
+	other := seal(header{subject: "c", typ: "t", time: "2024-01-01T00:00:00Z"}, 1, []byte(`{}`), envs[0].red)
+	stale := seal(header{subject: "a", typ: "late", time: "2024-01-01T00:00:00Z"}, 1, []byte(`{}`), envs[0].red)
+	got := f.DeliverBatch(context.Background(), []*Envelope{other, envs[0], other, stale})
+	if got[0].Results[0].Outcome != Appended || got[1].Results[0].Outcome != Duplicate || got[2].Results[0].Outcome != Duplicate ||
+		!errors.Is(got[3].Err, ErrStale) {
+		t.Errorf("deliver batch outcomes: %v %v %v %v", got[0].Results, got[1].Results, got[2].Results, got[3].Err)
+	}
+	if b, _ := os.ReadFile(path); strings.Count(string(b), "\n") != 4 {
+		t.Errorf("file has %d records; want 4", strings.Count(string(b), "\n"))
+	}
+}
+
+func TestLinesBatches(t *testing.T) {
+	in := "a\n\n  \nb\nc"
+	var got []string
+	err := Lines(context.Background(), strings.NewReader(in), "in", 2, func(batch []Line) error {
+		if len(batch) > 2 || len(batch) == 0 {
+			t.Errorf("batch of %d", len(batch))
+		}
+		for _, l := range batch {
+			got = append(got, fmt.Sprintf("%d:%s", l.N, l.B))
+		}
+		return nil
+	})
+	if err != nil || strings.Join(got, " ") != "1:a 4:b 5:c" {
+		t.Errorf("Lines = %v, %v", got, err)
+	}
+	// A failing callback stops it; a too-long line is a usage error.
+	stop := errors.New("stop")
+	if err := Lines(context.Background(), strings.NewReader("x\ny\n"), "in", 1, func([]Line) error { return stop }); err != stop {
+		t.Errorf("Lines with failing fn = %v", err)
+	}
+	long := strings.Repeat("x", MaxDraftBytes+1) + "\n"
+	if err := Lines(context.Background(), strings.NewReader("ok\n"+long), "in", 8, func([]Line) error { return nil }); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "in:2: line longer") {
+		t.Errorf("long line: %v", err)
+	}
+	// A cancelled context returns at once although the reader blocks.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupted"))
+	if err := Lines(ctx, pr, "in", 8, func([]Line) error { return nil }); err == nil || err.Error() != "interrupted" {
+		t.Errorf("Lines on cancelled ctx = %v", err)
 	}
 }

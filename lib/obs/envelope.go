@@ -196,25 +196,25 @@ func ParseEnvelope(data []byte) (env *Envelope, canonical bool, err error) {
 		var err error
 		switch k {
 		case "apiVersion":
-			apiVer, err = str(p, val)
+			apiVer, err = strAt(p, val)
 		case "kind":
-			kind, err = str(p, val)
+			kind, err = strAt(p, val)
 		case "id":
-			id, err = str(p, val)
+			id, err = strAt(p, val)
 		case "subject":
-			h.subject, err = str(p, val)
+			h.subject, err = strAt(p, val)
 		case "type":
-			h.typ, err = str(p, val)
+			h.typ, err = strAt(p, val)
 		case "correlation":
-			h.correlation, err = str(p, val)
+			h.correlation, err = strAt(p, val)
 		case "causation":
-			h.causation, err = str(p, val)
+			h.causation, err = strAt(p, val)
 		case "role":
 			var s string
-			s, err = str(p, val)
+			s, err = strAt(p, val)
 			h.role = Role(s)
 		case "time":
-			h.time, err = str(p, val)
+			h.time, err = strAt(p, val)
 		case "seq":
 			seq, err = uintField(p, val, jsonx.MaxSafeInteger)
 		case "attrs":
@@ -423,4 +423,12 @@ func peek(line []byte) (id digest, subject string, seq uint64, ok bool) {
 	}
 	subject, ok = v.(string)
 	return id, subject, seq, ok
+}
+
+func strAt(path string, v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", jsonx.Errorf(path, "expected string, got %s", kindOf(v))
+	}
+	return s, nil
 }

@@ -297,26 +297,68 @@ func (j *JSONL) learn(line []byte, off int64) error {
 	return nil
 }
 
-// appendLocked writes one record; the caller holds begin.
-func (j *JSONL) appendLocked(env *Envelope) (Outcome, uint64, error) {
+// appendBatch writes every new envelope of a batch with one write(2); the
+// caller holds begin. A duplicate or stale envelope is skipped (reported
+// per envelope); a failed write fails every envelope that was in it, and a
+// partial one poisons the sink.
+func (j *JSONL) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []error, func() error) {
+	outs, errs := make([]Outcome, len(envs)), make([]error, len(envs))
+	failAll := func(err error) ([]Outcome, []error, func() error) {
+		for k := range envs {
+			if outs[k] != Duplicate && errs[k] == nil {
+				outs[k], errs[k] = Failed, err
+			}
+		}
+		return outs, errs, nil
+	}
 	if j.poisoned != nil {
-		return Failed, 0, j.err("append", j.poisoned)
+		return failAll(j.err("append", j.poisoned))
 	}
 	if err := j.gc.failed(); err != nil {
 		j.poisoned = fmt.Errorf("%w: %v", ErrPoisoned, err)
-		return Failed, 0, j.err("append", j.poisoned)
+		return failAll(j.err("append", j.poisoned))
 	}
-	d, ok := digestOf(env.id)
-	if !ok {
-		return Failed, 0, j.err("append", fmt.Errorf("bad id %q", env.id))
+	type pending struct {
+		d       digest
+		subject string
+		seq     uint64
 	}
-	if j.ids.has(d) {
-		return Duplicate, 0, nil
+	var fresh []pending
+	lastOf := func(subject string) uint64 {
+		seq := j.last[subject]
+		for _, p := range fresh {
+			if p.subject == subject {
+				seq = max(seq, p.seq)
+			}
+		}
+		return seq
 	}
-	if env.seq <= j.last[env.subject] {
-		return Failed, 0, j.err("append", fmt.Errorf("%s seq %d (holds %d): %w", env.subject, env.seq, j.last[env.subject], ErrStale))
+	j.buf = j.buf[:0]
+	for k, env := range envs {
+		d, ok := digestOf(env.id)
+		if !ok {
+			outs[k], errs[k] = Failed, j.err("append", fmt.Errorf("bad id %q", env.id))
+			continue
+		}
+		dup := j.ids.has(d)
+		for _, p := range fresh {
+			dup = dup || p.d == d
+		}
+		if dup {
+			outs[k] = Duplicate
+			continue
+		}
+		if held := lastOf(env.subject); env.seq <= held {
+			outs[k], errs[k] = Failed, j.err("append", fmt.Errorf("%s seq %d (holds %d): %w", env.subject, env.seq, held, ErrStale))
+			continue
+		}
+		fresh = append(fresh, pending{d, env.subject, env.seq})
+		outs[k] = Appended
+		j.buf = env.AppendLine(j.buf)
 	}
-	j.buf = env.AppendLine(j.buf[:0])
+	if len(fresh) == 0 {
+		return outs, errs, nil
+	}
 	n, err := j.w.Write(j.buf)
 	if n != len(j.buf) || err != nil {
 		if err == nil {
@@ -324,31 +366,25 @@ func (j *JSONL) appendLocked(env *Envelope) (Outcome, uint64, error) {
 		}
 		if n > 0 {
 			j.poisoned = fmt.Errorf("%w: wrote %d of %d bytes: %v", ErrPoisoned, n, len(j.buf), err)
-			return Failed, 0, j.err("append", j.poisoned)
+			err = j.poisoned
 		}
-		return Failed, 0, j.err("append", err)
+		return failAll(j.err("append", err))
 	}
 	j.size += int64(n)
-	j.ids.add(d)
-	j.last[env.subject] = env.seq
-	var gen uint64
-	if j.sync {
-		gen = j.gc.wrote()
+	for _, p := range fresh {
+		j.ids.add(p.d)
+		j.last[p.subject] = max(j.last[p.subject], p.seq)
 	}
-	return Appended, gen, nil
-}
-
-func (j *JSONL) appendDeferred(_ context.Context, env *Envelope) (Outcome, func() error, error) {
-	out, gen, err := j.appendLocked(env)
-	if err != nil || gen == 0 {
-		return out, nil, err
+	if !j.sync {
+		return outs, errs, nil
 	}
-	return out, func() error {
+	gen := j.gc.wrote()
+	return outs, errs, func() error {
 		if err := j.gc.wait(gen); err != nil {
 			return j.err("sync", fmt.Errorf("%w: %v", ErrPoisoned, err))
 		}
 		return nil
-	}, nil
+	}
 }
 
 // Append implements Sink: lock, catch up, write, unlock, then wait for the
@@ -357,14 +393,14 @@ func (j *JSONL) Append(ctx context.Context, env *Envelope) (Outcome, error) {
 	if err := j.begin(); err != nil {
 		return Failed, err
 	}
-	out, wait, err := j.appendDeferred(ctx, env)
+	outs, errs, wait := j.appendBatch(ctx, []*Envelope{env})
 	j.end()
-	if err == nil && wait != nil {
-		if err = wait(); err != nil {
-			out = Failed
+	if errs[0] == nil && wait != nil {
+		if err := wait(); err != nil {
+			return Failed, err
 		}
 	}
-	return out, err
+	return outs[0], errs[0]
 }
 
 // Close implements Sink. It does not fsync: with Sync every record already

@@ -10,36 +10,48 @@ import (
 	"github.com/art-runtime/art/lib/jsonx"
 )
 
-// Lines calls fn with each line of r (without its newline, blank lines
-// skipped), numbered from 1, until r ends, fn fails, or ctx is done. A line
-// longer than MaxDraftBytes is a usage error naming its number.
+// Line is one line of input and its number (from 1).
+type Line struct {
+	N int
+	B []byte
+}
+
+// Lines calls fn with the lines of r (without newlines, blank lines
+// skipped) in batches: each call gets at least one line and at most max,
+// all that had already arrived, so a busy stream is handled in bulk and a
+// quiet one line by line without waiting. It returns when r ends, fn fails,
+// or ctx is done. A line longer than MaxDraftBytes is a usage error naming
+// its number.
 //
 // Reading happens in a goroutine so that a cancelled ctx (SIGINT while
 // stdin is a quiet pipe) returns at once with context.Cause(ctx); that
 // goroutine ends when r next returns (at the latest when the process
 // exits). A final line without a newline is still a line.
-func Lines(ctx context.Context, r io.Reader, name string, fn func(n int, line []byte) error) error {
+func Lines(ctx context.Context, r io.Reader, name string, max int, fn func(batch []Line) error) error {
 	type item struct {
-		line    []byte
+		line    Line
 		tooLong bool
 		err     error
 	}
-	ch := make(chan item, 64)
+	ch := make(chan item, 256)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
 		defer close(ch)
 		br := bufio.NewReaderSize(r, 1<<16)
-		for {
-			line, n, tooLong, err := readLine(br, MaxDraftBytes)
-			if n == 0 && err == io.EOF {
+		for n := 1; ; n++ {
+			line, size, tooLong, err := readLine(br, MaxDraftBytes)
+			if size == 0 && err == io.EOF {
 				return
 			}
 			if err == io.EOF {
 				err = nil // a last line without newline
 			}
+			if !tooLong && err == nil && blank(line) {
+				continue
+			}
 			select {
-			case ch <- item{line, tooLong, err}:
+			case ch <- item{Line{n, line}, tooLong, err}:
 			case <-stop:
 				return
 			}
@@ -48,7 +60,30 @@ func Lines(ctx context.Context, r io.Reader, name string, fn func(n int, line []
 			}
 		}
 	}()
-	for n := 1; ; n++ {
+	if max < 1 {
+		max = 1
+	}
+	var batch []Line
+	take := func(it item) error {
+		if it.err != nil {
+			return exitcode.Wrap(exitcode.Internal, fmt.Errorf("%s: %w", name, it.err))
+		}
+		if it.tooLong {
+			return jsonx.Errorf(fmt.Sprintf("%s:%d", name, it.line.N), "line longer than %d bytes", MaxDraftBytes)
+		}
+		batch = append(batch, it.line)
+		return nil
+	}
+	flush := func(err error) error {
+		if len(batch) > 0 {
+			if ferr := fn(batch); ferr != nil {
+				return ferr
+			}
+			batch = batch[:0]
+		}
+		return err
+	}
+	for {
 		var it item
 		var ok bool
 		select {
@@ -59,16 +94,24 @@ func Lines(ctx context.Context, r io.Reader, name string, fn func(n int, line []
 		if !ok {
 			return nil
 		}
-		if it.err != nil {
-			return exitcode.Wrap(exitcode.Internal, fmt.Errorf("%s: %w", name, it.err))
+		if err := take(it); err != nil {
+			return flush(err)
 		}
-		if it.tooLong {
-			return jsonx.Errorf(fmt.Sprintf("%s:%d", name, n), "line longer than %d bytes", MaxDraftBytes)
+	more:
+		for len(batch) < max {
+			select {
+			case it, ok = <-ch:
+				if !ok {
+					return flush(nil)
+				}
+				if err := take(it); err != nil {
+					return flush(err)
+				}
+			default:
+				break more
+			}
 		}
-		if blank(it.line) {
-			continue
-		}
-		if err := fn(n, it.line); err != nil {
+		if err := flush(nil); err != nil {
 			return err
 		}
 	}

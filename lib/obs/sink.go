@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 )
 
@@ -53,11 +54,12 @@ type sequencer interface {
 	lockOrder() string
 }
 
-// deferrer is a sink whose durability step (fsync) can run after the
-// Emitter's lock is released, so concurrent emitters share one fsync
-// (group commit). The returned wait blocks until the record is durable.
-type deferrer interface {
-	appendDeferred(ctx context.Context, env *Envelope) (Outcome, func() error, error)
+// batcher is a sink that appends a batch of envelopes with one write and
+// one durability wait; outcomes and errors are per envelope. The wait runs
+// after the Emitter's lock is released, so concurrent emitters share one
+// fsync (group commit).
+type batcher interface {
+	appendBatch(ctx context.Context, envs []*Envelope) ([]Outcome, []error, func() error)
 }
 
 // idSet remembers the last capacity ids seen, for duplicate detection in
@@ -178,36 +180,60 @@ func NewWriter(name string, w io.Writer) *Writer {
 func (s *Writer) Name() string { return s.name }
 
 // Append implements Sink: one Write call per record.
-func (s *Writer) Append(_ context.Context, env *Envelope) (Outcome, error) {
-	d, _ := digestOf(env.id)
+func (s *Writer) Append(ctx context.Context, env *Envelope) (Outcome, error) {
+	outs, errs, _ := s.appendBatch(ctx, []*Envelope{env})
+	return outs[0], errs[0]
+}
+
+// appendBatch writes the new envelopes of a batch with one Write call.
+func (s *Writer) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []error, func() error) {
+	outs, errs := make([]Outcome, len(envs)), make([]error, len(envs))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	fail := func(err error) ([]Outcome, []error, func() error) {
+		for k := range envs {
+			if outs[k] != Duplicate {
+				outs[k], errs[k] = Failed, err
+			}
+		}
+		return outs, errs, nil
+	}
 	if s.poisoned != nil {
-		return Failed, s.poisoned
+		return fail(s.poisoned)
 	}
 	if s.w == nil {
-		return Failed, ErrClosed
+		return fail(ErrClosed)
 	}
-	if s.ids.has(d) {
-		return Duplicate, nil
+	s.buf = s.buf[:0]
+	var fresh []digest
+	for k, env := range envs {
+		d, _ := digestOf(env.id)
+		if s.ids.has(d) || slices.Contains(fresh, d) {
+			outs[k] = Duplicate
+			continue
+		}
+		fresh = append(fresh, d)
+		outs[k] = Appended
+		s.buf = env.AppendLine(s.buf)
 	}
-	s.buf = env.AppendLine(s.buf[:0])
+	if len(s.buf) == 0 {
+		return outs, errs, nil
+	}
 	n, err := s.w.Write(s.buf)
-	if n != len(s.buf) {
+	if n != len(s.buf) || err != nil {
 		if err == nil {
 			err = io.ErrShortWrite
 		}
 		if n > 0 {
 			s.poisoned = fmt.Errorf("%w: wrote %d of %d bytes: %v", ErrPoisoned, n, len(s.buf), err)
-			return Failed, s.poisoned
+			err = s.poisoned
 		}
-		return Failed, err
+		return fail(err)
 	}
-	if err != nil {
-		return Failed, err
+	for _, d := range fresh {
+		s.ids.add(d)
 	}
-	s.ids.add(d)
-	return Appended, nil
+	return outs, errs, nil
 }
 
 // Close implements Sink; it does not close the underlying writer.

@@ -135,16 +135,28 @@ func (r *Redactor) Text(s string, sum *Summary) string {
 		sum.Add(Binary, 1)
 		return r.marker(Binary, "")
 	}
-	return r.scan(s, sum)
+	if s == "" {
+		return s
+	}
+	w := r.pool.Get().(*walker)
+	out := w.scan(s, sum)
+	r.pool.Put(w)
+	return out
 }
 
-// scan masks every secret found in s; it returns s itself when there is none.
-func (r *Redactor) scan(s string, sum *Summary) string {
-	var buf [8]span
-	sp := findSecrets(s, buf[:0])
+// scan masks every secret found in s; it returns s itself when there is
+// none. The walker's span buffer is reused, so a string without secrets
+// costs no allocation.
+func (w *walker) scan(s string, sum *Summary) string {
+	sp := findSecrets(s, w.spans[:0])
+	w.spans = sp[:0]
 	if len(sp) == 0 {
 		return s
 	}
+	return w.r.apply(s, sp, sum)
+}
+
+func (r *Redactor) apply(s string, sp []span, sum *Summary) string {
 	sp = mergeSpans(sp)
 	var b strings.Builder
 	b.Grow(len(s) + 16*len(sp))
@@ -290,13 +302,15 @@ type member struct {
 }
 
 type walker struct {
-	r    *Redactor
-	dst  []byte
-	base int
-	open int
-	sum  *Summary
-	anc  []unsafe.Pointer
-	bufs [][]member
+	r      *Redactor
+	dst    []byte
+	base   int
+	open   int
+	sum    *Summary
+	anc    []unsafe.Pointer
+	bufs   [][]member
+	orders [][]int32
+	spans  []span
 }
 
 func (w *walker) fits(n int) bool {
@@ -386,7 +400,7 @@ func (w *walker) number(n json.Number) bool {
 	if err != nil && math.IsInf(f, 0) {
 		return w.mask(NonFinite, "")
 	}
-	if len(s) > 16 && strings.IndexAny(s, ".eE") < 0 && math.Abs(f) > jsonx.MaxSafeInteger {
+	if len(s) > 16 && !strings.ContainsAny(s, ".eE") && math.Abs(f) > jsonx.MaxSafeInteger {
 		w.sum.Add(NumberRange, 1)
 		return w.str(s) // keep every digit of the literal
 	}
@@ -442,7 +456,7 @@ func (w *walker) str(s string) bool {
 	if len(s) > lim.ScanMax {
 		return w.mask(Size, "")
 	}
-	t := w.r.scan(s, w.sum)
+	t := w.scan(s, w.sum)
 	if len(t) > lim.String {
 		t = w.cut(t)
 	}
@@ -461,7 +475,7 @@ func (w *walker) cut(t string) string {
 	n := w.r.lim.String - len(m)
 	for {
 		h := cutPoint(t, n)
-		head := w.r.scan(t[:h], w.sum)
+		head := w.scan(t[:h], w.sum)
 		if len(head)+len(m) <= w.r.lim.String || h == 0 {
 			w.sum.Add(Size, 1)
 			return head + m
@@ -658,6 +672,19 @@ func (w *walker) mapReflect(rv reflect.Value, depth int, sens []sensState) bool 
 	return w.writeMembers(ms, depth, sens)
 }
 
+// order returns an index slice 0..n-1 reused per depth.
+func (w *walker) order(depth, n int) []int32 {
+	for len(w.orders) <= depth {
+		w.orders = append(w.orders, nil)
+	}
+	o := w.orders[depth][:0]
+	for i := range n {
+		o = append(o, int32(i))
+	}
+	w.orders[depth] = o
+	return o
+}
+
 func (w *walker) members(depth int) []member {
 	for len(w.bufs) <= depth {
 		w.bufs = append(w.bufs, nil)
@@ -675,7 +702,7 @@ func (w *walker) key(k string) (string, bool) {
 		w.sum.Add(Size, 1)
 		return "", false
 	}
-	return w.r.scan(k, w.sum), true
+	return w.scan(k, w.sum), true
 }
 
 func (w *walker) writeMembers(ms []member, depth int, sens []sensState) bool {
@@ -686,13 +713,16 @@ func (w *walker) writeMembers(ms []member, depth int, sens []sensState) bool {
 	if !w.fits(2) {
 		return false
 	}
-	slices.SortFunc(ms, func(a, b member) int { return jsonx.CompareKeys(a.key, b.key) })
+	// Sort indexes, not members: moving small integers is cheaper than
+	// moving pointer-laden structs (no write barriers).
+	order := w.order(depth, len(ms))
+	slices.SortFunc(order, func(a, b int32) int { return jsonx.CompareKeys(ms[a].key, ms[b].key) })
 	w.dst = append(w.dst, '{')
 	w.open++
 	written := 0
-	for i := range ms {
+	for oi, i := range order {
 		m := &ms[i]
-		if i > 0 && m.key == ms[i-1].key {
+		if oi > 0 && m.key == ms[order[oi-1]].key {
 			w.sum.Add(Collection, 1) // two keys redacted to the same marker
 			continue
 		}
