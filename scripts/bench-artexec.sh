@@ -48,29 +48,46 @@ if available strict; then
 fi
 
 now() { date +%s%N; }
-declare -A samples
+# children_cpu_us: user+sys CPU of every child this shell has waited for,
+# from the `times` builtin (its second line), in microseconds. CPU time is
+# much less disturbed than wall time by other load on a shared machine.
+children_cpu_us() {
+	times >"$tmp/times" # in this shell: a $(...) subshell has no children
+	awk 'NR == 2 {
+		n = split($0, f, " "); us = 0
+		for (i = 1; i <= n; i++) { split(f[i], a, "m"); sub("s", "", a[2]); us += (a[1] * 60 + a[2]) * 1e6 }
+		printf "%d", us }' "$tmp/times"
+}
+declare -A samples cpu
 for ((r = 0; r < rounds; r++)); do
 	for i in "${!cmds[@]}"; do
 		read -r -a argv <<<"${cmds[$i]}"
+		children_cpu_us >"$tmp/c0"
 		t0=$(now)
 		for ((k = 0; k < runs; k++)); do
 			"${argv[@]}" >/dev/null
 		done
 		t1=$(now)
+		children_cpu_us >"$tmp/c1"
 		samples[$i]+="$(((t1 - t0) / runs / 1000)) "
+		cpu[$i]+="$((($(<"$tmp/c1") - $(<"$tmp/c0")) / runs)) "
 	done
 done
 
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : int((v[NR/2]+v[NR/2+1])/2)}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 
-echo "# artexec per-command cost: median of $rounds rounds x $runs runs, $(nproc) cores, $(uname -r)"
-printf '%-32s %12s %10s %12s\n' "command" "median (µs)" "vs raw" "vs timeout"
+echo "# artexec per-command cost: median of $rounds rounds x $runs runs, $(nproc) cores, $(uname -r), load $(cut -d' ' -f1 /proc/loadavg)"
+printf '%-30s %10s %8s %10s %10s %8s %10s\n' "command" "wall µs" "vs raw" "vs timeout" "CPU µs" "vs raw" "vs timeout"
 raw="$(median "${samples[0]}")"
 gnu="$(median "${samples[1]}")"
+rawc="$(median "${cpu[0]}")"
+gnuc="$(median "${cpu[1]}")"
 for i in "${!cmds[@]}"; do
 	m="$(median "${samples[$i]}")"
-	printf '%-32s %12s %10s %12s\n' "${names[$i]}" "$m" "$(ratio "$m" "$raw")x" "$(ratio "$m" "$gnu")x"
+	c="$(median "${cpu[$i]}")"
+	printf '%-30s %10s %8s %10s %10s %8s %10s\n' "${names[$i]}" "$m" "$(ratio "$m" "$raw")x" "$(ratio "$m" "$gnu")x" \
+		"$c" "$(ratio "$c" "$rawc")x" "$(ratio "$c" "$gnuc")x"
 done
 
 echo
