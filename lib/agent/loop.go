@@ -136,8 +136,19 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 		}
 	}
 	r.ev.emit(ResultEvent(res))
-	r.progressf("%s after %d steps: %d edits, verified %v%s", res.Status, res.Steps, res.Edits, res.Verified, errSuffix(res.Err))
+	verified := "not verified"
+	if res.Verified {
+		verified = "verified"
+	}
+	r.progressf("%s after %s, %s, %s%s", res.Status, plural(res.Steps, "step"), plural(res.Edits, "edit"), verified, errSuffix(res.Err))
 	return res, r.ev.err
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func errSuffix(err error) string {
