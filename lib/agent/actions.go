@@ -56,7 +56,7 @@ func (r *runner) act(ctx context.Context, d *provider.Decision) *outcome {
 func (r *runner) runTool(ctx context.Context, d *provider.Decision, next transcript.State) *outcome {
 	t := execx.NewTask(d.Program, d.Args...)
 	t.Limits.Timeout = jsonx.Duration(r.cfg.ToolTimeout)
-	t.Limits.OutputBytes = int64(r.cfg.ObservationBytes)
+	t.Limits.OutputBytes = r.outputCap()
 	argv := append([]string{d.Program}, d.Args...)
 	res, err := execx.Run(ctx, r.tools, t, execx.Options{Supervised: true, Environ: r.cfg.Environ})
 	if err != nil {
@@ -70,7 +70,7 @@ func (r *runner) runTool(ctx context.Context, d *provider.Decision, next transcr
 func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome {
 	t := execx.NewTask(r.verifyProg, r.cfg.Verify[1:]...)
 	t.Limits.Timeout = jsonx.Duration(r.cfg.VerifyTimeout)
-	t.Limits.OutputBytes = int64(r.cfg.ObservationBytes)
+	t.Limits.OutputBytes = r.outputCap()
 	res, err := execx.Run(ctx, r.verify, t, execx.Options{Supervised: true, Environ: r.cfg.Environ})
 	out := &outcome{kind: EventVerify, state: next}
 	passed := err == nil && res.Status == execx.StatusSucceeded
@@ -101,6 +101,14 @@ func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome 
 	out.text, out.elided = toolText(r.cfg.Verify, " (verify)", res, r.cfg.VerifyTimeout)
 	out.text += " " + verdict
 	return out
+}
+
+// outputCap is what the runner keeps of a tool's output: the observation
+// bound less room for the command line and the exit line around it, so a
+// tool's output is usually cut once (by the runner), not twice.
+func (r *runner) outputCap() int64 {
+	n := r.cfg.ObservationBytes
+	return int64(n - min(n/4, 1024))
 }
 
 // toolText is the observation of a finished process: the command, its

@@ -59,6 +59,9 @@ const (
 	// MinObservationBytes leaves room for the elision marker and some text
 	// on both sides of it.
 	MinObservationBytes = 256
+	// MaxObservationBytes bounds what one step shows a model (and what the
+	// runner buffers for a tool's output).
+	MaxObservationBytes = 16 << 20
 )
 
 // Config is the operator's side of a run. Nothing in it comes from the
@@ -134,8 +137,8 @@ func (c *Config) Validate() error {
 		return exitcode.Errorf(exitcode.Usage, "max-steps: must be at least 1, got %d", c.MaxSteps)
 	case c.ObservationBytes < MinObservationBytes:
 		return exitcode.Errorf(exitcode.Usage, "observation-bytes: must be at least %d, got %d", MinObservationBytes, c.ObservationBytes)
-	case c.ObservationBytes > execx.HardMaxOutputBytes:
-		return exitcode.Errorf(exitcode.Usage, "observation-bytes: must be at most %d", execx.HardMaxOutputBytes)
+	case c.ObservationBytes > MaxObservationBytes:
+		return exitcode.Errorf(exitcode.Usage, "observation-bytes: must be at most %d, got %d", MaxObservationBytes, c.ObservationBytes)
 	case c.MaxFormatErrors < 1:
 		return exitcode.Errorf(exitcode.Usage, "max-format-errors: must be at least 1, got %d", c.MaxFormatErrors)
 	case c.Deadline < 0, c.ToolTimeout < 0, c.VerifyTimeout < 0, c.MaxTokens < 0, c.MaxFileBytes < 0:
