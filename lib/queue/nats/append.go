@@ -211,8 +211,12 @@ func latestBefore(outs []*out, o *out, done int) uint64 {
 // publish appends outs (one message, or one atomic batch) and assigns their
 // sequences, retrying while the outcome is in doubt.
 func (b *Backend) publish(ctx context.Context, outs []*out) error {
+	return b.publishFrom(ctx, outs, false)
+}
+
+// publishFrom is publish; doubt says an earlier attempt may have landed.
+func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) error {
 	deadline := time.Now().Add(b.opts.AppendTimeout)
-	doubt := false // an earlier attempt may have landed
 	wait := 50 * time.Millisecond
 	var last error
 	for {

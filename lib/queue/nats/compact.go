@@ -203,8 +203,14 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 			return b.serverErr("compact: write snapshot "+name, err)
 		}
 	}
+	if err := b.hook("snapshot"); err != nil {
+		return err
+	}
 	// 2. The compacted event.
 	if _, err := b.Append(ctx, []queue.Proposal{{Event: &queue.Event{Time: time.Now().UTC(), Type: queue.EventCompacted, Through: snap.Seq}, Any: true}}); err != nil {
+		return err
+	}
+	if err := b.hook("compacted"); err != nil {
 		return err
 	}
 	// 3. Purge.
@@ -216,7 +222,20 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 		}
 	}
 	subjects = append(subjects, purge{b.logSubj, snap.Seq + 1})
+	if half := len(subjects) / 2; b.opts.hook != nil && half > 0 {
+		// In tests: stop halfway through the purges.
+		if err := b.purgeAll(ctx, s, subjects[:half]); err != nil {
+			return err
+		}
+		if err := b.hook("half-purged"); err != nil {
+			return err
+		}
+		subjects = subjects[half:]
+	}
 	if err := b.purgeAll(ctx, s, subjects); err != nil {
+		return err
+	}
+	if err := b.hook("purged"); err != nil {
 		return err
 	}
 	// 4. Mark it purged; drop older snapshots.
@@ -225,6 +244,9 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	cancel()
 	if err != nil {
 		return b.serverErr("compact: mark snapshot "+name, err)
+	}
+	if err := b.hook("marked"); err != nil {
+		return err
 	}
 	for _, r := range refs {
 		if r.seq < snap.Seq {

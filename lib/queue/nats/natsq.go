@@ -79,6 +79,10 @@ type Options struct {
 	Name string
 	// NATS are extra connection options (credentials, TLS).
 	NATS []nats.Option
+
+	// hook, in tests, runs at named steps of a compaction; an error stops
+	// it there as a crash would.
+	hook func(step string) error
 }
 
 // Backend is one queue on a NATS server. It implements queue.Backend.
@@ -113,6 +117,7 @@ type Backend struct {
 	leases map[*lease]struct{}
 
 	maxBatch atomic.Int64 // Options.MaxBatch, lowered if the server says so
+	jsSeen   atomic.Bool  // JetStream answered once
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -290,9 +295,11 @@ func (b *Backend) setup(ctx context.Context) error {
 	s, err := b.js.Stream(ctx, b.stream)
 	switch {
 	case err == nil:
+		b.jsSeen.Store(true)
 		b.exists = true
 		return b.verify(s.CachedInfo())
 	case errors.Is(err, jetstream.ErrStreamNotFound):
+		b.jsSeen.Store(true)
 	default:
 		return b.serverErr("look up stream "+b.stream, err)
 	}
@@ -378,7 +385,9 @@ func (b *Backend) verify(info *jetstream.StreamInfo) error {
 // queue's own failure (exit 125) with a message that says what to do.
 func (b *Backend) serverErr(op string, err error) error {
 	switch {
-	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount),
+		errors.Is(err, nats.ErrNoResponders) && !b.jsSeen.Load():
+		// Nothing answers JetStream API requests at all.
 		return exitcode.Errorf(exitcode.Internal, "%s on %s: JetStream is not enabled on the server (start it with -js)", op, Redact(b.url))
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		return exitcode.Errorf(exitcode.Internal, "%s on %s: no answer within %s: %w", op, Redact(b.url), b.opts.Timeout, err)
@@ -429,4 +438,11 @@ func atLeast(version string, major, minor int) bool {
 		return false
 	}
 	return ma > major || ma == major && mi >= minor
+}
+
+func (b *Backend) hook(step string) error {
+	if b.opts.hook != nil {
+		return b.opts.hook(step)
+	}
+	return nil
 }

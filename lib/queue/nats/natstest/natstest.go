@@ -52,49 +52,18 @@ func Start(tb testing.TB, opts Options) *Server {
 
 func (s *Server) start() {
 	s.tb.Helper()
-	port := s.port
-	if port == 0 {
-		port = -1
-	}
-	o := &server.Options{
-		Host:                  "127.0.0.1",
-		Port:                  port,
-		JetStream:             !s.opts.NoJetStream,
-		StoreDir:              s.dir,
-		SyncAlways:            !s.opts.NoSync,
-		NoLog:                 true,
-		NoSigs:                true,
-		MaxPayload:            s.opts.MaxPayload,
-		ServerName:            "artq-test",
-		DisableShortFirstPing: true,
-	}
-	if s.opts.MaxBatch > 0 {
-		o.JetStreamLimits.MaxBatchSize = s.opts.MaxBatch
-	}
 	var srv *server.Server
 	var err error
 	// Restarting on the same port can race the old listener's close.
 	for try := 0; ; try++ {
-		srv, err = server.NewServer(o)
-		if err != nil {
-			s.tb.Fatalf("natstest: %v", err)
-		}
-		go srv.Start()
-		if srv.ReadyForConnections(10 * time.Second) {
+		srv, err = Serve(s.dir, s.port, s.opts)
+		if err == nil {
 			break
 		}
-		srv.Shutdown()
-		srv.WaitForShutdown()
-		if try == 20 {
-			s.tb.Fatalf("natstest: server not ready on port %d", port)
+		if try == 20 || s.port == 0 {
+			s.tb.Fatalf("natstest: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-	if s.opts.NoJetStream == false {
-		deadline := time.Now().Add(10 * time.Second)
-		for !srv.JetStreamIsCurrent() && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
 	}
 	addr := srv.Addr().(*net.TCPAddr)
 	s.mu.Lock()
@@ -102,6 +71,47 @@ func (s *Server) start() {
 	s.url = "nats://127.0.0.1:" + strconv.Itoa(addr.Port)
 	s.count++
 	s.mu.Unlock()
+}
+
+// Serve starts a server with its store in dir on 127.0.0.1:port (0: a free
+// port) and waits until it takes connections and JetStream is ready. Tests
+// that need a server in another process (to kill it) call it there.
+func Serve(dir string, port int, opts Options) (*server.Server, error) {
+	if port == 0 {
+		port = -1
+	}
+	o := &server.Options{
+		Host:                  "127.0.0.1",
+		Port:                  port,
+		JetStream:             !opts.NoJetStream,
+		StoreDir:              dir,
+		SyncAlways:            !opts.NoSync,
+		NoLog:                 true,
+		NoSigs:                true,
+		MaxPayload:            opts.MaxPayload,
+		ServerName:            "artq-test",
+		DisableShortFirstPing: true,
+	}
+	if opts.MaxBatch > 0 {
+		o.JetStreamLimits.MaxBatchSize = opts.MaxBatch
+	}
+	srv, err := server.NewServer(o)
+	if err != nil {
+		return nil, err
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("server not ready on port %d", port)
+	}
+	if !opts.NoJetStream {
+		deadline := time.Now().Add(10 * time.Second)
+		for !srv.JetStreamIsCurrent() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return srv, nil
 }
 
 // URL is the server's client URL (the same across restarts).

@@ -1,0 +1,234 @@
+package natsq
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/nats/natstest"
+)
+
+// The benchmarks run the same work on the file backend and on NATS (an
+// embedded server with sync_interval always, and one with the default
+// two-minute sync for comparison), in one run, so the ratios are fair.
+// scripts/bench-nats.sh runs them and prints medians.
+
+type benchTarget struct {
+	name string
+	// open returns a new handle on one fresh queue per call of setup.
+	setup func(b *testing.B) func() queue.Backend
+}
+
+func benchTargets() []benchTarget {
+	return []benchTarget{
+		{"file", func(b *testing.B) func() queue.Backend {
+			dir := filepath.Join(b.TempDir(), "q")
+			return func() queue.Backend {
+				be, err := file.Open(dir, file.Options{WatchInterval: 10 * time.Millisecond})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { be.Close() })
+				return be
+			}
+		}},
+		{"nats", natsBench(natstest.Options{})},
+		{"nats-nosync", natsBench(natstest.Options{NoSync: true})},
+	}
+}
+
+func natsBench(o natstest.Options) func(b *testing.B) func() queue.Backend {
+	return func(b *testing.B) func() queue.Backend {
+		srv := natstest.Start(b, o)
+		return func() queue.Backend {
+			be, err := Open(context.Background(), srv.URL(), "bench", Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { be.Close() })
+			return be
+		}
+	}
+}
+
+var benchManifest = []byte(`{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}`)
+
+func enqueue(id string) []queue.Proposal {
+	return []queue.Proposal{{Event: &queue.Event{Time: time.Now().UTC(), Type: queue.EventEnqueued, Task: id, MaxAttempts: 1, Manifest: benchManifest}}}
+}
+
+// BenchmarkAppendSerial: one writer, one conditional append at a time.
+func BenchmarkAppendSerial(b *testing.B) {
+	for _, tg := range benchTargets() {
+		b.Run(tg.name, func(b *testing.B) {
+			be := tg.setup(b)()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if _, err := be.Append(context.Background(), enqueue(fmt.Sprintf("t%d", i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+		})
+	}
+}
+
+// BenchmarkAppendParallel64: 64 concurrent writers on one handle.
+func BenchmarkAppendParallel64(b *testing.B) {
+	for _, tg := range benchTargets() {
+		b.Run(tg.name, func(b *testing.B) {
+			be := tg.setup(b)()
+			var n atomic.Int64
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := be.Append(context.Background(), enqueue(fmt.Sprintf("t%d", n.Add(1)))); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "appends/s")
+		})
+	}
+}
+
+// BenchmarkClaimLatency: one worker serving; each iteration enqueues a task
+// and waits until a worker has started it (its started event is in the
+// log). Reports the median and p99 of enqueue → started.
+func BenchmarkClaimLatency(b *testing.B) {
+	for _, tg := range benchTargets() {
+		b.Run(tg.name, func(b *testing.B) {
+			open := tg.setup(b)
+			q := queue.New(open())
+			stop := serveWorkers(b, open, 1)
+			defer stop()
+			reader := open()
+			var lat []time.Duration
+			var after uint64
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				id := fmt.Sprintf("t%d", i)
+				task, _ := queue.ArgvTask([]string{"true"})
+				t0 := time.Now()
+				if _, err := q.Enqueue(context.Background(), []queue.EnqueueRequest{{ID: id, Task: task, MaxAttempts: 1}}); err != nil {
+					b.Fatal(err)
+				}
+				started := false
+				for !started {
+					if err := reader.Read(context.Background(), after, func(ev *queue.Event) error {
+						after = ev.Seq
+						if ev.Task == id && ev.Type == queue.EventStarted {
+							started = true
+						}
+						return nil
+					}); err != nil {
+						b.Fatal(err)
+					}
+					if !started {
+						ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+						err := reader.Wait(ctx, after)
+						cancel()
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+// serveWorkers runs n workers (each its own handle) in Serve mode.
+func serveWorkers(b *testing.B, open func() queue.Backend, n int) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		q, err := queue.Open(ctx, open())
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			queue.Work(ctx, q, queue.WorkerConfig{ID: fmt.Sprintf("w%d", i), Policy: pol, Concurrency: 4, Mode: queue.Serve, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: noop})
+		}()
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+func noop(ctx context.Context, p *execx.Policy, t *execx.Task, opt execx.Options) (*execx.Result, error) {
+	now := time.Now()
+	return &execx.Result{TaskID: t.ID, Program: t.Program, Status: execx.StatusSucceeded, StartedAt: now, EndedAt: now}, nil
+}
+
+// BenchmarkDrain: tasks/s for 1, 2 and 4 workers (each its own connection
+// or handle, concurrency 4) draining no-op tasks.
+func BenchmarkDrain(b *testing.B) {
+	const tasks = 400
+	for _, tg := range benchTargets() {
+		for _, workers := range []int{1, 2, 4} {
+			b.Run(fmt.Sprintf("%s/workers=%d", tg.name, workers), func(b *testing.B) {
+				var total time.Duration
+				rounds := 0
+				for b.Loop() {
+					b.StopTimer()
+					open := tg.setup(b)
+					q := queue.New(open())
+					reqs := make([]queue.EnqueueRequest, tasks)
+					for i := range reqs {
+						task, _ := queue.ArgvTask([]string{"true"})
+						reqs[i] = queue.EnqueueRequest{ID: fmt.Sprintf("t%d", i), Task: task, MaxAttempts: 1}
+					}
+					if _, err := q.Enqueue(context.Background(), reqs); err != nil {
+						b.Fatal(err)
+					}
+					pol, _ := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: b.TempDir()})
+					qs := make([]*queue.Queue, workers)
+					for i := range qs {
+						var err error
+						if qs[i], err = queue.Open(context.Background(), open()); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.StartTimer()
+					t0 := time.Now()
+					var wg sync.WaitGroup
+					for i := range workers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							if _, err := queue.Work(context.Background(), qs[i], queue.WorkerConfig{ID: fmt.Sprintf("w%d", i), Policy: pol, Concurrency: 4, Mode: queue.Drain, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: noop}); err != nil {
+								b.Error(err)
+							}
+						}()
+					}
+					wg.Wait()
+					total += time.Since(t0)
+					rounds++
+				}
+				b.ReportMetric(float64(tasks*rounds)/total.Seconds(), "tasks/s")
+			})
+		}
+	}
+}
