@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -169,6 +170,10 @@ func TestObservationTruncated(t *testing.T) {
 	if len(*obs.Observation) > 1000 || obs.Elided < 18000 || !strings.Contains(*obs.Observation, "bytes omitted]") ||
 		!strings.HasPrefix(*obs.Observation, "$ sh -c") || !strings.HasSuffix(*obs.Observation, "[exit 0]") {
 		t.Fatalf("observation (%d bytes, %d elided):\n%s", len(*obs.Observation), obs.Elided, *obs.Observation)
+	}
+	// Exactly what the runner's marker says was omitted.
+	if !strings.Contains(*obs.Observation, fmt.Sprintf("[artexec: %d bytes omitted]", obs.Elided)) {
+		t.Errorf("elided %d does not match the runner's marker", obs.Elided)
 	}
 	if got := p.Requests()[0]; len(got.History) != 0 {
 		t.Fatal("first request has history")
