@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,8 +45,9 @@ import (
 //   - With Sync, each append returns after an fsync covering its record;
 //     concurrent appenders share one fsync (group commit).
 type JSONL struct {
-	path   string
-	window int64
+	path     string
+	window   int64
+	lockWait time.Duration
 
 	mu       sync.Mutex // held from begin to end
 	f        *os.File
@@ -76,7 +78,13 @@ type JSONLOptions struct {
 	Sync         bool  // fsync each record before Append returns
 	RecoverBytes int64 // tail window read on open (0: DefaultRecoverBytes)
 	RememberIDs  int   // ids remembered for duplicate detection (0: DefaultRememberIDs)
+	// LockWait bounds the wait for another process's flock (0:
+	// DefaultLockWait); past it the append fails with ErrBusy.
+	LockWait time.Duration
 }
+
+// DefaultLockWait is how long an append waits for the file lock.
+const DefaultLockWait = 10 * time.Second
 
 // DefaultRecoverBytes is the tail window: a few thousand typical events.
 const DefaultRecoverBytes = 4 << 20
@@ -140,6 +148,10 @@ func OpenJSONL(path string, o JSONLOptions) (*JSONL, error) {
 		order:  strconv.FormatUint(uint64(st.Dev), 16) + ":" + strconv.FormatUint(uint64(st.Ino), 16),
 		sync:   o.Sync,
 	}
+	j.lockWait = o.LockWait
+	if j.lockWait <= 0 {
+		j.lockWait = DefaultLockWait
+	}
 	j.gc.sync = f.Sync
 	if err := j.begin(); err != nil {
 		f.Close()
@@ -182,7 +194,7 @@ func (j *JSONL) begin() error {
 		j.mu.Unlock()
 		return j.err("append", j.poisoned)
 	}
-	if err := flock(j.f, unix.LOCK_EX); err != nil {
+	if err := lockWithin(j.f, j.lockWait); err != nil {
 		j.mu.Unlock()
 		return j.err("lock", err)
 	}
@@ -199,6 +211,25 @@ func (j *JSONL) end() { j.end0() }
 func (j *JSONL) end0() {
 	_ = flock(j.f, unix.LOCK_UN)
 	j.mu.Unlock()
+}
+
+// lockWithin takes the exclusive flock, waiting at most d: a writer holds
+// it for one write, so a long wait means a stopped or stuck process, and
+// the work being observed must not hang on it.
+func lockWithin(f *os.File, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	pause := 20 * time.Microsecond
+	for {
+		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil || !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the file lock was held by another process for %s: %w", d, ErrBusy)
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 5*time.Millisecond)
+	}
 }
 
 func flock(f *os.File, how int) error {

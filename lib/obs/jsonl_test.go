@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -469,3 +470,32 @@ func TestJSONLCatchUpTruncatesOthersTornRecord(t *testing.T) {
 }
 
 var _ io.Writer = shortWriter{}
+
+// TestJSONLLockWaitIsBounded: a process that holds the file lock (stopped,
+// stuck) delays an append at most LockWait; the append then fails with
+// ErrBusy instead of hanging the observed work.
+func TestJSONLLockWaitIsBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.jsonl")
+	j := openJSONL(t, path, JSONLOptions{LockWait: 50 * time.Millisecond})
+	e := New(Options{}, j)
+	defer e.Close()
+	holder, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	if err := unix.Flock(int(holder.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"})
+	if !errors.Is(d.Err, ErrBusy) || time.Since(start) > 5*time.Second {
+		t.Errorf("Emit under a held lock = %v after %v; want ErrBusy soon", d.Err, time.Since(start))
+	}
+	if err := unix.Flock(int(holder.Fd()), unix.LOCK_UN); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"}); d.Err != nil {
+		t.Errorf("Emit after release = %v", d.Err)
+	}
+}

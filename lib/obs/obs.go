@@ -76,6 +76,7 @@ var (
 	ErrVersion     = exitcode.Sentinel(exitcode.Internal, "record of an unsupported version")
 	ErrStale       = exitcode.Sentinel(exitcode.Conflict, "the sink already holds this or a later event of the subject")
 	ErrClosed      = exitcode.Sentinel(exitcode.Internal, "sink is closed")
+	ErrBusy        = exitcode.Sentinel(exitcode.Internal, "sink is busy")
 	ErrIDMismatch  = exitcode.Sentinel(exitcode.Usage, "id does not match the envelope's content")
 	ErrNotRedacted = exitcode.Sentinel(exitcode.Usage, "envelope holds values redaction would remove")
 	ErrSinkSpec    = exitcode.Sentinel(exitcode.Usage, "invalid sink (want jsonl:PATH or stdout)")
