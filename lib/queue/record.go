@@ -1,15 +1,13 @@
 package queue
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/jsonx"
@@ -20,10 +18,11 @@ import (
 // `,"crc":`. The field order is fixed ({seq, time, type, task, attempt, …,
 // crc}) so that the same event always gives the same bytes.
 //
-// The codec is hand-written on top of gjson rather than encoding/json because
-// replay decodes every record of the log: a million records must replay in
-// well under two seconds. It is still strict: unknown or duplicate members,
-// wrong types, non-canonical numbers and invalid UTF-8 are errors.
+// The codec is hand-written (encoder below, decoder in scan.go) rather than
+// encoding/json because replay decodes every record of the log: a million
+// records must replay in well under two seconds. It is still strict: invalid
+// JSON, unknown or duplicate members, wrong types, non-canonical numbers and
+// invalid UTF-8 are errors.
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -183,14 +182,20 @@ func recordErrorf(format string, args ...any) error {
 // DecodeRecord decodes one record (without its newline), checking its CRC
 // first.
 func DecodeRecord(line []byte) (*Event, error) {
-	if len(line) == 0 || line[len(line)-1] != '}' {
+	n := len(line)
+	if n == 0 || line[n-1] != '}' {
 		return nil, recordErrorf("incomplete record")
 	}
-	i := bytes.LastIndex(line, []byte(crcKey))
-	if i < 0 {
+	// The crc member is always last: `,"crc":DIGITS}`.
+	j := n - 1
+	for j > 0 && line[j-1] >= '0' && line[j-1] <= '9' {
+		j--
+	}
+	i := j - len(crcKey)
+	if i < 0 || string(line[i:j]) != crcKey {
 		return nil, recordErrorf("no crc member")
 	}
-	want, ok := parseUint(line[i+len(crcKey) : len(line)-1])
+	want, ok := parseUint(line[j : n-1])
 	if !ok || want > 0xffffffff {
 		return nil, recordErrorf("bad crc value")
 	}
@@ -219,29 +224,23 @@ const (
 )
 
 func decodeEvent(data []byte, withCRC bool) (*Event, error) {
-	if !gjson.ValidBytes(data) {
-		return nil, recordErrorf("not valid JSON")
-	}
-	root := gjson.ParseBytes(data)
-	if !root.IsObject() {
-		return nil, recordErrorf("not a JSON object")
-	}
+	s := scanner{b: data}
 	ev := new(Event)
 	var seen int
-	var err error
-	root.ForEach(func(k, v gjson.Result) bool {
-		bit, ferr := decodeEventMember(ev, k.Str, v, withCRC)
-		if ferr != nil {
-			err = ferr
-			return false
+	err := s.object(func(key []byte) error {
+		bit, err := decodeEventMember(&s, ev, key, withCRC)
+		if err != nil {
+			return err
 		}
 		if seen&bit != 0 {
-			err = recordErrorf("duplicate member %q", k.Str)
-			return false
+			return recordErrorf("duplicate member %q", key)
 		}
 		seen |= bit
-		return true
+		return nil
 	})
+	if err == nil {
+		err = s.end()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -258,80 +257,145 @@ func decodeEvent(data []byte, withCRC bool) (*Event, error) {
 	return ev, nil
 }
 
-func decodeEventMember(ev *Event, key string, v gjson.Result, withCRC bool) (int, error) {
+func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, error) {
 	var ok bool
-	switch key {
+	switch string(key) {
 	case "seq":
-		ev.Seq, ok = uintValue(v)
-		return mSeq, want(ok, key, "an unsigned integer")
+		ev.Seq, ok = s.uint()
+		return mSeq, want(ok, "seq", "an unsigned integer")
 	case "time":
-		var s string
-		if s, ok = stringValue(v); ok {
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return 0, recordErrorf("time: not an RFC 3339 time")
-			}
-			ev.Time = t.UTC()
+		b, err := s.str()
+		if err != nil {
+			return 0, recordErrorf("time: want a string")
 		}
-		return mTime, want(ok, key, "a string")
+		if ev.Time, ok = parseTime(b); !ok {
+			return 0, recordErrorf("time: not an RFC 3339 time")
+		}
+		return mTime, nil
 	case "type":
-		var s string
-		s, ok = stringValue(v)
-		if ok && !EventType(s).known() {
-			return 0, recordErrorf("type: unknown event type %q", s)
+		b, err := s.str()
+		if err != nil {
+			return 0, recordErrorf("type: want a string")
 		}
-		ev.Type = EventType(s)
-		return mType, want(ok, key, "a string")
+		if ev.Type = eventType(b); ev.Type == "" {
+			return 0, recordErrorf("type: unknown event type %q", b)
+		}
+		return mType, nil
 	case "task":
-		ev.Task, ok = stringValue(v)
-		return mTask, want(ok, key, "a string")
+		b, err := s.str()
+		ev.Task = string(b)
+		return mTask, want(err == nil, "task", "a string")
 	case "attempt":
-		ev.Attempt, ok = intValue(v)
-		return mAttempt, want(ok, key, "an integer")
+		ev.Attempt, ok = s.int()
+		return mAttempt, want(ok, "attempt", "an integer")
 	case "max_attempts":
-		ev.MaxAttempts, ok = intValue(v)
-		return mMaxAttempts, want(ok, key, "an integer")
+		ev.MaxAttempts, ok = s.int()
+		return mMaxAttempts, want(ok, "max_attempts", "an integer")
 	case "worker":
-		ev.Worker, ok = stringValue(v)
-		return mWorker, want(ok, key, "a string")
+		b, err := s.str()
+		ev.Worker = intern(b)
+		return mWorker, want(err == nil, "worker", "a string")
 	case "reason":
-		ev.Reason, ok = stringValue(v)
-		return mReason, want(ok, key, "a string")
+		b, err := s.str()
+		ev.Reason = string(b)
+		return mReason, want(err == nil, "reason", "a string")
 	case "trace":
-		if !v.IsObject() {
+		if s.peek() != '{' {
 			return 0, recordErrorf("trace: want an object")
 		}
-		t, err := decodeTrace(v)
+		t, err := decodeTrace(s)
 		if err != nil {
 			return 0, err
 		}
 		ev.Trace = t
 		return mTrace, nil
 	case "offset":
-		var n int64
-		n, ok = int64Value(v)
-		ev.Offset = n
-		return mOffset, want(ok, key, "an integer")
+		ev.Offset, ok = s.int64()
+		return mOffset, want(ok, "offset", "an integer")
 	case "bytes":
-		var n int64
-		n, ok = int64Value(v)
-		ev.Bytes = n
-		return mBytes, want(ok, key, "an integer")
+		ev.Bytes, ok = s.int64()
+		return mBytes, want(ok, "bytes", "an integer")
 	case "through":
-		ev.Through, ok = uintValue(v)
-		return mThrough, want(ok, key, "an unsigned integer")
+		ev.Through, ok = s.uint()
+		return mThrough, want(ok, "through", "an unsigned integer")
 	case "manifest":
-		if !v.IsObject() {
+		if s.peek() != '{' {
 			return 0, recordErrorf("manifest: want an object")
 		}
-		ev.Manifest = []byte(v.Raw)
+		raw, err := s.value(0)
+		if err != nil {
+			return 0, err
+		}
+		ev.Manifest = append([]byte(nil), raw...)
 		return mManifest, nil
 	case "crc":
 		if withCRC {
-			return mCRC, nil // checked by DecodeRecord
+			_, ok = s.uint() // checked by DecodeRecord
+			return mCRC, want(ok, "crc", "an unsigned integer")
 		}
 	}
 	return 0, recordErrorf("unknown member %q", key)
+}
+
+// eventType maps a name to its constant without allocating; "" if unknown.
+func eventType(b []byte) EventType {
+	switch string(b) {
+	case "enqueued":
+		return EventEnqueued
+	case "started":
+		return EventStarted
+	case "trace":
+		return EventTrace
+	case "succeeded":
+		return EventSucceeded
+	case "failed":
+		return EventFailed
+	case "cancel_requested":
+		return EventCancelRequested
+	case "cancelled":
+		return EventCancelled
+	case "requeued":
+		return EventRequeued
+	case "retried":
+		return EventRetried
+	case "truncated":
+		return EventTruncated
+	case "compacted":
+		return EventCompacted
+	}
+	return ""
+}
+
+func traceStatus(b []byte) execx.Status {
+	for _, st := range execx.Statuses {
+		if string(b) == string(st) {
+			return st
+		}
+	}
+	return execx.Status(b) // unknown: kept, and refused by the reducer
+}
+
+// intern returns a shared string for values that repeat across many records
+// (worker ids, signal names): a small direct-mapped cache, so a million
+// started events do not make a million copies of the same few names.
+func intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	h := crc32.Checksum(b, castagnoli) % uint32(len(internCache.s))
+	internCache.mu.Lock()
+	defer internCache.mu.Unlock()
+	if v := internCache.s[h]; v == string(b) {
+		return v
+	}
+	v := string(b)
+	internCache.s[h] = v
+	return v
+}
+
+var internCache struct {
+	mu sync.Mutex
+	s  [256]string
 }
 
 const (
@@ -344,50 +408,45 @@ const (
 	tIncomplete
 )
 
-func decodeTrace(obj gjson.Result) (*Trace, error) {
+func decodeTrace(s *scanner) (*Trace, error) {
 	t := new(Trace)
 	var seen int
-	var err error
-	obj.ForEach(func(k, v gjson.Result) bool {
+	err := s.object(func(key []byte) error {
 		var bit int
 		ok := true
-		switch k.Str {
+		switch string(key) {
 		case "status":
-			var s string
-			s, ok = stringValue(v)
-			t.Status, bit = execx.Status(s), tStatus
+			b, err := s.str()
+			t.Status, ok, bit = traceStatus(b), err == nil, tStatus
 		case "exit_code":
-			t.ExitCode, ok = intValue(v)
+			t.ExitCode, ok = s.int()
 			bit = tExitCode
 		case "signal":
-			t.Signal, ok = stringValue(v)
-			bit = tSignal
+			b, err := s.str()
+			t.Signal, ok, bit = intern(b), err == nil, tSignal
 		case "duration_ms":
-			t.DurationMS, ok = int64Value(v)
+			t.DurationMS, ok = s.int64()
 			bit = tDuration
 		case "output_bytes":
-			t.OutputBytes, ok = int64Value(v)
+			t.OutputBytes, ok = s.int64()
 			bit = tOutputBytes
 		case "output_truncated":
-			t.OutputTruncated, ok = boolValue(v)
+			t.OutputTruncated, ok = s.bool()
 			bit = tTruncated
 		case "output_incomplete":
-			t.OutputIncomplete, ok = boolValue(v)
+			t.OutputIncomplete, ok = s.bool()
 			bit = tIncomplete
 		default:
-			err = recordErrorf("trace: unknown member %q", k.Str)
-			return false
+			return recordErrorf("trace: unknown member %q", key)
 		}
 		if !ok {
-			err = recordErrorf("trace.%s: wrong type", k.Str)
-			return false
+			return recordErrorf("trace.%s: wrong type", key)
 		}
 		if seen&bit != 0 {
-			err = recordErrorf("trace: duplicate member %q", k.Str)
-			return false
+			return recordErrorf("trace: duplicate member %q", key)
 		}
 		seen |= bit
-		return true
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -403,57 +462,6 @@ func want(ok bool, key, what string) error {
 		return nil
 	}
 	return recordErrorf("%s: want %s", key, what)
-}
-
-func stringValue(v gjson.Result) (string, bool) {
-	if v.Type != gjson.String || !utf8.ValidString(v.Str) {
-		return "", false
-	}
-	return v.Str, true
-}
-
-func boolValue(v gjson.Result) (bool, bool) {
-	switch v.Type {
-	case gjson.True:
-		return true, true
-	case gjson.False:
-		return false, true
-	}
-	return false, false
-}
-
-func uintValue(v gjson.Result) (uint64, bool) {
-	if v.Type != gjson.Number {
-		return 0, false
-	}
-	return parseUint([]byte(v.Raw))
-}
-
-func int64Value(v gjson.Result) (int64, bool) {
-	if v.Type != gjson.Number {
-		return 0, false
-	}
-	raw := []byte(v.Raw)
-	neg := len(raw) > 0 && raw[0] == '-'
-	if neg {
-		raw = raw[1:]
-	}
-	u, ok := parseUint(raw)
-	if !ok || u > 1<<63-1 || (neg && u == 0) {
-		return 0, false
-	}
-	if neg {
-		return -int64(u), true
-	}
-	return int64(u), true
-}
-
-func intValue(v gjson.Result) (int, bool) {
-	n, ok := int64Value(v)
-	if !ok || n != int64(int(n)) || n > 1<<31-1 || n < -(1<<31) {
-		return 0, false
-	}
-	return int(n), true
 }
 
 // parseUint accepts only canonical decimal: digits, no sign, no leading zero,

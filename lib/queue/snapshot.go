@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/art-runtime/art/lib/jsonx"
 )
 
@@ -92,46 +90,74 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	if ti < 0 {
 		return nil, fmt.Errorf("snapshot has no trailer")
 	}
-	trailer := gjson.ParseBytes(body[ti+1:])
-	if !gjson.ValidBytes(body[ti+1:]) || !trailer.IsObject() {
-		return nil, fmt.Errorf("snapshot trailer is not a JSON object")
+	var end, sum uint64
+	var haveEnd, haveSum bool
+	ts := scanner{b: body[ti+1:]}
+	err := ts.object(func(key []byte) error {
+		var ok bool
+		switch string(key) {
+		case "end":
+			end, ok = ts.uint()
+			haveEnd = ok
+		case "crc":
+			sum, ok = ts.uint()
+			haveSum = ok
+		}
+		if !ok {
+			return recordErrorf("trailer: bad member %q", key)
+		}
+		return nil
+	})
+	if err == nil {
+		err = ts.end()
 	}
-	want, ok := uintValue(trailer.Get("crc"))
-	if !ok || want > 0xffffffff {
-		return nil, fmt.Errorf("snapshot trailer has no crc")
+	if err != nil || !haveEnd || !haveSum || sum > 0xffffffff {
+		return nil, fmt.Errorf("snapshot trailer is damaged")
 	}
-	if crc32.Checksum(data[:ti+1], castagnoli) != uint32(want) {
+	if crc32.Checksum(data[:ti+1], castagnoli) != uint32(sum) {
 		return nil, fmt.Errorf("snapshot: %w", ErrChecksum)
 	}
-	end, ok := uintValue(trailer.Get("end"))
-	if !ok {
-		return nil, fmt.Errorf("snapshot trailer has no task count")
-	}
 	hi := bytes.IndexByte(data, '\n')
-	head := data[:hi]
-	if !gjson.ValidBytes(head) {
-		return nil, fmt.Errorf("snapshot header is not valid JSON")
+	snap := &Snapshot{}
+	var n uint64
+	var api, kind []byte
+	hs := scanner{b: data[:hi]}
+	err = hs.object(func(key []byte) error {
+		var err error
+		ok := true
+		switch string(key) {
+		case "apiVersion":
+			api, err = hs.str()
+		case "kind":
+			kind, err = hs.str()
+		case "seq":
+			snap.Seq, ok = hs.uint()
+		case "time":
+			var b []byte
+			if b, err = hs.str(); err == nil {
+				snap.Time, ok = parseTime(b)
+			}
+		case "tasks":
+			n, ok = hs.uint()
+		default:
+			return recordErrorf("unknown member %q", key)
+		}
+		if err != nil || !ok {
+			return recordErrorf("%s: bad value", key)
+		}
+		return nil
+	})
+	if err == nil {
+		err = hs.end()
 	}
-	h := gjson.ParseBytes(head)
-	if h.Get("apiVersion").Str != jsonx.APIVersion || h.Get("kind").Str != KindSnapshot {
+	if err != nil {
+		return nil, fmt.Errorf("snapshot header: %w", err)
+	}
+	if string(api) != jsonx.APIVersion || string(kind) != KindSnapshot {
 		return nil, fmt.Errorf("snapshot header: not an %s %s document", jsonx.APIVersion, KindSnapshot)
 	}
-	snap := &Snapshot{}
-	if snap.Seq, ok = uintValue(h.Get("seq")); !ok {
-		return nil, fmt.Errorf("snapshot header: bad seq")
-	}
-	ts, _ := stringValue(h.Get("time"))
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot header: bad time")
-	}
-	snap.Time = t.UTC()
-	n, ok := uintValue(h.Get("tasks"))
-	if !ok || n != end {
+	if n != end || n > uint64(len(data)) {
 		return nil, fmt.Errorf("snapshot header and trailer disagree on the task count")
-	}
-	if n > uint64(len(data)) {
-		return nil, fmt.Errorf("snapshot header: bad task count")
 	}
 	snap.Tasks = make([]Task, 0, n)
 	rest := data[hi+1 : ti+1]
@@ -139,11 +165,10 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 		nl := bytes.IndexByte(rest, '\n')
 		line := rest[:nl]
 		rest = rest[nl+1:]
-		var task Task
-		if err := decodeTaskLine(line, &task); err != nil {
-			return nil, fmt.Errorf("snapshot task %d: %w", len(snap.Tasks)+1, err)
+		snap.Tasks = append(snap.Tasks, Task{})
+		if err := decodeTaskLine(line, &snap.Tasks[len(snap.Tasks)-1]); err != nil {
+			return nil, fmt.Errorf("snapshot task %d: %w", len(snap.Tasks), err)
 		}
-		snap.Tasks = append(snap.Tasks, task)
 	}
 	if uint64(len(snap.Tasks)) != n {
 		return nil, fmt.Errorf("snapshot holds %d tasks, header says %d", len(snap.Tasks), n)
@@ -151,95 +176,131 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	return snap, nil
 }
 
-// SnapshotSeq reads only the header of a stored snapshot.
+// SnapshotSeq reads only the sequence from the header of a stored snapshot.
 func SnapshotSeq(data []byte) (uint64, bool) {
 	hi := bytes.IndexByte(data, '\n')
 	if hi < 0 {
 		return 0, false
 	}
-	return uintValue(gjson.GetBytes(data[:hi], "seq"))
+	var seq uint64
+	found := false
+	hs := scanner{b: data[:hi]}
+	err := hs.object(func(key []byte) error {
+		if string(key) == "seq" {
+			var ok bool
+			seq, ok = hs.uint()
+			found = ok
+			if !ok {
+				return recordErrorf("seq: bad value")
+			}
+			return nil
+		}
+		_, err := hs.value(0)
+		return err
+	})
+	return seq, err == nil && found
 }
 
 func decodeTaskLine(line []byte, t *Task) error {
-	if !gjson.ValidBytes(line) {
-		return recordErrorf("not valid JSON")
-	}
-	root := gjson.ParseBytes(line)
-	if !root.IsObject() {
-		return recordErrorf("not a JSON object")
-	}
-	seen := map[string]bool{}
-	var err error
-	root.ForEach(func(k, v gjson.Result) bool {
-		if seen[k.Str] {
-			err = recordErrorf("duplicate member %q", k.Str)
-			return false
-		}
-		seen[k.Str] = true
+	s := scanner{b: line}
+	var seen uint32
+	err := s.object(func(key []byte) error {
+		var bit uint32
+		var err error
 		ok := true
-		switch k.Str {
+		switch string(key) {
 		case "id":
-			t.ID, ok = stringValue(v)
+			var b []byte
+			b, err = s.str()
+			t.ID, bit = string(b), 1<<0
 		case "state":
-			var s string
-			s, ok = stringValue(v)
-			t.State = TaskState(s)
+			var b []byte
+			b, err = s.str()
+			t.State, bit = taskState(b), 1<<1
 		case "attempt":
-			t.Attempt, ok = intValue(v)
+			t.Attempt, ok = s.int()
+			bit = 1 << 2
 		case "attempts":
-			t.Attempts, ok = intValue(v)
+			t.Attempts, ok = s.int()
+			bit = 1 << 3
 		case "max_attempts":
-			t.MaxAttempts, ok = intValue(v)
+			t.MaxAttempts, ok = s.int()
+			bit = 1 << 4
 		case "worker":
-			t.Worker, ok = stringValue(v)
+			var b []byte
+			b, err = s.str()
+			t.Worker, bit = intern(b), 1<<5
 		case "cancel_requested":
-			t.CancelRequested, ok = boolValue(v)
-		case "trace", "last":
-			if !v.IsObject() {
-				ok = false
-				break
+			t.CancelRequested, ok = s.bool()
+			bit = 1 << 6
+		case "trace":
+			ok = s.peek() == '{'
+			if ok {
+				t.Trace, err = decodeTrace(&s)
 			}
-			tr, terr := decodeTrace(v)
-			if terr != nil {
-				err = terr
-				return false
+			bit = 1 << 7
+		case "last":
+			ok = s.peek() == '{'
+			if ok {
+				t.Last, err = decodeTrace(&s)
 			}
-			if k.Str == "trace" {
-				t.Trace = tr
-			} else {
-				t.Last = tr
-			}
+			bit = 1 << 8
 		case "last_attempt":
-			t.LastAttempt, ok = intValue(v)
+			t.LastAttempt, ok = s.int()
+			bit = 1 << 9
 		case "created", "updated":
-			var s string
-			if s, ok = stringValue(v); ok {
-				tm, perr := time.Parse(time.RFC3339Nano, s)
-				ok = perr == nil
-				if k.Str == "created" {
-					t.CreatedAt = tm.UTC()
+			var b []byte
+			if b, err = s.str(); err == nil {
+				var tm time.Time
+				tm, ok = parseTime(b)
+				if key[0] == 'c' {
+					t.CreatedAt, bit = tm, 1<<10
 				} else {
-					t.UpdatedAt = tm.UTC()
+					t.UpdatedAt, bit = tm, 1<<11
 				}
 			}
 		case "enq_seq":
-			t.EnqSeq, ok = uintValue(v)
+			t.EnqSeq, ok = s.uint()
+			bit = 1 << 12
 		case "last_seq":
-			t.LastSeq, ok = uintValue(v)
+			t.LastSeq, ok = s.uint()
+			bit = 1 << 13
 		case "manifest":
-			ok = v.IsObject()
-			t.Manifest = []byte(v.Raw)
+			ok = s.peek() == '{'
+			if ok {
+				var raw []byte
+				raw, err = s.value(0)
+				t.Manifest = append([]byte(nil), raw...)
+			}
+			bit = 1 << 14
 		default:
-			err = recordErrorf("unknown member %q", k.Str)
-			return false
+			return recordErrorf("unknown member %q", key)
+		}
+		if err != nil {
+			return err
 		}
 		if !ok {
-			err = recordErrorf("%s: wrong type", k.Str)
-			return false
+			return recordErrorf("%s: wrong type", key)
 		}
-		return true
+		if seen&bit != 0 {
+			return recordErrorf("duplicate member %q", key)
+		}
+		seen |= bit
+		return nil
 	})
+	if err == nil {
+		err = s.end()
+	}
 	return err
+}
+
+func taskState(b []byte) TaskState {
+	for _, st := range States {
+		if string(b) == string(st) {
+			return st
+		}
+	}
+	return TaskState(b)
 }
 
 // NewStateFrom rebuilds a State from a snapshot, checking that every task is

@@ -189,19 +189,31 @@ func (e *TransitionError) ExitCode() int { return exitcode.Conflict }
 
 // Check reports whether ev is a legal next event, without applying it.
 func (s *State) Check(ev *Event) error {
+	_, err := s.check(ev)
+	return err
+}
+
+// check is Check returning the task the event concerns (nil for enqueued
+// and log-level events), so Apply looks it up only once.
+func (s *State) check(ev *Event) (*Task, error) {
 	if ev.Seq != 0 && ev.Seq <= s.Seq {
-		return &TransitionError{Task: ev.Task, Type: ev.Type, Why: fmt.Sprintf("sequence %d is not after %d", ev.Seq, s.Seq)}
+		return nil, &TransitionError{Task: ev.Task, Type: ev.Type, Why: fmt.Sprintf("sequence %d is not after %d", ev.Seq, s.Seq)}
 	}
 	if !ev.Type.known() {
-		return &TransitionError{Task: ev.Task, Type: ev.Type, Why: "unknown event type"}
+		return nil, &TransitionError{Task: ev.Task, Type: ev.Type, Why: "unknown event type"}
 	}
 	if ev.Type.logLevel() {
 		if ev.Task != "" || ev.Attempt != 0 {
-			return &TransitionError{Task: ev.Task, Type: ev.Type, Why: "a log-level event names no task"}
+			return nil, &TransitionError{Task: ev.Task, Type: ev.Type, Why: "a log-level event names no task"}
 		}
-		return nil
+		return nil, nil
 	}
 	t := s.tasks[ev.Task]
+	err := s.checkTask(t, ev)
+	return t, err
+}
+
+func (s *State) checkTask(t *Task, ev *Event) error {
 	bad := func(format string, args ...any) error {
 		e := &TransitionError{Task: ev.Task, Type: ev.Type, Why: fmt.Sprintf(format, args...)}
 		if t != nil {
@@ -327,7 +339,8 @@ func (s *State) Check(ev *Event) error {
 // Apply applies ev if it is legal; otherwise it returns the TransitionError
 // and changes nothing. Events must come in sequence order.
 func (s *State) Apply(ev *Event) error {
-	if err := s.Check(ev); err != nil {
+	t, err := s.check(ev)
+	if err != nil {
 		return err
 	}
 	if ev.Seq != 0 {
@@ -336,7 +349,6 @@ func (s *State) Apply(ev *Event) error {
 	if ev.Type.logLevel() {
 		return nil
 	}
-	t := s.tasks[ev.Task]
 	if ev.Type == EventEnqueued {
 		t = &Task{
 			ID: ev.Task, State: StateQueued, Attempt: 1, MaxAttempts: ev.MaxAttempts,
@@ -353,7 +365,7 @@ func (s *State) Apply(ev *Event) error {
 			t.Worker = ev.Worker
 			t.Attempts = max(t.Attempts, ev.Attempt)
 		case EventTrace:
-			tr := *ev.Trace
+			tr := *ev.Trace // the state owns its copy; callers may reuse ev
 			t.Trace, t.Last, t.LastAttempt = &tr, &tr, ev.Attempt
 		case EventSucceeded:
 			s.move(t, StateSucceeded)
