@@ -302,15 +302,16 @@ type member struct {
 }
 
 type walker struct {
-	r      *Redactor
-	dst    []byte
-	base   int
-	open   int
-	sum    *Summary
-	anc    []unsafe.Pointer
-	bufs   [][]member
-	orders [][]int32
-	spans  []span
+	r        *Redactor
+	dst      []byte
+	base     int
+	open     int
+	sum      *Summary
+	anc      []unsafe.Pointer
+	bufs     [][]member
+	orders   [][]int32
+	spans    []span
+	keyCache map[string]bool
 }
 
 func (w *walker) fits(n int) bool {
@@ -746,7 +747,7 @@ func (w *walker) writeMembers(ms []member, depth int, sens []sensState) bool {
 		switch {
 		case sensitive:
 			ok = w.mask(Sensitive, w.rawOf(m))
-		case unsafeName(stripMarkers(m.key)):
+		case w.unsafeKey(m.key):
 			ok = w.maskUnsafe(m, depth+1)
 		default:
 			ok = w.memberValue(m, depth+1, next)
@@ -893,6 +894,24 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 	w.open--
 	return true
 }
+
+// unsafeKey classifies a map key, remembering the answer: the same few
+// keys recur in every event. The cache is bounded (keys are input).
+func (w *walker) unsafeKey(k string) bool {
+	if v, ok := w.keyCache[k]; ok {
+		return v
+	}
+	v := unsafeName(stripMarkers(k))
+	if len(w.keyCache) < maxKeyCache && len(k) <= 64 {
+		if w.keyCache == nil {
+			w.keyCache = make(map[string]bool, 64)
+		}
+		w.keyCache[k] = v
+	}
+	return v
+}
+
+const maxKeyCache = 1024
 
 // stripMarkers removes the markers from a redacted key, so that a key is
 // classified the same way whether it is seen before or after redaction.
