@@ -35,6 +35,29 @@ cmds=()
 add() { names+=("$1"); cmds+=("$2"); }
 add "/bin/true (raw spawn)" "$true_bin"
 add "timeout 10 true (GNU)" "timeout 10 $true_bin"
+# The Go floor: the smallest Go program that runs true and waits (os/exec),
+# to tell the Go runtime's own start-up cost from artexec's.
+if command -v go >/dev/null 2>&1; then
+	mkdir -p "$tmp/gofloor"
+	cat >"$tmp/gofloor/main.go" <<'GO'
+package main
+
+import (
+	"os"
+	"os/exec"
+)
+
+func main() {
+	if err := exec.Command(os.Args[1]).Run(); err != nil {
+		os.Exit(1)
+	}
+}
+GO
+	printf 'module gofloor\ngo 1.22\n' >"$tmp/gofloor/go.mod"
+	if (cd "$tmp/gofloor" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor . 2>/dev/null); then
+		add "Go floor: os/exec true" "$tmp/gofloor/gofloor $true_bin"
+	fi
+fi
 add "artexec run -- true" "$artexec run --workspace $ws -- true"
 iso_json="$("$artexec" isolation 2>/dev/null || true)"
 available() { # backend name: available in `artexec isolation`?
