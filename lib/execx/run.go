@@ -132,12 +132,11 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 	runCtx, cancel := context.WithTimeoutCause(ctx, pl.limits.Timeout.D(), errTimedOut)
 	defer cancel()
 	var (
-		ex                   exitInfo
-		exited, outEOF, term bool
-		exitC                = pr.exited()
-		done                 = runCtx.Done()
-		killC, graceC        <-chan time.Time
-		graceDeadline        time.Time
+		ex             exitInfo
+		exited, outEOF bool
+		exitC          = pr.exited()
+		done           = runCtx.Done()
+		killC, graceC  <-chan time.Time
 	)
 loop:
 	for !exited || !outEOF {
@@ -148,7 +147,6 @@ loop:
 				res.OutputIncomplete = true
 				break loop
 			}
-			term = true
 			if errors.Is(context.Cause(runCtx), errTimedOut) {
 				res.TimedOut = true
 			} else {
@@ -162,7 +160,6 @@ loop:
 		case ex = <-exitC:
 			exited, exitC, killC = true, nil, nil
 			if !outEOF {
-				graceDeadline = time.Now().Add(pl.limits.Grace.D())
 				graceC = time.After(pl.limits.Grace.D())
 			}
 		case <-readDone:
@@ -175,16 +172,12 @@ loop:
 	}
 	pr.finish()
 	if !outEOF {
-		deadline := time.Now().Add(drainWait)
-		if !graceDeadline.IsZero() && graceDeadline.After(deadline) {
-			deadline = graceDeadline
-		}
-		_ = outR.SetReadDeadline(deadline)
+		// Everything of the task is dead: read what it left in the pipe.
+		_ = outR.SetReadDeadline(time.Now().Add(drainWait))
 		<-readDone
 	}
 	outR.Close()
 	feeder.stop()
-	_ = term
 
 	ended := time.Now()
 	res.EndedAt = ended.UTC()
