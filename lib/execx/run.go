@@ -93,10 +93,6 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 		Program:      pl.task.Program,
 		ResolvedPath: pl.path,
 		Argc:         len(pl.argv),
-		Isolation:    IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced},
-	}
-	if res.Isolation.Enforced == nil {
-		res.Isolation.Enforced = []string{}
 	}
 	stdin, feeder, err := pl.openStdin(opt)
 	if err != nil {
@@ -121,6 +117,11 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 	}
 	started := time.Now()
 	res.StartedAt = started.UTC()
+	// Only now: a best-effort start may have dropped a feature.
+	res.Isolation = IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced}
+	if res.Isolation.Enforced == nil {
+		res.Isolation.Enforced = []string{}
+	}
 	feeder.start()
 	readDone := make(chan struct{})
 	go func() {
