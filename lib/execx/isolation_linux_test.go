@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 func needLandlock(t *testing.T) {
@@ -260,5 +264,23 @@ func TestCPULimit(t *testing.T) {
 	res := mustRun(t, p, task, Options{})
 	if res.Signal != "SIGXCPU" || res.Status != StatusFailed || res.Rusage.UserMS+res.Rusage.SysMS < 500 {
 		t.Errorf("status %s signal %q rusage %+v; want failed by SIGXCPU after about a second of CPU (the kernel accounts in ticks)", res.Status, res.Signal, res.Rusage)
+	}
+}
+
+// A kernel that refuses namespaces: strict is refused (125) unless best
+// effort is allowed, and then the Result says exactly what it got.
+func TestStrictWithoutNamespaces(t *testing.T) {
+	needLandlock(t)
+	startNamespaced = func(path string, _ []string, _ *os.ProcAttr, _ func() error) (int, <-chan exitInfo, error) {
+		return 0, nil, startError(path, unix.EPERM)
+	}
+	defer func() { startNamespaced = startProcess }()
+	p := policyFor(t, IsolationStrict, "true")
+	wantRefusal(t, p, NewTask("true"), exitcode.Internal, ErrIsolationUnavailable, "namespaces")
+	p.IsolationBestEffort = true
+	res := mustRun(t, p, NewTask("true"), Options{})
+	want := append([]string{"no_new_privs"}, landlockFeatures(landlockABI())...)
+	if res.Status != StatusSucceeded || res.Isolation.Backend != IsolationStrict || !slices.Equal(res.Isolation.Enforced, want) {
+		t.Errorf("best-effort strict without namespaces: %s %+v; want succeeded with %v", res.Status, res.Isolation, want)
 	}
 }

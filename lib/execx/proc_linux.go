@@ -141,6 +141,10 @@ func procStartTicks(pid int) (uint64, bool) {
 	return t, err == nil
 }
 
+// startNamespaced starts the supervisor in its namespaces; a test replaces
+// it to see what happens on a kernel that refuses them.
+var startNamespaced = startProcess
+
 // superProc is a task under its own supervisor shim (Options.Supervised,
 // and always for strict, where the shim is PID 1 of the new namespace).
 type superProc struct {
@@ -180,7 +184,11 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 		attr.Sys.GidMappingsEnableSetgroups = false
 	}
 	argv := []string{shimArg0, "supervise"}
-	pid, waited, err := startProcess(selfExe(), argv, attr, nil)
+	startFn := startProcess
+	if pl.iso.namespaces {
+		startFn = startNamespaced
+	}
+	pid, waited, err := startFn(selfExe(), argv, attr, nil)
 	if err != nil && pl.iso.namespaces {
 		if !pl.iso.bestEffort {
 			return nil, unavailable("strict", fmt.Errorf("cannot create user, PID and network namespaces: %w", err))
