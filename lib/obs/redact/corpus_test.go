@@ -207,3 +207,17 @@ func diffAt(a, b string) string {
 	lo, hi := max(0, i-120), min(len(a), i+80)
 	return "…" + a[lo:hi] + "…"
 }
+
+// TestDocsListEveryRule keeps docs/artobs.md's rule table in step with the
+// rules: every id has a row.
+func TestDocsListEveryRule(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(corpusPath()), "..", "..", "docs", "artobs.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range RuleIDs() {
+		if !strings.Contains(string(b), "| `"+id+"` |") {
+			t.Errorf("docs/artobs.md has no row for rule %s", id)
+		}
+	}
+}
