@@ -279,9 +279,9 @@ func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) erro
 				return b.appendErr(err, doubt || !errors.Is(err, nats.ErrConnectionClosed))
 			}
 			// A timeout may mean the message landed and its acknowledgement
-			// was lost; no responders and a disconnected client mean it was
-			// not sent, but checking costs little.
-			doubt = true
+			// was lost; a disconnected client or no responders mean it was
+			// not sent.
+			doubt = doubt || inDoubt(err)
 			last = err
 		}
 		if ctx.Err() != nil {
@@ -385,6 +385,7 @@ func (b *Backend) landedAt(ctx context.Context, outs []*out, seq uint64) (bool, 
 	for i, o := range outs {
 		o.ev.Seq = seq + uint64(i)
 	}
+	b.recognised.Add(1)
 	return true, nil
 }
 

@@ -211,15 +211,22 @@ func ackMeta(reply string) (sseq, pending uint64, ok bool) {
 	return s, p, true
 }
 
-// inDoubt reports whether a request error leaves the outcome unknown (it may
-// have reached the server) or means it was certainly not processed; either
-// way the same request may be sent again.
-func retryable(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrNoResponders) ||
+// retryable reports whether the same request may be sent again: it was
+// certainly not processed (notSent), or its outcome is unknown (inDoubt).
+func retryable(err error) bool { return notSent(err) || inDoubt(err) }
+
+// notSent: the request never reached a stream (no connection, nothing
+// listening).
+func notSent(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, nats.ErrReconnectBufExceeded) ||
-		errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrDisconnected)
+}
+
+// inDoubt: the request may have been processed with its answer lost.
+func inDoubt(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrStaleConnection)
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +111,9 @@ func workerMain() int {
 	return 0
 }
 
+// noRaceSleep stops a race-enabled child from sleeping a second at exit.
+const noRaceSleep = "GORACE=atexit_sleep_ms=0"
+
 // serverProc is a nats-server in a child process, to be killed with SIGKILL.
 type serverProc struct {
 	t    *testing.T
@@ -132,7 +134,7 @@ func (p *serverProc) start() {
 	p.t.Helper()
 	for try := 0; ; try++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), modeEnv+"=server", "ARTQ_NATSTEST_STORE="+p.dir, "ARTQ_NATSTEST_PORT="+strconv.Itoa(p.port))
+		cmd.Env = append(os.Environ(), modeEnv+"=server", "ARTQ_NATSTEST_STORE="+p.dir, "ARTQ_NATSTEST_PORT="+strconv.Itoa(p.port), noRaceSleep)
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -171,6 +173,7 @@ func (p *serverProc) kill() {
 
 // workerProc is an artq worker in a child process.
 type workerProc struct {
+	id  string
 	cmd *exec.Cmd
 	out strings.Builder
 	err strings.Builder
@@ -178,9 +181,9 @@ type workerProc struct {
 
 func startWorker(t *testing.T, url, queueName, id, runlog string, extra ...string) *workerProc {
 	t.Helper()
-	w := &workerProc{cmd: exec.Command(os.Args[0], "-test.run=^$")}
+	w := &workerProc{id: id, cmd: exec.Command(os.Args[0], "-test.run=^$")}
 	w.cmd.Env = append(os.Environ(), modeEnv+"=worker", "ARTQ_NATSTEST_URL="+url, "ARTQ_NATSTEST_QUEUE="+queueName,
-		"ARTQ_NATSTEST_ID="+id, "ARTQ_NATSTEST_RUNLOG="+runlog)
+		"ARTQ_NATSTEST_ID="+id, "ARTQ_NATSTEST_RUNLOG="+runlog, noRaceSleep)
 	w.cmd.Env = append(w.cmd.Env, extra...)
 	w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.err
 	if err := w.cmd.Start(); err != nil {
@@ -199,7 +202,7 @@ func (w *workerProc) wait(t *testing.T) queue.WorkStats {
 	t.Helper()
 	err := w.cmd.Wait()
 	if err != nil {
-		t.Fatalf("worker %v: %v\nstdout: %s\nstderr: %s", w.cmd.Env[len(w.cmd.Env)-1], err, w.out.String(), w.err.String())
+		t.Fatalf("worker %s: %v\nstdout: %s\nstderr: %s", w.id, err, w.out.String(), w.err.String())
 	}
 	var s queue.WorkStats
 	json.Unmarshal([]byte(strings.TrimSpace(w.out.String())), &s)
@@ -221,5 +224,3 @@ func runLog(t *testing.T, path string) map[string]int {
 	}
 	return runs
 }
-
-var _ = filepath.Join

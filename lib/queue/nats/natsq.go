@@ -118,6 +118,8 @@ type Backend struct {
 
 	maxBatch atomic.Int64 // Options.MaxBatch, lowered if the server says so
 	jsSeen   atomic.Bool  // JetStream answered once
+	// recognised counts retried publishes found already stored.
+	recognised atomic.Int64
 
 	closeOnce sync.Once
 	closed    chan struct{}
