@@ -49,11 +49,12 @@ type Emitter struct {
 	warn func(error)
 	now  func() time.Time
 
-	mu     sync.Mutex
-	sinks  []Sink
-	seqs   []int // indexes of sequencer sinks, in lock order
-	last   map[string]uint64
-	closed bool
+	mu       sync.Mutex
+	sinks    []Sink
+	seqs     []int // indexes of sequencer sinks, in lock order
+	last     map[string]uint64
+	closed   bool
+	inflight sync.WaitGroup // deliveries still waiting for an fsync
 }
 
 // Result is one sink's part of a Delivery.
@@ -323,6 +324,8 @@ func (e *Emitter) deliver(ctx context.Context, items []item) {
 		}
 		return
 	}
+	e.inflight.Add(1)
+	defer e.inflight.Done()
 	lockErr := make([]error, len(e.sinks))
 	var began []sequencer
 	for _, i := range e.seqs {
@@ -425,17 +428,20 @@ func (e *Emitter) deliver(ctx context.Context, items []item) {
 	}
 }
 
-// Close closes every sink. Emit after Close reports ErrClosed.
+// Close waits for deliveries in flight (an fsync shared by several
+// emitters), then closes every sink. Emit after Close reports ErrClosed.
 func (e *Emitter) Close() error {
 	if e == nil {
 		return nil
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
+		e.mu.Unlock()
 		return nil
 	}
 	e.closed = true
+	e.mu.Unlock()
+	e.inflight.Wait()
 	var errs []error
 	for _, s := range e.sinks {
 		if err := s.Close(); err != nil {
