@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/exitcode"
-	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/queue"
 )
 
@@ -96,7 +94,7 @@ func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		return batchRequests(data, c.MaxAttempts)
+		return queue.DecodeBatch(data, c.MaxAttempts)
 	}
 	var req queue.EnqueueRequest
 	req.ID, req.MaxAttempts = c.ID, c.MaxAttempts
@@ -119,28 +117,4 @@ func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
 		return nil, err
 	}
 	return []queue.EnqueueRequest{req}, nil
-}
-
-func batchRequests(data []byte, maxAttempts int) ([]queue.EnqueueRequest, error) {
-	var reqs []queue.EnqueueRequest
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		t, err := queue.DecodeManifest(line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		reqs = append(reqs, queue.EnqueueRequest{Task: t, MaxAttempts: maxAttempts})
-	}
-	if len(reqs) == 0 {
-		return nil, jsonx.Errorf("batch", "no Task manifests in the input")
-	}
-	return reqs, nil
 }
