@@ -27,4 +27,3 @@ func BenchmarkEnqueueBatchCLI(b *testing.B) {
 	}
 	b.ReportMetric(float64(50000*b.N)/b.Elapsed().Seconds(), "tasks/s")
 }
-
