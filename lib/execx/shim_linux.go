@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -66,9 +67,6 @@ func shimSupervise() int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return reportErr(status, exitcode.Errorf(exitcode.Internal, "child subreaper: %w", err))
 	}
-	sigs := make(chan os.Signal, 32)
-	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
-
 	var pid int
 	if len(s.Rlimits) == 0 {
 		// Restrict this thread and fork the program from it: the program
@@ -100,72 +98,77 @@ func shimSupervise() int {
 	unix.Close(6)
 	report(status, shimMsg{Event: "started"})
 
-	ctl := make(chan byte, 4)
+	sv := &supervisor{target: pid, pidns: s.PIDNS, status: status}
+	// Commands from the runner, and the runner's death (its parent-death
+	// signal, or EOF on the control pipe), are acted on from their own
+	// goroutines: signalling needs nothing from the reaping loop below.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	go func() {
+		<-sigs
+		sv.kill()
+	}()
 	go func() {
 		f := os.NewFile(5, "control")
 		b := make([]byte, 1)
 		for {
-			if n, err := f.Read(b); n == 1 {
-				ctl <- b[0]
-			} else if err != nil {
-				ctl <- 'K' // the runner is gone: nothing of the task may outlive it
+			n, err := f.Read(b)
+			switch {
+			case n == 1 && b[0] == 'T':
+				sv.signalAll(unix.SIGTERM)
+			case n == 1:
+				sv.kill()
+			case err != nil: // the runner is gone: nothing of the task may outlive it
+				sv.kill()
 				return
 			}
 		}
 	}()
-
-	sv := &supervisor{target: pid, pidns: s.PIDNS, status: status}
-	for {
-		select {
-		case sig := <-sigs:
-			if sig == unix.SIGCHLD {
-				if sv.reap() {
-					return 0
-				}
-				continue
-			}
-			sv.killAll()
-			return 0
-		case c := <-ctl:
-			if c == 'T' {
-				sv.signalAll(unix.SIGTERM)
-				continue
-			}
-			sv.killAll()
-			return 0
-		}
-	}
+	sv.reapAll()
+	return 0
 }
 
+// supervisor is the state of a supervise shim. Only reapAll waits; kill
+// and signalAll may be called from any goroutine.
 type supervisor struct {
-	target     int
-	targetDone bool
-	pidns      bool
-	status     *os.File
+	target  int
+	pidns   bool
+	status  *os.File
+	killing atomic.Bool
 }
 
-// reap collects every exited child without blocking, reporting the
-// program's own end. It returns true when the program has ended and no
-// process of the task is left.
-func (sv *supervisor) reap() bool {
+// reapAll is the supervisor's whole life once the program started: it
+// blocks in wait4(-1) — it is the only waiter in this process, so it
+// steals nobody's status — reports the program's end when it comes, and
+// returns when no process of the task is left. Once kill was asked for,
+// every reaped process is followed by another SIGKILL round, for the
+// orphans its death handed to us.
+func (sv *supervisor) reapAll() {
 	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, &ru)
+		pid, err := unix.Wait4(-1, &ws, 0, &ru)
 		switch {
-		case pid > 0:
-			if pid == sv.target && !sv.targetDone {
-				sv.targetDone = true
-				report(sv.status, shimMsg{Event: "exited", Status: uint32(ws),
-					UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
-			}
 		case errors.Is(err, unix.EINTR):
-		case errors.Is(err, unix.ECHILD):
-			return sv.targetDone
-		default:
-			return false
+			continue
+		case err != nil: // ECHILD: nothing of the task is left
+			return
+		}
+		if pid == sv.target {
+			report(sv.status, shimMsg{Event: "exited", Status: uint32(ws),
+				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
+		}
+		if sv.killing.Load() {
+			sv.signalAll(unix.SIGKILL)
 		}
 	}
+}
+
+// kill makes every process of the task die; reapAll collects them and the
+// supervisor exits when none is left.
+func (sv *supervisor) kill() {
+	sv.killing.Store(true)
+	sv.signalAll(unix.SIGKILL)
 }
 
 // signalAll sends sig to every process of the task: in its own PID
@@ -180,24 +183,6 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 	_ = unix.Kill(-sv.target, sig)
 	for _, p := range descendants(os.Getpid()) {
 		_ = unix.Kill(p, sig)
-	}
-}
-
-// killAll kills and reaps every process of the task until none is left.
-func (sv *supervisor) killAll() {
-	for {
-		sv.signalAll(unix.SIGKILL)
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		pid, err := unix.Wait4(-1, &ws, 0, &ru)
-		if pid == sv.target && !sv.targetDone {
-			sv.targetDone = true
-			report(sv.status, shimMsg{Event: "exited", Status: uint32(ws),
-				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
-		}
-		if errors.Is(err, unix.ECHILD) {
-			return
-		}
 	}
 }
 
