@@ -69,7 +69,7 @@ type sentinel struct {
 	msg  string
 }
 
-func (s *sentinel) Error() string  { return s.msg }
+func (s *sentinel) Error() string { return s.msg }
 func (s *sentinel) ExitCode() int { return s.code }
 
 // Of returns the exit code an error stands for: 0 for nil, the first code found
@@ -92,7 +92,7 @@ func Quiet(code int) error { return quietError(code) }
 
 type quietError int
 
-func (q quietError) Error() string  { return fmt.Sprintf("exit status %d", int(q)) }
+func (q quietError) Error() string { return fmt.Sprintf("exit status %d", int(q)) }
 func (q quietError) ExitCode() int { return int(q) }
 
 // IsQuiet reports whether err asks main to exit without a message.
