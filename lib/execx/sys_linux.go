@@ -14,13 +14,15 @@ func fdPath(f *os.File) (string, error) {
 	return os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
 }
 
-// growPipe asks for a 1 MiB pipe buffer: fewer wakeups and reads for a
-// chatty child. It is an optimization only; failure (the per-user pipe
-// quota) changes nothing else.
+// growPipe asks for a 256 KiB pipe buffer (default 64 KiB): fewer wakeups
+// and reads for a chatty child, measured fastest for 1 GiB of output (1 MiB
+// was slower: the buffer no longer stays in cache). It is an optimization
+// only; failure (the per-user pipe quota, which this keeps a small bite of)
+// changes nothing else.
 func growPipe(f *os.File) {
 	if rc, err := f.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) {
-			_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20)
+			_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 256<<10)
 		})
 	}
 }
