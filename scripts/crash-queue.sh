@@ -28,7 +28,10 @@ mkdir -p "$ws"
 cd "$work"
 : >acked.txt
 
-fail() { echo "crash-queue: INVARIANT VIOLATED at iteration $i: $*" >&2; exit 1; }
+# Bash reports each SIGKILLed job on stderr; keep those notices out of the
+# report by sending stderr to /dev/null and our own messages to fd 3.
+exec 3>&2 2>/dev/null
+fail() { echo "crash-queue: INVARIANT VIOLATED at iteration $i: $*" >&3; exit 1; }
 
 retry_failed() {
 	artq --dir "$q" status -o json |
