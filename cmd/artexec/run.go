@@ -13,6 +13,8 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/adapt"
 )
 
 // RunCmd runs one program.
@@ -111,7 +113,14 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 	if c.Stream {
 		opt.Stream = std.Err
 	}
-	res, err := execx.Run(ctx, p, t, opt)
+	run := execx.Run
+	if em := events(std, g); em != nil {
+		// task.started and task.finished (refusals too), redacted, through
+		// lib/obs; a sink failure is a warning, never the run's failure.
+		defer em.Close()
+		run = adapt.TaskRunner{Emitter: em}.RunTask
+	}
+	res, err := run(ctx, p, t, opt)
 	if err != nil {
 		return err
 	}
@@ -303,6 +312,20 @@ func readManifest(std cli.IO, name string) ([]byte, error) {
 		return nil, exitcode.Errorf(exitcode.Internal, "manifest: %w", err)
 	}
 	return b, nil
+}
+
+// events opens the --events sinks; one that cannot be opened is reported
+// and the run goes on without events (DESIGN.md §2).
+func events(std cli.IO, g *cli.Globals) *obs.Emitter {
+	if len(g.Events) == 0 {
+		return nil
+	}
+	em, err := obs.Open(g.Events, obs.Options{Warn: obs.WarnTo("artexec", std.Err), Stdout: std.Out})
+	if err != nil {
+		fmt.Fprintf(std.Err, "artexec: warning: --events: %s (no events emitted)\n", strings.Join(strings.Fields(err.Error()), " "))
+		return nil
+	}
+	return em
 }
 
 // printResult writes the Result: JSON (indented on a terminal), or with
