@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,7 +40,8 @@ func Probe() Capabilities {
 		if len(errs) > 0 {
 			c.Namespaces.Error = errs[0]
 		}
-		c.Subreaper = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, 0, 0, 0, 0) == nil
+		var flag int32 // the kernel writes whether we are one; success is what matters
+		c.Subreaper = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&flag)), 0, 0, 0) == nil
 		ns := c.Namespaces.User && c.Namespaces.PID && c.Namespaces.Net
 		ll := c.Landlock.ABI > 0
 		c.Backends = []BackendCaps{
