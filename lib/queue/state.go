@@ -1,11 +1,9 @@
 package queue
 
 import (
-	"cmp"
 	"container/heap"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
@@ -126,31 +124,51 @@ func (s *State) Running(fn func(*Task)) {
 	}
 }
 
-// Queued returns up to n queued tasks, oldest enqueue first.
+// Queued returns up to n queued tasks, oldest enqueue first, in O(n log n)
+// whatever the queue's length: the k smallest of a binary heap are found by
+// walking it with a small frontier heap, not by copying it.
 func (s *State) Queued(n int) []*Task {
 	if n <= 0 || len(s.queued) == 0 {
 		return nil
 	}
-	if n >= len(s.queued) {
-		out := make([]*Task, len(s.queued))
-		copy(out, s.queued)
-		sortByEnq(out)
-		return out
-	}
-	// A partial heap walk: the smallest n of a binary heap are among the
-	// first 2^n-1 entries, but n is small (the worker's free slots), so a
-	// copy-and-pop on a scratch heap is simplest and cheap enough.
-	scratch := make(taskHeap, len(s.queued))
-	copy(scratch, s.queued)
-	out := make([]*Task, 0, n)
-	for len(out) < n {
-		// pop without touching hidx of the real tasks
-		t := scratch[0]
-		out = append(out, t)
-		last := len(scratch) - 1
-		scratch[0] = scratch[last]
-		scratch = scratch[:last]
-		siftDown(scratch, 0)
+	h := s.queued
+	out := make([]*Task, 0, min(n, len(h)))
+	frontier := []int{0} // heap indexes, itself kept as a min-heap by EnqSeq
+	less := func(i, j int) bool { return h[frontier[i]].EnqSeq < h[frontier[j]].EnqSeq }
+	for len(out) < n && len(frontier) > 0 {
+		// pop the frontier's minimum
+		top := frontier[0]
+		last := len(frontier) - 1
+		frontier[0] = frontier[last]
+		frontier = frontier[:last]
+		for i := 0; ; {
+			l, m := 2*i+1, i
+			if l < len(frontier) && less(l, m) {
+				m = l
+			}
+			if r := l + 1; r < len(frontier) && less(r, m) {
+				m = r
+			}
+			if m == i {
+				break
+			}
+			frontier[i], frontier[m] = frontier[m], frontier[i]
+			i = m
+		}
+		out = append(out, h[top])
+		for _, c := range []int{2*top + 1, 2*top + 2} {
+			if c < len(h) {
+				frontier = append(frontier, c)
+				for i := len(frontier) - 1; i > 0; {
+					p := (i - 1) / 2
+					if !less(i, p) {
+						break
+					}
+					frontier[i], frontier[p] = frontier[p], frontier[i]
+					i = p
+				}
+			}
+		}
 	}
 	return out
 }
@@ -435,28 +453,4 @@ func (h *taskHeap) Pop() any {
 	t.hidx = -1
 	*h = old[:n-1]
 	return t
-}
-
-// siftDown restores the heap property on a scratch copy without touching the
-// tasks' heap indexes.
-func siftDown(h taskHeap, i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && h[r].EnqSeq < h[l].EnqSeq {
-			m = r
-		}
-		if h[i].EnqSeq <= h[m].EnqSeq {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
-func sortByEnq(ts []*Task) {
-	slices.SortFunc(ts, func(a, b *Task) int { return cmp.Compare(a.EnqSeq, b.EnqSeq) })
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -120,6 +122,48 @@ func TestQueuedOrder(t *testing.T) {
 	}
 	if c := s.Counts(); c[StateQueued] != 3 || c[StateRunning] != 1 {
 		t.Errorf("Counts = %v", c)
+	}
+}
+
+// TestQueuedMatchesSort checks Queued(k) against sorting every queued task,
+// over a queue churned by starts, requeues and cancels.
+func TestQueuedMatchesSort(t *testing.T) {
+	s := NewState()
+	apply := func(e *Event) {
+		t.Helper()
+		e.Seq = s.Seq + 1
+		if err := s.Apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 300 {
+		apply(ev(EventEnqueued, fmt.Sprint("t", i), 0))
+	}
+	for range 2000 {
+		id := fmt.Sprint("t", rng.IntN(300))
+		task := s.Task(id)
+		switch {
+		case task.State == StateQueued && rng.IntN(2) == 0:
+			apply(ev(EventStarted, id, 1))
+		case task.State == StateRunning:
+			apply(ev(EventRequeued, id, 1))
+		case task.State == StateQueued && rng.IntN(50) == 0:
+			apply(ev(EventCancelled, id, 1))
+		}
+		var all []*Task
+		for _, x := range s.order {
+			if x.State == StateQueued {
+				all = append(all, x)
+			}
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].EnqSeq < all[j].EnqSeq })
+		for _, k := range []int{1, 2, 7, 1000} {
+			want := all[:min(k, len(all))]
+			if got := s.Queued(k); ids(got) != ids(want) {
+				t.Fatalf("Queued(%d) = %s; want %s", k, ids(got), ids(want))
+			}
+		}
 	}
 }
 

@@ -389,15 +389,17 @@ func (w *worker) snapshot() WorkStats {
 func (q *Queue) claim(ctx context.Context, worker string) (*Task, error) {
 	var got Task
 	evs, err := q.update(ctx, func(st *State) ([]Proposal, error) {
-		for _, t := range st.Queued(1) {
-			ev := &Event{Time: q.now().UTC(), Type: EventStarted, Task: t.ID, Attempt: t.Attempt, Worker: worker}
-			if err := st.Check(ev); err != nil {
-				return nil, err
-			}
-			got = *t
-			return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
+		oldest := st.Queued(1)
+		if len(oldest) == 0 {
+			return nil, nil
 		}
-		return nil, nil
+		t := oldest[0]
+		ev := &Event{Time: q.now().UTC(), Type: EventStarted, Task: t.ID, Attempt: t.Attempt, Worker: worker}
+		if err := st.Check(ev); err != nil {
+			return nil, err
+		}
+		got = *t
+		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
 	})
 	if err != nil || len(evs) == 0 {
 		return nil, err
