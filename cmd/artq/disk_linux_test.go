@@ -16,13 +16,14 @@ import (
 // that does not fit fails with a clear error and exit 125, leaving the log
 // byte-for-byte as it was; that a worker and a compaction on a full disk
 // fail the same way; and that everything works again once space is freed.
-// It needs root (to mount) and is skipped otherwise.
+// It needs root (to mount) and is skipped otherwise. The tmpfs is 512 KiB,
+// half of it ballast that is freed before the final drain.
 func TestDiskFull(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
 	mnt := t.TempDir()
-	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k,mode=0700"); err != nil {
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=512k,mode=0700"); err != nil {
 		t.Skipf("mount tmpfs: %v", err)
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
@@ -30,6 +31,10 @@ func TestDiskFull(t *testing.T) {
 	ws := t.TempDir()
 	logPath := filepath.Join(dir, "events.log")
 	big := strings.Repeat("x", 12<<10)
+	// Ballast, freed at the end so the drain that follows has room.
+	if err := os.WriteFile(filepath.Join(mnt, "ballast"), make([]byte, 256<<10), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	run := func(args ...string) (int, string) {
 		t.Helper()
@@ -58,7 +63,7 @@ func TestDiskFull(t *testing.T) {
 	acked := 0
 	for i := 0; ; i++ {
 		if i == 100 {
-			t.Fatal("256k tmpfs never filled")
+			t.Fatal("the tmpfs never filled")
 		}
 		before, _ := os.ReadFile(logPath)
 		code, out := run("enqueue", "-o", "text", "--", "true", big)
@@ -121,6 +126,7 @@ func TestDiskFull(t *testing.T) {
 
 	// Free space: everything works again.
 	os.Remove(filepath.Join(mnt, "filler"))
+	os.Remove(filepath.Join(mnt, "ballast"))
 	if code, out := run("work", "--drain", "--allow", "true", "--workspace", ws); code != 0 {
 		t.Fatalf("work after freeing space: exit %d: %s", code, out)
 	}
