@@ -91,6 +91,13 @@ func childrenOf(pid int) []int {
 	return out
 }
 
+// hasChildren reports whether this process has any child at all, living
+// or exited, without reaping one (WNOWAIT): no other waiter loses a status.
+func hasChildren() bool {
+	var info unix.Siginfo
+	return unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) != unix.ECHILD
+}
+
 // descendants lists every process below pid, breadth first. The snapshot
 // can miss a process forked while it is taken; callers loop.
 func descendants(pid int) []int {

@@ -40,6 +40,8 @@ func ensureSubreaper() error { return nil }
 
 func childrenOf(int) []int { return nil }
 
+func hasChildren() bool { return false }
+
 func descendants(int) []int { return nil }
 
 func procStartTicks(int) (uint64, bool) { return 0, false }
