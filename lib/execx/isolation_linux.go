@@ -5,7 +5,6 @@ package execx
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"unsafe"
 
@@ -205,13 +204,12 @@ func addPathRule(ruleset int, path string, rights uint64) error {
 }
 
 // landlockRW is what a landlocked task may write: the workspace and its
-// private temp dir.
+// private temp dir. (A rule is made from a descriptor opened on the path,
+// so symlinks in it are resolved by that open.)
 func (pl *plan) landlockRW() []string {
 	rw := []string{pl.workspace}
 	if pl.iso.tmpdir != "" {
-		if real, err := filepath.EvalSymlinks(pl.iso.tmpdir); err == nil {
-			rw = append(rw, real)
-		}
+		rw = append(rw, pl.iso.tmpdir)
 	}
 	return rw
 }
