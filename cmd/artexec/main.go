@@ -8,7 +8,6 @@ package main
 
 import (
 	"os"
-	"runtime"
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/execx"
@@ -28,11 +27,6 @@ func main() {
 	if execx.IsShim() {
 		os.Exit(execx.RunShim())
 	}
-	// artexec runs one task and mostly waits for it: one P is all its
-	// goroutines need, and with more the runtime spins idle threads
-	// looking for work, which costs a third of artexec's CPU time and
-	// more of its latency (measured: scripts/bench-artexec.sh).
-	runtime.GOMAXPROCS(1)
 	os.Exit(run())
 }
 
