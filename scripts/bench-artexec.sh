@@ -3,8 +3,10 @@
 # same run (DESIGN.md §9):
 #   1. per-command cost of `artexec run -- true` (isolation none, landlock,
 #      strict) against /bin/true spawned raw and GNU `timeout 10 true`;
-#   2. capture of 1 GiB of output with a 1 MiB cap: peak RSS and throughput
-#      against `head -c 1G /dev/zero > /dev/null`.
+#   2. capture of 1 GiB of text output with a 1 MiB cap: peak RSS and
+#      throughput against the same pipeline writing to /dev/null. (Text, not
+#      /dev/zero: a NUL byte is six bytes of JSON, "\u0000", which would
+#      measure JSON escaping of the kept 1 MiB rather than the capture.)
 # Commands are interleaved round by round so background load hits them all
 # alike; each figure is the median over rounds.
 #
@@ -114,20 +116,21 @@ for i in "${!cmds[@]}"; do
 done
 
 echo
-echo "# capture of 1 GiB of output with a 1 MiB cap"
+echo "# capture of 1 GiB of text output with a 1 MiB cap"
 gib=$((1 << 30))
+producer="yes 'a line of ordinary program output, as text' | head -c $gib"
 t0=$(now)
-head -c "$gib" /dev/zero >/dev/null
+sh -c "$producer" >/dev/null
 t1=$(now)
 base_ms=$(((t1 - t0) / 1000000))
 if [ -x /usr/bin/time ]; then
 	t0=$(now)
-	/usr/bin/time -v -o "$tmp/time.txt" "$artexec" run --workspace "$ws" --output-bytes $((1 << 20)) -- head -c "$gib" /dev/zero >"$tmp/result.json"
+	/usr/bin/time -f '%M' -o "$tmp/time.txt" "$artexec" run --workspace "$ws" --output-bytes $((1 << 20)) -- sh -c "$producer" >"$tmp/result.json"
 	t1=$(now)
-	rss_kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.txt")"
+	rss_kb="$(tail -1 "$tmp/time.txt")"
 else
 	t0=$(now)
-	"$artexec" run --workspace "$ws" --output-bytes $((1 << 20)) -- head -c "$gib" /dev/zero >"$tmp/result.json"
+	"$artexec" run --workspace "$ws" --output-bytes $((1 << 20)) -- sh -c "$producer" >"$tmp/result.json"
 	t1=$(now)
 	rss_kb="n/a (no /usr/bin/time)"
 fi
@@ -135,6 +138,6 @@ cap_ms=$(((t1 - t0) / 1000000))
 grep -q "\"output_bytes\":$gib," "$tmp/result.json" || { echo "capture: output_bytes is not $gib" >&2; exit 1; }
 grep -q '"output_truncated":true' "$tmp/result.json" || { echo "capture: not truncated" >&2; exit 1; }
 printf '%-32s %s\n' "bytes counted" "$gib (output_bytes in the Result)"
-printf '%-32s %s\n' "peak RSS (artexec + child)" "${rss_kb} KiB"
+printf '%-32s %s\n' "peak RSS (largest process)" "${rss_kb} KiB"
 printf '%-32s %s ms (%s MiB/s)\n' "artexec capture" "$cap_ms" "$((1024 * 1000 / (cap_ms > 0 ? cap_ms : 1)))"
-printf '%-32s %s ms (ratio %s)\n' "head -c 1G > /dev/null (raw)" "$base_ms" "$(ratio "$cap_ms" "$((base_ms > 0 ? base_ms : 1))")x"
+printf '%-32s %s ms (ratio %s)\n' "same pipeline > /dev/null" "$base_ms" "$(ratio "$cap_ms" "$((base_ms > 0 ? base_ms : 1))")x"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -355,8 +356,11 @@ func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
 	case std.OutTTY:
 		b, err = jsonx.MarshalIndent(res)
 	default:
-		b, err = jsonx.Marshal(res)
-		b = append(b, '\n')
+		// jsonx.Marshal's encoding, streamed: the Result can carry
+		// output_bytes of output, so it is not copied into a second buffer.
+		enc := json.NewEncoder(std.Out)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(res)
 	}
 	if err != nil {
 		return err

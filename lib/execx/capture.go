@@ -3,6 +3,7 @@ package execx
 import (
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -68,26 +69,52 @@ func (c *capture) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// tail returns the ring's contents in write order.
-func (c *capture) tail() []byte {
-	if !c.full {
-		return c.ring[:c.pos]
+// tailLen is how many bytes the ring holds.
+func (c *capture) tailLen() int {
+	if c.full {
+		return len(c.ring)
 	}
-	out := make([]byte, 0, len(c.ring))
-	out = append(out, c.ring[c.pos:]...)
-	return append(out, c.ring[:c.pos]...)
+	return c.pos
+}
+
+// tailByte is byte i of the last n bytes held by the ring.
+func (c *capture) tailByte(n, i int) byte {
+	if !c.full {
+		return c.ring[c.pos-n+i]
+	}
+	return c.ring[(c.pos-n+i+len(c.ring))%len(c.ring)]
+}
+
+// writeTail writes the last n bytes held by the ring, in write order.
+func (c *capture) writeTail(b *strings.Builder, n int) {
+	if !c.full {
+		b.Write(c.ring[c.pos-n : c.pos])
+		return
+	}
+	start := (c.pos - n + len(c.ring)) % len(c.ring) // the oldest byte is at pos
+	if start < c.pos {
+		b.Write(c.ring[start:c.pos])
+		return
+	}
+	b.Write(c.ring[start:])
+	b.Write(c.ring[:c.pos])
 }
 
 // output returns what was kept — everything if it fit, else head, a marker
 // saying how many bytes were left out, and tail, together at most limit
 // bytes — and whether anything was left out. Cuts are moved to UTF-8
 // boundaries so the JSON string does not gain replacement characters at
-// the seams.
+// the seams. The string is built in one allocation: with a large limit it
+// is the biggest of a run.
 func (c *capture) output() (string, bool) {
+	var b strings.Builder
+	tlen := c.tailLen()
 	if c.total <= int64(c.limit) {
-		return string(append(c.head[:len(c.head):len(c.head)], c.tail()...)), false
+		b.Grow(len(c.head) + tlen)
+		b.Write(c.head)
+		c.writeTail(&b, tlen)
+		return b.String(), false
 	}
-	tail := c.tail()
 	// The marker carries the omitted count, at most total: size the room
 	// for the widest marker so head+marker+tail never exceeds limit.
 	room := c.limit - len(omitted(c.total))
@@ -95,14 +122,21 @@ func (c *capture) output() (string, bool) {
 		room = 0
 	}
 	h := min(len(c.head), room/2)
-	t := min(len(tail), room-h)
+	t := min(tlen, room-h)
 	head := trimRuneEnd(c.head[:h])
-	tl := trimRuneStart(tail[len(tail)-t:])
-	marker := omitted(c.total - int64(len(head)) - int64(len(tl)))
-	if len(head)+len(marker)+len(tl) > c.limit {
-		return string(head) + string(tl), true // limit smaller than a marker
+	// Move the tail's start to a rune boundary: drop continuation bytes.
+	for k := 0; k < utf8.UTFMax && t > 0 && !utf8.RuneStart(c.tailByte(t, 0)); k++ {
+		t--
 	}
-	return string(head) + marker + string(tl), true
+	marker := omitted(c.total - int64(len(head)) - int64(t))
+	if len(head)+len(marker)+t > c.limit {
+		marker = "" // limit smaller than a marker
+	}
+	b.Grow(len(head) + len(marker) + t)
+	b.Write(head)
+	b.WriteString(marker)
+	c.writeTail(&b, t)
+	return b.String(), true
 }
 
 func omitted(n int64) string { return fmt.Sprintf("\n[artexec: %d bytes omitted]\n", n) }
@@ -119,16 +153,6 @@ func trimRuneEnd(b []byte) []byte {
 				return b[:len(b)-i]
 			}
 			return b
-		}
-	}
-	return b
-}
-
-// trimRuneStart drops continuation bytes at the start of b.
-func trimRuneStart(b []byte) []byte {
-	for i := 0; i < utf8.UTFMax && i < len(b); i++ {
-		if utf8.RuneStart(b[i]) {
-			return b[i:]
 		}
 	}
 	return b
