@@ -182,9 +182,49 @@ func recordErrorf(format string, args ...any) error {
 // DecodeRecord decodes one record (without its newline), checking its CRC
 // first.
 func DecodeRecord(line []byte) (*Event, error) {
+	if err := checkCRC(line); err != nil {
+		return nil, err
+	}
+	return decodeEvent(line, true)
+}
+
+// RecordSeq checks a record's CRC and reads only its sequence (always the
+// first member): what a reader skipping records it has seen needs.
+func RecordSeq(line []byte) (uint64, error) {
+	if err := checkCRC(line); err != nil {
+		return 0, err
+	}
+	const prefix = `{"seq":`
+	if !hasPrefix(line, prefix) {
+		return seqSlow(line)
+	}
+	end := len(prefix)
+	for end < len(line) && line[end] >= '0' && line[end] <= '9' {
+		end++
+	}
+	if end == len(line) || line[end] != ',' {
+		return seqSlow(line)
+	}
+	seq, ok := parseUint(line[len(prefix):end])
+	if !ok {
+		return seqSlow(line)
+	}
+	return seq, nil
+}
+
+// seqSlow is RecordSeq for a record not in the encoder's own layout.
+func seqSlow(line []byte) (uint64, error) {
+	ev, err := decodeEvent(line, true)
+	if err != nil {
+		return 0, err
+	}
+	return ev.Seq, nil
+}
+
+func checkCRC(line []byte) error {
 	n := len(line)
 	if n == 0 || line[n-1] != '}' {
-		return nil, recordErrorf("incomplete record")
+		return recordErrorf("incomplete record")
 	}
 	// The crc member is always last: `,"crc":DIGITS}`.
 	j := n - 1
@@ -193,16 +233,16 @@ func DecodeRecord(line []byte) (*Event, error) {
 	}
 	i := j - len(crcKey)
 	if i < 0 || string(line[i:j]) != crcKey {
-		return nil, recordErrorf("no crc member")
+		return recordErrorf("no crc member")
 	}
 	want, ok := parseUint(line[j : n-1])
 	if !ok || want > 0xffffffff {
-		return nil, recordErrorf("bad crc value")
+		return recordErrorf("bad crc value")
 	}
 	if crc32.Checksum(line[:i], castagnoli) != uint32(want) {
-		return nil, &RecordError{Why: ErrChecksum.Error(), Err: ErrChecksum}
+		return &RecordError{Why: ErrChecksum.Error(), Err: ErrChecksum}
 	}
-	return decodeEvent(line, true)
+	return nil
 }
 
 // member bits, to refuse duplicate keys.

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -100,24 +101,28 @@ func (s *scanner) str() ([]byte, error) {
 	}
 	s.i++
 	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			out := s.b[start:s.i]
-			s.i++
-			if !utf8.Valid(out) {
-				return nil, s.fail("invalid UTF-8 in a string")
+	q := bytes.IndexByte(s.b[start:], '"')
+	if q < 0 {
+		return nil, s.fail("not valid JSON: unterminated string")
+	}
+	seg := s.b[start : start+q]
+	ascii := true
+	for _, c := range seg {
+		if c < 0x20 || c == '\\' {
+			if c == '\\' {
+				return s.escaped(start)
 			}
-			return out, nil
-		case c == '\\':
-			return s.escaped(start)
-		case c < 0x20:
 			return nil, s.fail("not valid JSON: control character in a string")
 		}
-		s.i++
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
 	}
-	return nil, s.fail("not valid JSON: unterminated string")
+	if !ascii && !utf8.Valid(seg) {
+		return nil, s.fail("invalid UTF-8 in a string")
+	}
+	s.i = start + q + 1
+	return seg, nil
 }
 
 func (s *scanner) escaped(start int) ([]byte, error) {
