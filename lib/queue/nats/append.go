@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -150,17 +151,8 @@ func (b *Backend) prepare(ps []queue.Proposal) ([]*out, error) {
 // sequence of events on its own: a task's later proposals in a later batch
 // are conditioned on its event in the earlier one.
 func (b *Backend) appendChunks(ctx context.Context, outs []*out) ([]*queue.Event, error) {
-	for _, o := range outs {
-		if !o.checked {
-			continue
-		}
-		have, err := b.lastSeq(ctx, o.subject)
-		if err != nil {
-			return nil, b.appendErr(err, false)
-		}
-		if have != o.expect {
-			return nil, &queue.StaleError{Task: o.task, Expect: o.expect, Have: have}
-		}
+	if err := b.precheck(ctx, outs); err != nil {
+		return nil, err
 	}
 	done := 0
 	for done < len(outs) {
@@ -181,6 +173,47 @@ func (b *Backend) appendChunks(ctx context.Context, outs []*out) ([]*queue.Event
 		done += n
 	}
 	return events(outs), nil
+}
+
+// precheckParallel is how many condition checks appendChunks keeps in
+// flight.
+const precheckParallel = 32
+
+// precheck checks every condition of outs against the stream, in parallel,
+// and returns the first stale one (in proposal order) as a StaleError.
+func (b *Backend) precheck(ctx context.Context, outs []*out) error {
+	type result struct {
+		have uint64
+		err  error
+	}
+	res := make([]result, len(outs))
+	sem := make(chan struct{}, precheckParallel)
+	var wg sync.WaitGroup
+	for i, o := range outs {
+		if !o.checked {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res[i].have, res[i].err = b.lastSeq(ctx, o.subject)
+		}()
+	}
+	wg.Wait()
+	for i, o := range outs {
+		if !o.checked {
+			continue
+		}
+		if res[i].err != nil {
+			return b.appendErr(res[i].err, false)
+		}
+		if res[i].have != o.expect {
+			return &queue.StaleError{Task: o.task, Expect: o.expect, Have: res[i].have}
+		}
+	}
+	return nil
 }
 
 // sameTaskEarlier reports whether o's task appears before o in chunk.

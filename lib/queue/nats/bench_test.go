@@ -232,3 +232,26 @@ func BenchmarkDrain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEnqueueBatch: enqueue --batch of 10,000 tasks with ids (each
+// checked not to exist) in one Append.
+func BenchmarkEnqueueBatch(b *testing.B) {
+	const n = 10000
+	for _, tg := range benchTargets() {
+		b.Run(tg.name, func(b *testing.B) {
+			be := tg.setup(b)()
+			round := 0
+			for b.Loop() {
+				ps := make([]queue.Proposal, n)
+				for i := range ps {
+					ps[i] = enqueue(fmt.Sprintf("r%dt%d", round, i))[0]
+				}
+				round++
+				if _, err := be.Append(context.Background(), ps); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tasks/s")
+		})
+	}
+}
