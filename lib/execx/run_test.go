@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,7 +53,7 @@ func TestTimeoutKillsGrandchild(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			p := policyFor(t, IsolationNone, "sh")
 			task := sh(`sleep 1000 & echo $! > gc; wait`)
-			task.Limits.Timeout = jsonx.Duration(300 * time.Millisecond)
+			task.Limits.Timeout = jsonx.Duration(time.Second) // time for a loaded machine to write gc
 			res := mustRun(t, p, task, m.opt)
 			if res.Status != StatusTimedOut || !res.TimedOut || res.Cancelled || res.CLICode() != exitcode.TimedOut {
 				t.Errorf("status %s timed_out %v cancelled %v cli %d; want timed_out, 124", res.Status, res.TimedOut, res.Cancelled, res.CLICode())
@@ -68,13 +69,13 @@ func TestKillAfter(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			p := policyFor(t, IsolationNone, "sh")
 			task := sh(`trap "" TERM; echo ready; while :; do sleep 1; done`)
-			task.Limits.Timeout = jsonx.Duration(200 * time.Millisecond)
+			task.Limits.Timeout = jsonx.Duration(time.Second) // time for a loaded machine to set the trap
 			task.Limits.KillAfter = jsonx.Duration(200 * time.Millisecond)
 			res := mustRun(t, p, task, m.opt)
 			if res.Status != StatusTimedOut || res.Signal != "SIGKILL" || res.Output != "ready\n" {
 				t.Errorf("status %s signal %q output %q; want timed_out by SIGKILL", res.Status, res.Signal, res.Output)
 			}
-			if d := time.Duration(res.DurationMS) * time.Millisecond; d < 400*time.Millisecond {
+			if d := time.Duration(res.DurationMS) * time.Millisecond; d < 1200*time.Millisecond {
 				t.Errorf("ended after %v; SIGKILL must wait kill_after past the timeout", d)
 			}
 		})
@@ -136,7 +137,20 @@ func TestCancel(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			p := policyFor(t, IsolationNone, "sh")
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(200*time.Millisecond, cancel)
+			defer cancel()
+			go func() { // cancel once the task is really running
+				for {
+					if b, err := os.ReadFile(filepath.Join(p.Workspace, "gc")); err == nil && len(b) > 0 {
+						cancel()
+						return
+					}
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+				}
+			}()
 			res, err := Run(ctx, p, sh(`sleep 1000 & echo $! > gc; wait`), m.opt)
 			if err != nil {
 				t.Fatal(err)
