@@ -3,6 +3,7 @@ package execx
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,35 @@ func TestNilDocuments(t *testing.T) {
 	}
 	if _, err := Run(t.Context(), policyFor(t, IsolationNone, "true"), nil, Options{}); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("Run(nil task) = %v; want exit 2", err)
+	}
+}
+
+// A program that passes every check but cannot be executed (no interpreter
+// line, not ELF) is refused (126) in every start mode — directly, through
+// the exec shim (rlimits), under a supervisor, and under a supervisor with
+// an exec stage — and nothing is left running.
+func TestExecFailureInEveryMode(t *testing.T) {
+	bin := t.TempDir()
+	writeFile(t, filepath.Join(bin, "garbage"), "\x00\x01\x02 not a program\n")
+	if err := os.Chmod(filepath.Join(bin, "garbage"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct {
+		name    string
+		opt     Options
+		rlimits bool
+	}{{"direct", Options{}, false}, {"exec shim", Options{}, true}, {"supervised", Options{Supervised: true}, false}, {"supervised exec stage", Options{Supervised: true}, true}} {
+		t.Run(m.name, func(t *testing.T) {
+			p := policyFor(t, IsolationNone, "garbage")
+			p.Path = []string{bin}
+			task := NewTask("garbage")
+			if m.rlimits {
+				task.Limits.OpenFiles = 256
+			}
+			res, err := Run(t.Context(), p, task, m.opt)
+			if err == nil || exitcode.Of(err) != exitcode.Refused || !strings.Contains(err.Error(), "exec format error") {
+				t.Fatalf("Run = %+v, %v (exit %d); want 126, exec format error", res, err, exitcode.Of(err))
+			}
+		})
 	}
 }
