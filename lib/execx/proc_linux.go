@@ -51,14 +51,29 @@ func ensureSubreaper() error {
 // dirOf names the opened working directory so that the child's chdir
 // (done between fork and exec, before file descriptors are rearranged)
 // goes through the descriptor, never through a path that could have been
-// swapped for a symlink since it was checked.
-func dirOf(pl *plan) string { return "/proc/self/fd/" + strconv.Itoa(int(pl.dir.Fd())) }
+// swapped for a symlink since it was checked. Without /proc (a bare
+// container) it falls back to the checked real path.
+func dirOf(pl *plan) string {
+	procFDOnce.Do(func() {
+		_, err := os.Stat("/proc/self/fd")
+		procFD = err == nil
+	})
+	if !procFD {
+		return pl.dirPath
+	}
+	return "/proc/self/fd/" + strconv.Itoa(int(pl.dir.Fd()))
+}
+
+var (
+	procFDOnce sync.Once
+	procFD     bool
+)
 
 // childrenOf lists pid's children from /proc/PID/task/*/children (a child
 // belongs to the thread that forked it, and an orphan to whichever thread
-// of its new reaper the kernel picked, so every thread is read). It runs
-// after every task, so it reads through one directory descriptor into one
-// buffer rather than globbing paths.
+// of its new reaper the kernel picked, so every thread is read). It reads
+// through one directory descriptor into one buffer rather than globbing
+// paths: it runs whenever a task may have left orphans.
 func childrenOf(pid int) []int {
 	dir, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
