@@ -14,9 +14,11 @@ export GOTOOLCHAIN ?= local
 
 all: build
 
+# CGO_ENABLED=0: static binaries start faster (kong's os/user import would
+# otherwise link libc dynamically: artexec measured 2.6x vs 2.0x GNU timeout).
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/...
 
 test: vet lint unit
 
