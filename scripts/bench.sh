@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Every benchmark behind docs/performance.md in one run. Each part measures
+# its own baseline in the same run (raw exec, GNU timeout, git archive,
+# encoding/json, one fsync per record) and prints ratios of medians; the
+# machine is shared and noisy, so read the ratios, not the absolute times.
+#
+#   scripts/bench.sh [quick]     quick: fewer rounds (a smoke run, ~2 min)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+
+quick="${1:-}"
+if [ "$quick" = quick ]; then
+	exec_rounds=5 exec_runs=10 release_runs=3 count=2
+else
+	exec_rounds=21 exec_runs=30 release_runs=9 count=5
+fi
+
+echo "bench: $(go version), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+
+section() { printf '\n### %s\n\n' "$*"; }
+
+# gobench PKG REGEX: medians over -count runs, per benchmark.
+gobench() {
+	go test -run '^$' -bench "$2" -benchmem -count "$count" "$1" 2>&1 |
+		awk '/^Benchmark/ {
+			name=$1; sub(/-[0-9]+$/, "", name)
+			for (i = 3; i < NF; i++) if ($(i+1) ~ /\/op$|\/s$/) v[name "\t" $(i+1)] = v[name "\t" $(i+1)] " " $i
+		}
+		END {
+			for (k in v) {
+				n = split(substr(v[k], 2), a, " "); asort(a)
+				printf "%s\t%s\n", k, a[int((n+1)/2)]
+			}
+		}' | sort | awk -F'\t' '{ printf "%-60s %14s %s\n", $1, $3, $2 }'
+}
+
+section "artexec: per-command cost and bounded capture (scripts/bench-artexec.sh)"
+bash scripts/bench-artexec.sh "$exec_rounds" "$exec_runs"
+
+section "artq: log appends, group commit, replay (go test -bench)"
+gobench ./lib/queue/... 'BenchmarkAppendSerial|BenchmarkAppendParallel64|BenchmarkReplay1M'
+
+section "artobs: redaction and JSONL append (go test -bench)"
+gobench ./lib/obs/ '.'
+
+section "artagent: loop overhead per step (go test -bench)"
+gobench ./lib/agent/ 'LoopStep'
+
+section "artgoal: store and decode (go test -bench)"
+gobench ./lib/goal/ '.'
+
+section "artrelease: build vs git archive (scripts/bench-release.sh)"
+bash scripts/bench-release.sh "$release_runs"
+
+if [ -f scripts/bench-nats.sh ]; then
+	section "artq on NATS JetStream vs the file backend (scripts/bench-nats.sh)"
+	bash scripts/bench-nats.sh
+fi
