@@ -87,6 +87,9 @@ func (c *capture) tailByte(n, i int) byte {
 
 // writeTail writes the last n bytes held by the ring, in write order.
 func (c *capture) writeTail(b *strings.Builder, n int) {
+	if n == 0 {
+		return // a wrapped ring would otherwise be written whole below
+	}
 	if !c.full {
 		b.Write(c.ring[c.pos-n : c.pos])
 		return
@@ -102,18 +105,19 @@ func (c *capture) writeTail(b *strings.Builder, n int) {
 
 // output returns what was kept — everything if it fit, else head, a marker
 // saying how many bytes were left out, and tail, together at most limit
-// bytes — and whether anything was left out. Cuts are moved to UTF-8
-// boundaries so the JSON string does not gain replacement characters at
-// the seams. The string is built in one allocation: with a large limit it
-// is the biggest of a run.
-func (c *capture) output() (string, bool) {
+// bytes — and how many bytes of the stream it left out (0: none; the
+// marker is not a byte of the stream). Cuts are moved to UTF-8 boundaries
+// so the JSON string does not gain replacement characters at the seams.
+// The string is built in one allocation: with a large limit it is the
+// biggest of a run.
+func (c *capture) output() (string, int64) {
 	var b strings.Builder
 	tlen := c.tailLen()
 	if c.total <= int64(c.limit) {
 		b.Grow(len(c.head) + tlen)
 		b.Write(c.head)
 		c.writeTail(&b, tlen)
-		return b.String(), false
+		return b.String(), 0
 	}
 	// The marker carries the omitted count, at most total: size the room
 	// for the widest marker so head+marker+tail never exceeds limit.
@@ -128,7 +132,8 @@ func (c *capture) output() (string, bool) {
 	for k := 0; k < utf8.UTFMax && t > 0 && !utf8.RuneStart(c.tailByte(t, 0)); k++ {
 		t--
 	}
-	marker := omitted(c.total - int64(len(head)) - int64(t))
+	n := c.total - int64(len(head)) - int64(t) // > 0: head+t <= limit < total
+	marker := omitted(n)
 	if len(head)+len(marker)+t > c.limit {
 		marker = "" // limit smaller than a marker
 	}
@@ -136,7 +141,7 @@ func (c *capture) output() (string, bool) {
 	b.Write(head)
 	b.WriteString(marker)
 	c.writeTail(&b, t)
-	return b.String(), true
+	return b.String(), n
 }
 
 func omitted(n int64) string { return fmt.Sprintf("\n[artexec: %d bytes omitted]\n", n) }

@@ -13,8 +13,8 @@ func TestCaptureFits(t *testing.T) {
 	for _, s := range []string{"hello ", "", "world", "!!!!!"} {
 		c.Write([]byte(s))
 	}
-	if out, trunc := c.output(); out != "hello world!!!!!" || trunc || c.total != 16 {
-		t.Errorf("output() = %q, %v (total %d); want everything, not truncated", out, trunc, c.total)
+	if out, omitted := c.output(); out != "hello world!!!!!" || omitted != 0 || c.total != 16 {
+		t.Errorf("output() = %q, %d omitted (total %d); want everything, nothing omitted", out, omitted, c.total)
 	}
 }
 
@@ -34,25 +34,26 @@ func TestCaptureMatchesModel(t *testing.T) {
 			all.Write(chunk)
 			c.Write(chunk)
 		}
-		out, trunc := c.output()
+		out, n := c.output()
 		data := all.String()
 		if c.total != int64(len(data)) {
 			t.Fatalf("iter %d: total %d; want %d", iter, c.total, len(data))
 		}
 		if int64(len(data)) <= limit {
-			if out != data || trunc {
-				t.Fatalf("iter %d: fits but output() = %q, %v", iter, out, trunc)
+			if out != data || n != 0 {
+				t.Fatalf("iter %d: fits but output() = %q, %d omitted", iter, out, n)
 			}
 			continue
 		}
-		if !trunc || int64(len(out)) > limit {
-			t.Fatalf("iter %d: limit %d, %d bytes: output %d bytes, truncated %v", iter, limit, len(data), len(out), trunc)
+		if n <= 0 || int64(len(out)) > limit {
+			t.Fatalf("iter %d: limit %d, %d bytes: output %d bytes, %d omitted", iter, limit, len(data), len(out), n)
 		}
 		i := strings.Index(out, "\n[artexec: ")
 		if i < 0 {
-			// Only a limit too small for any marker may drop it.
-			if limit >= int64(len(omitted(int64(len(data))))) {
-				t.Fatalf("iter %d: no marker in %q (limit %d)", iter, out, limit)
+			// Only a limit too small for any marker may drop it, and
+			// then nothing is kept.
+			if limit >= int64(len(omitted(int64(len(data))))) || out != "" || n != int64(len(data)) {
+				t.Fatalf("iter %d: no marker in %q (limit %d, %d omitted)", iter, out, limit, n)
 			}
 			continue
 		}
@@ -61,9 +62,27 @@ func TestCaptureMatchesModel(t *testing.T) {
 		if !strings.HasPrefix(data, head) || !strings.HasSuffix(data, tail) {
 			t.Fatalf("iter %d: head/tail %q/%q not the stream's", iter, head, tail)
 		}
-		if want := omitted(int64(len(data) - len(head) - len(tail))); out[i:j] != want {
-			t.Fatalf("iter %d: marker %q; want %q", iter, out[i:j], want)
+		if k := int64(len(data) - len(head) - len(tail)); out[i:j] != omitted(k) || n != k {
+			t.Fatalf("iter %d: marker %q, %d omitted; want %q", iter, out[i:j], n, omitted(k))
 		}
+	}
+}
+
+// A limit too small for the marker keeps nothing, and says so; a wrapped
+// ring with no room for its tail contributes nothing (it once wrote
+// itself whole).
+func TestCaptureTinyLimit(t *testing.T) {
+	c := newCapture(14, nil)
+	c.Write(bytes.Repeat([]byte("x"), 425))
+	if out, n := c.output(); out != "" || n != 425 {
+		t.Errorf("limit 14, 425 bytes: output() = %q, %d omitted; want nothing kept, 425 omitted", out, n)
+	}
+	// The tail's only room is taken by continuation bytes: cut to zero.
+	c = newCapture(int64(len(omitted(1000)))+2, nil) // room 2: one head byte, one tail byte
+	c.Write(bytes.Repeat([]byte("é"), 500))
+	out, n := c.output()
+	if int64(len(out)) > c.total || len(out) > c.limit || !utf8.ValidString(out) || n != c.total-int64(len(out)-len(omitted(n))) {
+		t.Errorf("output() = %q, %d omitted; want within %d bytes, valid UTF-8, exact count", out, n, c.limit)
 	}
 }
 

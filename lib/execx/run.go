@@ -183,7 +183,8 @@ loop:
 	ended := time.Now()
 	res.EndedAt = ended.UTC()
 	res.DurationMS = ended.Sub(started).Milliseconds()
-	res.Output, res.OutputTruncated = capt.output()
+	res.Output, res.OutputOmitted = capt.output()
+	res.OutputTruncated = res.OutputOmitted > 0
 	res.OutputBytes = capt.total
 	res.Rusage = rusageOf(&ex.rusage)
 	switch st := ex.status; {

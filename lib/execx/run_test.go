@@ -195,8 +195,16 @@ func TestOutputCap(t *testing.T) {
 		!strings.Contains(res.Output, " bytes omitted]") {
 		t.Errorf("output (%d bytes) = %q...; want head, marker and tail within 1000 bytes", len(res.Output), res.Output[:min(80, len(res.Output))])
 	}
+	// output_omitted is the marker's count: every byte written and not kept.
+	if marker := omitted(res.OutputOmitted); !strings.Contains(res.Output, marker) ||
+		res.OutputOmitted != res.OutputBytes-int64(len(res.Output)-len(marker)) {
+		t.Errorf("output_omitted %d; want the marker's count, %d bytes written, %d shown", res.OutputOmitted, res.OutputBytes, len(res.Output))
+	}
 	if stream.String() != want.String() {
 		t.Errorf("stream got %d bytes; want all %d", stream.Len(), want.Len())
+	}
+	if res := mustRun(t, p, NewTask("seq", "1", "10"), Options{}); res.OutputOmitted != 0 || res.OutputTruncated {
+		t.Errorf("untruncated output: output_omitted %d truncated %v; want 0, false", res.OutputOmitted, res.OutputTruncated)
 	}
 }
 

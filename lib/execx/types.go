@@ -125,21 +125,26 @@ var Statuses = []Status{StatusSucceeded, StatusFailed, StatusTimedOut, StatusCan
 // started, whatever happened to it.
 type Result struct {
 	jsonx.TypeMeta
-	TaskID           string          `json:"task_id,omitempty"`
-	Program          string          `json:"program"`
-	ResolvedPath     string          `json:"resolved_path,omitempty"`
-	Argc             int             `json:"argc"`
-	Status           Status          `json:"status"`
-	ExitCode         int             `json:"exit_code"`
-	Signal           string          `json:"signal,omitempty"`
-	TimedOut         bool            `json:"timed_out"`
-	Cancelled        bool            `json:"cancelled"`
-	StartedAt        time.Time       `json:"started_at"`
-	EndedAt          time.Time       `json:"ended_at"`
-	DurationMS       int64           `json:"duration_ms"`
-	Output           string          `json:"output"`
-	OutputBytes      int64           `json:"output_bytes"`
-	OutputTruncated  bool            `json:"output_truncated"`
+	TaskID          string    `json:"task_id,omitempty"`
+	Program         string    `json:"program"`
+	ResolvedPath    string    `json:"resolved_path,omitempty"`
+	Argc            int       `json:"argc"`
+	Status          Status    `json:"status"`
+	ExitCode        int       `json:"exit_code"`
+	Signal          string    `json:"signal,omitempty"`
+	TimedOut        bool      `json:"timed_out"`
+	Cancelled       bool      `json:"cancelled"`
+	StartedAt       time.Time `json:"started_at"`
+	EndedAt         time.Time `json:"ended_at"`
+	DurationMS      int64     `json:"duration_ms"`
+	Output          string    `json:"output"`
+	OutputBytes     int64     `json:"output_bytes"`
+	OutputTruncated bool      `json:"output_truncated"`
+	// OutputOmitted is how many bytes of the program's output are not in
+	// Output (cut from the middle by the head-and-tail cap); present
+	// exactly when OutputTruncated. Read it rather than parsing the
+	// marker in Output.
+	OutputOmitted    int64           `json:"output_omitted,omitempty"`
 	OutputIncomplete bool            `json:"output_incomplete"`
 	Isolation        IsolationReport `json:"isolation"`
 	Rusage           Rusage          `json:"rusage"`
