@@ -31,7 +31,8 @@ type Backend interface {
 	// follow it.
 	Append(ctx context.Context, ps []Proposal) ([]*Event, error)
 
-	// Snapshot returns the newest snapshot, or nil when there is none.
+	// Snapshot returns the newest snapshot, or nil when there is none. The
+	// caller owns the result (NewStateFrom builds the state in it).
 	Snapshot(ctx context.Context) (*Snapshot, error)
 
 	// Read calls fn, in sequence order, for every event after seq `after`

@@ -1,10 +1,12 @@
 package queue
 
 import (
+	"bufio"
 	"bytes"
 	"container/heap"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"strconv"
 	"time"
 
@@ -82,46 +84,45 @@ func appendTaskLine(dst []byte, t *Task) []byte {
 
 // DecodeSnapshot parses and verifies a stored snapshot.
 func DecodeSnapshot(data []byte) (*Snapshot, error) {
-	if len(data) == 0 || data[len(data)-1] != '\n' {
-		return nil, fmt.Errorf("snapshot is incomplete")
-	}
-	body := data[:len(data)-1]
-	ti := bytes.LastIndexByte(body, '\n')
-	if ti < 0 {
-		return nil, fmt.Errorf("snapshot has no trailer")
-	}
-	var end, sum uint64
-	var haveEnd, haveSum bool
-	ts := scanner{b: body[ti+1:]}
-	err := ts.object(func(key []byte) error {
-		var ok bool
-		switch string(key) {
-		case "end":
-			end, ok = ts.uint()
-			haveEnd = ok
-		case "crc":
-			sum, ok = ts.uint()
-			haveSum = ok
+	return ReadSnapshot(bytes.NewReader(data))
+}
+
+// ReadSnapshot streams a stored snapshot from r, verifying it as it goes: a
+// snapshot of a large queue is decoded without holding its bytes.
+func ReadSnapshot(r io.Reader) (*Snapshot, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	sum := crc32.New(castagnoli)
+	var long []byte
+	next := func(what string) ([]byte, error) {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long[:0], line...)
+			for err == bufio.ErrBufferFull && len(long) <= maxSnapshotLine {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
 		}
-		if !ok {
-			return recordErrorf("trailer: bad member %q", key)
+		if err != nil {
+			if err == bufio.ErrBufferFull {
+				return nil, fmt.Errorf("snapshot: a line longer than any %s", what)
+			}
+			if err == io.EOF {
+				return nil, fmt.Errorf("snapshot is incomplete: no %s", what)
+			}
+			return nil, fmt.Errorf("read snapshot: %w", err)
 		}
-		return nil
-	})
-	if err == nil {
-		err = ts.end()
+		return line, nil
 	}
-	if err != nil || !haveEnd || !haveSum || sum > 0xffffffff {
-		return nil, fmt.Errorf("snapshot trailer is damaged")
+	head, err := next("header")
+	if err != nil {
+		return nil, err
 	}
-	if crc32.Checksum(data[:ti+1], castagnoli) != uint32(sum) {
-		return nil, fmt.Errorf("snapshot: %w", ErrChecksum)
-	}
-	hi := bytes.IndexByte(data, '\n')
+	sum.Write(head)
 	snap := &Snapshot{}
 	var n uint64
 	var api, kind []byte
-	hs := scanner{b: data[:hi]}
+	hs := scanner{b: head[:len(head)-1]}
 	err = hs.object(func(key []byte) error {
 		var err error
 		ok := true
@@ -156,25 +157,64 @@ func DecodeSnapshot(data []byte) (*Snapshot, error) {
 	if string(api) != jsonx.APIVersion || string(kind) != KindSnapshot {
 		return nil, fmt.Errorf("snapshot header: not an %s %s document", jsonx.APIVersion, KindSnapshot)
 	}
-	if n != end || n > uint64(len(data)) {
-		return nil, fmt.Errorf("snapshot header and trailer disagree on the task count")
+	if n > 1<<32 {
+		return nil, fmt.Errorf("snapshot header: bad task count")
 	}
-	snap.Tasks = make([]Task, 0, n)
-	rest := data[hi+1 : ti+1]
-	for len(rest) > 0 {
-		nl := bytes.IndexByte(rest, '\n')
-		line := rest[:nl]
-		rest = rest[nl+1:]
+	snap.Tasks = make([]Task, 0, min(n, 1<<20))
+	for uint64(len(snap.Tasks)) < n {
+		line, err := next("task line")
+		if err != nil {
+			return nil, err
+		}
+		sum.Write(line)
 		snap.Tasks = append(snap.Tasks, Task{})
-		if err := decodeTaskLine(line, &snap.Tasks[len(snap.Tasks)-1]); err != nil {
+		if err := decodeTaskLine(line[:len(line)-1], &snap.Tasks[len(snap.Tasks)-1]); err != nil {
 			return nil, fmt.Errorf("snapshot task %d: %w", len(snap.Tasks), err)
 		}
 	}
-	if uint64(len(snap.Tasks)) != n {
-		return nil, fmt.Errorf("snapshot holds %d tasks, header says %d", len(snap.Tasks), n)
+	trailer, err := next("trailer")
+	if err != nil {
+		return nil, err
+	}
+	var end, want uint64
+	var haveEnd, haveSum bool
+	ts := scanner{b: trailer[:len(trailer)-1]}
+	err = ts.object(func(key []byte) error {
+		var ok bool
+		switch string(key) {
+		case "end":
+			end, ok = ts.uint()
+			haveEnd = ok
+		case "crc":
+			want, ok = ts.uint()
+			haveSum = ok
+		}
+		if !ok {
+			return recordErrorf("trailer: bad member %q", key)
+		}
+		return nil
+	})
+	if err == nil {
+		err = ts.end()
+	}
+	if err != nil || !haveEnd || !haveSum || want > 0xffffffff {
+		return nil, fmt.Errorf("snapshot trailer is damaged")
+	}
+	if sum.Sum32() != uint32(want) {
+		return nil, fmt.Errorf("snapshot: %w", ErrChecksum)
+	}
+	if end != n {
+		return nil, fmt.Errorf("snapshot header and trailer disagree on the task count")
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("snapshot: data after the trailer")
 	}
 	return snap, nil
 }
+
+// maxSnapshotLine bounds one task line: a manifest at its limit plus the
+// task's own fields.
+const maxSnapshotLine = MaxManifestBytes + 64<<10
 
 // SnapshotSeq reads only the sequence from the header of a stored snapshot.
 func SnapshotSeq(data []byte) (uint64, bool) {
@@ -304,30 +344,32 @@ func taskState(b []byte) TaskState {
 }
 
 // NewStateFrom rebuilds a State from a snapshot, checking that every task is
-// one the reducer could have produced.
+// one the reducer could have produced. The state takes ownership of
+// snap.Tasks (its tasks live in that slice from then on): callers must not
+// use or change snap afterwards.
 func NewStateFrom(snap *Snapshot) (*State, error) {
 	s := NewState()
 	s.Seq = snap.Seq
+	s.tasks = make(map[string]*Task, len(snap.Tasks))
 	s.order = make([]*Task, 0, len(snap.Tasks))
 	for i := range snap.Tasks {
-		t := snap.Tasks[i] // copy: the state owns its tasks
-		if err := validSnapshotTask(&t, snap.Seq); err != nil {
-			return nil, fmt.Errorf("snapshot task %q: %w", t.ID, err)
+		tp := &snap.Tasks[i]
+		if err := validSnapshotTask(tp, snap.Seq); err != nil {
+			return nil, fmt.Errorf("snapshot task %q: %w", tp.ID, err)
 		}
-		if s.tasks[t.ID] != nil {
-			return nil, fmt.Errorf("snapshot task %q appears twice", t.ID)
+		if s.tasks[tp.ID] != nil {
+			return nil, fmt.Errorf("snapshot task %q appears twice", tp.ID)
 		}
-		tp := &t
 		tp.hidx = -1
-		s.tasks[t.ID] = tp
+		s.tasks[tp.ID] = tp
 		s.order = append(s.order, tp)
-		s.counts[t.State.index()]++
-		switch t.State {
+		s.counts[tp.State.index()]++
+		switch tp.State {
 		case StateQueued:
 			s.queued = append(s.queued, tp)
 			tp.hidx = len(s.queued) - 1
 		case StateRunning:
-			s.running[t.ID] = tp
+			s.running[tp.ID] = tp
 		}
 	}
 	heap.Init(&s.queued)

@@ -680,14 +680,15 @@ func (b *Backend) Snapshot(ctx context.Context) (*queue.Snapshot, error) {
 }
 
 func (b *Backend) loadSnapshot() (*queue.Snapshot, error) {
-	data, err := os.ReadFile(b.snapPath)
+	f, err := os.Open(b.snapPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "read %s: %w", b.snapPath, unwrapPath(err))
 	}
-	snap, err := queue.DecodeSnapshot(data)
+	defer f.Close()
+	snap, err := queue.ReadSnapshot(f)
 	if err != nil {
 		return nil, &queue.CorruptError{Path: b.snapPath, Offset: -1, Why: err.Error(), Err: err}
 	}
