@@ -48,7 +48,7 @@ type out struct {
 //
 // A publish whose outcome is unknown (no acknowledgement: a timeout, a lost
 // connection) is sent again, byte for byte and with the same message ids and
-// conditions, until AppendTimeout. If the first copy did land, the server
+// conditions, until RetryTimeout. If the first copy did land, the server
 // answers the second with a failed condition or a duplicate, and the backend
 // then finds its own record right after the expected event and reports
 // success instead of a conflict.
@@ -249,7 +249,7 @@ func (b *Backend) publish(ctx context.Context, outs []*out) error {
 
 // publishFrom is publish; doubt says an earlier attempt may have landed.
 func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) error {
-	deadline := time.Now().Add(b.opts.AppendTimeout)
+	deadline := time.Now().Add(b.opts.RetryTimeout)
 	wait := 50 * time.Millisecond
 	var last error
 	for {
@@ -321,7 +321,7 @@ func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) erro
 			return b.appendErr(context.Cause(ctx), doubt)
 		}
 		if time.Now().Add(wait).After(deadline) {
-			return b.appendErr(fmt.Errorf("gave up after %s: %w", b.opts.AppendTimeout, last), doubt)
+			return b.appendErr(fmt.Errorf("gave up after %s: %w", b.opts.RetryTimeout, last), doubt)
 		}
 		select {
 		case <-ctx.Done():

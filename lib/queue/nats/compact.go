@@ -135,6 +135,16 @@ func (b *Backend) newestSnapshot(ctx context.Context) (*snapRef, error) {
 
 // Snapshot implements queue.Backend.
 func (b *Backend) Snapshot(ctx context.Context) (*queue.Snapshot, error) {
+	var snap *queue.Snapshot
+	err := b.patient(ctx, func() error {
+		var err error
+		snap, err = b.loadSnapshot(ctx)
+		return err
+	})
+	return snap, err
+}
+
+func (b *Backend) loadSnapshot(ctx context.Context) (*queue.Snapshot, error) {
 	for tries := 0; ; tries++ {
 		obs, refs, err := b.snapshots(ctx, false)
 		if err != nil || len(refs) == 0 {
@@ -196,7 +206,7 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	name := snapName(snap.Seq)
 	// 1. The snapshot, unless this is a second run for the same state.
 	if snap.Seq != cur || len(refs) == 0 {
-		pctx, cancel := context.WithTimeout(ctx, b.opts.AppendTimeout)
+		pctx, cancel := context.WithTimeout(ctx, b.opts.RetryTimeout)
 		_, err := obs.PutBytes(pctx, name, queue.EncodeSnapshot(snap))
 		cancel()
 		if err != nil {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/nats/natstest"
@@ -48,7 +50,7 @@ func TestServerKilledMidAppends(t *testing.T) {
 		t.Logf("%d appends in flight at a kill were found stored when retried", n)
 	}()
 	for w := range writers {
-		b := open(t, srv.url, "q", Options{AppendTimeout: 30 * time.Second, Timeout: 2 * time.Second})
+		b := open(t, srv.url, "q", Options{RetryTimeout: 30 * time.Second, Timeout: 2 * time.Second})
 		handles = append(handles, b)
 		id := fmt.Sprintf("w%d", w)
 		wg.Add(1)
@@ -146,7 +148,7 @@ func note(id string, round int, half string, expect uint64) queue.Proposal {
 func TestPartitionLongerThanLease(t *testing.T) {
 	srv := natstest.Start(t, natstest.Options{})
 	const lease = 2 * time.Second
-	a := open(t, srv.URL(), "q", Options{AppendTimeout: time.Second, Timeout: time.Second})
+	a := open(t, srv.URL(), "q", Options{RetryTimeout: time.Second, Timeout: time.Second})
 	l, err := a.AcquireLease(bg, "wA", lease)
 	if err != nil {
 		t.Fatal(err)
@@ -329,5 +331,78 @@ func TestWaitAcrossRestart(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Wait/Read across a restart: %v", err)
+	}
+}
+
+// TestWorkerRidesOutShortOutage: the server goes away for less than the
+// worker's lease while a task runs. The task keeps running, the worker
+// reconnects, records the result, and nothing is recovered or run twice.
+func TestWorkerRidesOutShortOutage(t *testing.T) {
+	srv := natstest.Start(t, natstest.Options{})
+	b := open(t, srv.URL(), "q", Options{})
+	q, err := queue.Open(bg, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, _ := queue.ArgvTask([]string{"true"})
+	if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "job", Task: task, MaxAttempts: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := make(chan struct{})
+	release := make(chan struct{})
+	var runs atomic.Int32
+	run := func(ctx context.Context, p *execx.Policy, tk *execx.Task, opt execx.Options) (*execx.Result, error) {
+		runs.Add(1)
+		close(running)
+		<-release
+		return noop(ctx, p, tk, opt)
+	}
+	wb := open(t, srv.URL(), "q", Options{})
+	wq, err := queue.Open(bg, wb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(bg)
+	done := make(chan error, 1)
+	go func() {
+		_, err := queue.Work(ctx, wq, queue.WorkerConfig{ID: "w1", Policy: pol, Mode: queue.Serve, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: run})
+		done <- err
+	}()
+	<-running
+	srv.Stop()
+	time.Sleep(1500 * time.Millisecond)
+	srv.Restart()
+	close(release)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ts, err := q.Status(bg, "job")
+		if err == nil && ts.State == queue.StateSucceeded {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the worker stopped during a short outage: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task did not finish after the server came back: %+v %v", ts, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop := errors.New("test over")
+	cancel(stop)
+	if err := <-done; !errors.Is(err, stop) {
+		t.Errorf("worker = %v; want it to have run until stopped", err)
+	}
+	var types []string
+	for _, ev := range queuetest.ReadAll(t, b, 0) {
+		types = append(types, string(ev.Type))
+	}
+	if got := strings.Join(types, " "); got != "enqueued started trace succeeded" || runs.Load() != 1 {
+		t.Errorf("log = %s, runs = %d; want one clean run", got, runs.Load())
 	}
 }

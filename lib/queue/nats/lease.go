@@ -282,10 +282,15 @@ func (b *Backend) Alive(ctx context.Context, worker string) (bool, error) {
 	if err := queue.ValidName("worker", worker); err != nil {
 		return false, err
 	}
-	m, err := b.msgGet(ctx, b.leaseStr, msgGetReq{LastFor: b.leasePre + worker})
-	if errors.Is(err, errNoStream) {
-		return false, nil // no worker ever took a lease on this queue
-	}
+	var m *storedMsg
+	err := b.patient(ctx, func() error {
+		var err error
+		m, err = b.msgGet(ctx, b.leaseStr, msgGetReq{LastFor: b.leasePre + worker})
+		if errors.Is(err, errNoStream) {
+			m, err = nil, nil // no worker ever took a lease on this queue
+		}
+		return err
+	})
 	if err != nil {
 		return false, b.serverErr("lease "+worker, err)
 	}

@@ -45,8 +45,8 @@ import (
 
 // Defaults.
 const (
-	DefaultTimeout       = 5 * time.Second
-	DefaultAppendTimeout = 30 * time.Second
+	DefaultTimeout      = 5 * time.Second
+	DefaultRetryTimeout = 30 * time.Second
 	// DefaultMaxBatch is the server's default max_batch_size for atomic
 	// publishes (jetstream { limits { max_batch_size } }).
 	DefaultMaxBatch = 1000
@@ -67,10 +67,12 @@ type Options struct {
 	Replicas int
 	// Timeout bounds one request to the server (default 5s).
 	Timeout time.Duration
-	// AppendTimeout is how long an append whose outcome is in doubt (a lost
-	// connection, a lost acknowledgement) keeps being retried with the same
-	// message ids before it fails (default 30s, the default lease).
-	AppendTimeout time.Duration
+	// RetryTimeout is how long an operation keeps trying while the server
+	// cannot be reached (the client reconnects meanwhile) or an append's
+	// outcome is in doubt (retried with the same message ids) before it
+	// fails (default 30s, the default lease: a worker rides out an outage
+	// shorter than its lease).
+	RetryTimeout time.Duration
 	// MaxBatch is the largest atomic batch the server accepts (default
 	// 1000, the server's max_batch_size). Larger appends are split.
 	MaxBatch int
@@ -152,8 +154,8 @@ func Open(ctx context.Context, serverURL, name string, opts Options) (*Backend, 
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.AppendTimeout <= 0 {
-		opts.AppendTimeout = DefaultAppendTimeout
+	if opts.RetryTimeout <= 0 {
+		opts.RetryTimeout = DefaultRetryTimeout
 	}
 	if opts.MaxBatch <= 0 {
 		opts.MaxBatch = DefaultMaxBatch
@@ -408,9 +410,14 @@ func (b *Backend) streamExists(ctx context.Context) (bool, error) {
 	if ok {
 		return true, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
-	defer cancel()
-	s, err := b.js.Stream(ctx, b.stream)
+	var s jetstream.Stream
+	err := b.patient(ctx, func() error {
+		sctx, cancel := context.WithTimeout(ctx, b.opts.Timeout)
+		defer cancel()
+		var err error
+		s, err = b.js.Stream(sctx, b.stream)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return false, nil
 	}

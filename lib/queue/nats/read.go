@@ -153,27 +153,66 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 	b.rmu.Lock()
 	defer b.rmu.Unlock()
 	next := after + 1
-	for fails := 0; ; fails++ {
+	var se *stopErr
+	err := b.patient(ctx, func() error {
 		err := b.readFrom(ctx, &next, fn)
-		var se *stopErr
 		if err == nil || errors.As(err, &se) {
-			if se != nil {
-				return se.err
-			}
 			return nil
 		}
-		// The cursor failed (a server restart, a leadership change, a
-		// consumer removed while idle, a lost connection): start a new one
-		// where we are, a few times.
-		if fails == 3 {
-			return b.serverErr("read "+b.stream, err)
+		// Anything else is the cursor failing (a lost connection, a server
+		// restart, a leadership change, a consumer removed while idle):
+		// start a new one where we are.
+		return &retryErr{err}
+	})
+	if se != nil {
+		return se.err
+	}
+	if err != nil {
+		return b.serverErr("read "+b.stream, err)
+	}
+	return nil
+}
+
+// retryErr marks an error patient may retry whatever it is.
+type retryErr struct{ err error }
+
+func (e *retryErr) Error() string { return e.err.Error() }
+func (e *retryErr) Unwrap() error { return e.err }
+
+// patient runs fn until it succeeds, fails for a reason other than the
+// server being unreachable (or fn marks it retryable), ctx ends, or
+// RetryTimeout passes: the client reconnects meanwhile.
+func (b *Backend) patient(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(b.opts.RetryTimeout)
+	wait := 100 * time.Millisecond
+	for {
+		err := fn()
+		var re *retryErr
+		if err == nil || !(errors.As(err, &re) || retryable(err) || b.unavailable(err)) {
+			return err
+		}
+		if errors.As(err, &re) {
+			err = re.err
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return fmt.Errorf("gave up after %s: %w", b.opts.RetryTimeout, err)
 		}
 		select {
 		case <-ctx.Done():
 			return context.Cause(ctx)
-		case <-time.After(time.Duration(fails+1) * 200 * time.Millisecond):
+		case <-b.closed:
+			return fmt.Errorf("backend closed: %w", err)
+		case <-time.After(wait):
 		}
+		wait = min(2*wait, time.Second)
 	}
+}
+
+// unavailable reports an error that means JetStream is not answering now
+// although it did before: nats.go reports no responders to an API request
+// as "JetStream not enabled".
+func (b *Backend) unavailable(err error) bool {
+	return b.jsSeen.Load() && (errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrNoStreamResponse))
 }
 
 // readFrom delivers events from *next through the stream's last sequence
