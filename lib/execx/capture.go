@@ -162,3 +162,29 @@ func trimRuneEnd(b []byte) []byte {
 	}
 	return b
 }
+
+// capped passes the first limit bytes written to w and counts every byte.
+// Like capture it never refuses a write, so the pipe behind it is always
+// drained whatever w does; a failing w is dropped, and what it did not
+// take is counted as not passed.
+type capped struct {
+	w      io.Writer
+	limit  int64
+	total  int64 // every byte written
+	passed int64 // bytes w accepted
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	n := len(p)
+	c.total += int64(n)
+	if c.w == nil || c.passed >= c.limit {
+		return n, nil
+	}
+	k := min(int64(n), c.limit-c.passed)
+	m, err := c.w.Write(p[:k])
+	c.passed += int64(max(0, min(m, int(k))))
+	if err != nil {
+		c.w = nil
+	}
+	return n, nil
+}

@@ -46,6 +46,7 @@ type plan struct {
 	dirPath   string   // its canonical path (for PWD and messages)
 	contexts  []*os.File
 	iso       isoPlan
+	stderr    bool // the program's stderr is a pipe of its own (Options.Stderr)
 }
 
 func (pl *plan) close() {
@@ -76,7 +77,7 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	pl := &plan{task: t}
+	pl := &plan{task: t, stderr: opt.Stderr != nil}
 	defer func() {
 		if err != nil {
 			pl.close()

@@ -179,7 +179,10 @@ type superProc struct {
 	msgs     chan shimMsg
 }
 
-func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
+// startSupervised starts the supervisor shim with the program's stdin as
+// its fd 0, the output pipe as fd 6 and a separate stderr pipe, if any,
+// as fd 7 (the spec says which); its own stdout and stderr are /dev/null.
+func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	sh, err := newShimPipes(true)
 	if err != nil {
 		return nil, err
@@ -197,6 +200,9 @@ func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
 		// SIGTERM, not SIGKILL: a supervisor whose runner died kills the
 		// whole task before it exits.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
+	}
+	if errw != nil {
+		attr.Files = append(attr.Files, errw)
 	}
 	if pl.iso.namespaces {
 		uid, gid := os.Geteuid(), os.Getegid()

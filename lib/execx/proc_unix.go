@@ -33,11 +33,13 @@ var (
 	live = map[int]bool{}
 )
 
-func start(pl *plan, stdin, out *os.File) (proc, error) {
+// start starts the task with stdin, out as its standard output and errw
+// as its standard error (nil: out, one stream).
+func start(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	if pl.iso.supervise {
-		return startSupervised(pl, stdin, out)
+		return startSupervised(pl, stdin, out, errw)
 	}
-	return startLocal(pl, stdin, out)
+	return startLocal(pl, stdin, out, errw)
 }
 
 // startProcess starts a child on a goroutine locked to its OS thread for
@@ -124,14 +126,17 @@ type localProc struct {
 	waited <-chan exitInfo
 }
 
-func startLocal(pl *plan, stdin, out *os.File) (proc, error) {
+func startLocal(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	if err := ensureSubreaper(); err != nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "child subreaper: %w", err)
+	}
+	if errw == nil {
+		errw = out
 	}
 	attr := &os.ProcAttr{
 		Dir:   dirOf(pl),
 		Env:   pl.env,
-		Files: []*os.File{stdin, out, out},
+		Files: []*os.File{stdin, out, errw},
 		Sys:   childAttr(),
 	}
 	path, argv := wrapCommand(pl)

@@ -21,6 +21,21 @@ type Options struct {
 	// bounded capture (the CLI's --stream). A failing Stream is dropped;
 	// the capture goes on.
 	Stream io.Writer
+	// Stderr, if non-nil, gives the child a standard error of its own
+	// instead of sharing the output pipe: a second pipe, always drained
+	// (a chatty child never blocks on it), whose first StderrBytes bytes
+	// are copied to Stderr as they arrive. Result.Output, OutputBytes,
+	// OutputOmitted and Stream then carry standard output alone, and
+	// Result.StderrBytes and StderrDropped count the other stream. The
+	// grace rule covers both pipes. A failing Stderr is dropped; the pipe
+	// is still drained and counted. Nil (the default): stdout and stderr
+	// share one pipe and one capture, in the order they were written.
+	Stderr io.Writer
+	// StderrBytes caps what Stderr receives (its head, as it arrives: a
+	// live log cannot be given its tail later); 0 or less means
+	// DefaultStderrBytes. The cap bounds the caller's sink, not memory:
+	// nothing of stderr is kept.
+	StderrBytes int64
 	// Supervised puts the task under its own per-task supervisor (the
 	// re-exec shim staying alive as subreaper and mini-init) even with
 	// isolation none. A process that runs several tasks at once (the queue
@@ -40,15 +55,19 @@ type Options struct {
 	Environ []string
 }
 
+// DefaultStderrBytes is what Options.Stderr receives at most when
+// Options.StderrBytes is not set: as much as the default output_bytes.
+const DefaultStderrBytes = 1 << 20
+
 // errTimedOut is the cancellation cause of the task's own timeout, so it
 // can be told apart from the caller's deadline or cancellation, which
 // both also surface as a done context.
 var errTimedOut = errors.New("task timed out")
 
-// drainWait bounds the last read of the output pipe after every process
-// of the task has been killed and reaped. By then the pipe's writers are
+// drainWait bounds the last read of the output pipes after every process
+// of the task has been killed and reaped. By then the pipes' writers are
 // gone and EOF is immediate; the bound only matters if a process outside
-// the task's tree was handed the pipe.
+// the task's tree was handed a pipe.
 const drainWait = 100 * time.Millisecond
 
 // Run checks the task against the policy and runs it.
@@ -106,12 +125,36 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 	}
 	growPipe(outR)
 	capt := newCapture(pl.limits.OutputBytes, opt.Stream)
+	// A separate stderr pipe (Options.Stderr), or none: the child's fd 2
+	// is then the output pipe too.
+	var errR, errW *os.File
+	var errSink *capped
+	if opt.Stderr != nil {
+		if errR, errW, err = os.Pipe(); err != nil {
+			outR.Close()
+			outW.Close()
+			stdin.Close()
+			feeder.stop()
+			return nil, exitcode.Errorf(exitcode.Internal, "stderr pipe: %w", err)
+		}
+		limit := opt.StderrBytes
+		if limit <= 0 {
+			limit = DefaultStderrBytes
+		}
+		errSink = &capped{w: opt.Stderr, limit: limit}
+	}
 
-	pr, err := start(pl, stdin, outW)
+	pr, err := start(pl, stdin, outW, errW)
 	outW.Close()
+	if errW != nil {
+		errW.Close()
+	}
 	stdin.Close()
 	if err != nil {
 		outR.Close()
+		if errR != nil {
+			errR.Close()
+		}
 		feeder.stop()
 		return nil, err
 	}
@@ -123,28 +166,30 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 		res.Isolation.Enforced = []string{}
 	}
 	feeder.start()
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		buf := make([]byte, 64<<10)
-		_, _ = io.CopyBuffer(capt, onlyReader{outR}, buf)
-	}()
+	// Each pipe is drained by its own goroutine; its channel closes at
+	// EOF and is set to nil here once seen, so a nil channel means that
+	// pipe is done (or was never there).
+	outC := drain(outR, capt)
+	var errC <-chan struct{}
+	if errR != nil {
+		errC = drain(errR, errSink)
+	}
 
 	runCtx, cancel := context.WithTimeoutCause(ctx, pl.limits.Timeout.D(), errTimedOut)
 	defer cancel()
 	var (
-		ex             exitInfo
-		exited, outEOF bool
-		exitC          = pr.exited()
-		done           = runCtx.Done()
-		killC, graceC  <-chan time.Time
+		ex            exitInfo
+		exited        bool
+		exitC         = pr.exited()
+		done          = runCtx.Done()
+		killC, graceC <-chan time.Time
 	)
 loop:
-	for !exited || !outEOF {
+	for !exited || outC != nil || errC != nil {
 		select {
 		case <-done:
 			done = nil
-			if exited { // the program already ended: stop waiting for its pipe
+			if exited { // the program already ended: stop waiting for its pipes
 				res.OutputIncomplete = true
 				break loop
 			}
@@ -160,24 +205,38 @@ loop:
 			pr.signal(unix.SIGKILL)
 		case ex = <-exitC:
 			exited, exitC, killC = true, nil, nil
-			if !outEOF {
+			if outC != nil || errC != nil {
 				graceC = time.After(pl.limits.Grace.D())
 			}
-		case <-readDone:
-			outEOF = true
-			readDone = nil
+		case <-outC:
+			outC = nil
+		case <-errC:
+			errC = nil
 		case <-graceC:
 			res.OutputIncomplete = true
 			break loop
 		}
 	}
 	pr.finish()
-	if !outEOF {
-		// Everything of the task is dead: read what it left in the pipe.
-		_ = outR.SetReadDeadline(time.Now().Add(drainWait))
-		<-readDone
+	// Everything of the task is dead: read what it left in the pipes,
+	// both within one drainWait.
+	deadline := time.Now().Add(drainWait)
+	if outC != nil {
+		_ = outR.SetReadDeadline(deadline)
+	}
+	if errC != nil {
+		_ = errR.SetReadDeadline(deadline)
+	}
+	if outC != nil {
+		<-outC
+	}
+	if errC != nil {
+		<-errC
 	}
 	outR.Close()
+	if errR != nil {
+		errR.Close()
+	}
 	feeder.stop()
 
 	ended := time.Now()
@@ -186,6 +245,9 @@ loop:
 	res.Output, res.OutputOmitted = capt.output()
 	res.OutputTruncated = res.OutputOmitted > 0
 	res.OutputBytes = capt.total
+	if errSink != nil {
+		res.StderrBytes, res.StderrDropped = errSink.total, errSink.total-errSink.passed
+	}
 	res.Rusage = rusageOf(&ex.rusage)
 	switch st := ex.status; {
 	case st.Exited():
@@ -205,6 +267,19 @@ loop:
 		res.Status = StatusFailed
 	}
 	return res, nil
+}
+
+// drain copies r to w from its own goroutine until EOF, an error, or the
+// read deadline the runner sets when it stops waiting; the channel closes
+// then.
+func drain(r *os.File, w io.Writer) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 64<<10)
+		_, _ = io.CopyBuffer(w, onlyReader{r}, buf)
+	}()
+	return done
 }
 
 // onlyReader hides *os.File's WriterTo/ReaderFrom so io.CopyBuffer uses

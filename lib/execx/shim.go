@@ -47,6 +47,24 @@ type shimSpec struct {
 	Seatbelt  string       `json:"seatbelt,omitempty"` // profile (darwin)
 	PIDNS     bool         `json:"pidns,omitempty"`    // the supervisor is PID 1
 	Supervise bool         `json:"supervise,omitempty"`
+	// Stderr: the supervisor holds the program's own stderr pipe on fd 7
+	// (else fd 6, the output pipe, is both stdout and stderr).
+	Stderr bool `json:"stderr,omitempty"`
+}
+
+// Descriptors of a supervisor shim: 3 spec, 4 status, 5 control, then the
+// program's output pipe and, with shimSpec.Stderr, its stderr pipe.
+const (
+	shimOutFD = 6
+	shimErrFD = 7
+)
+
+// errFD is the supervisor's descriptor that becomes the program's stderr.
+func (s *shimSpec) errFD() uintptr {
+	if s.Stderr {
+		return shimErrFD
+	}
+	return shimOutFD
 }
 
 func readSpec() (*shimSpec, error) {

@@ -25,6 +25,7 @@ func (pl *plan) shimSpec(supervise bool) *shimSpec {
 		Landlock:  pl.iso.landlock,
 		PIDNS:     pl.iso.namespaces,
 		Supervise: supervise,
+		Stderr:    pl.stderr,
 	}
 	if s.Landlock > 0 {
 		s.RW = pl.landlockRW()
@@ -57,7 +58,7 @@ func applyRestrictions(s *shimSpec) error {
 func shimSupervise() int {
 	runtime.LockOSThread() // the program's Pdeathsig is tied to this thread
 	status := os.NewFile(4, "status")
-	for _, fd := range []int{4, 5, 6} {
+	for _, fd := range []int{4, 5, shimOutFD, shimErrFD} { // shimErrFD may not be ours: harmless
 		unix.CloseOnExec(fd)
 	}
 	s, err := readSpec()
@@ -76,7 +77,7 @@ func shimSupervise() int {
 		}
 		pid, err = syscall.ForkExec(s.Path, s.Argv, &syscall.ProcAttr{
 			Env:   s.Env,
-			Files: []uintptr{0, 6, 6},
+			Files: []uintptr{0, shimOutFD, s.errFD()},
 			Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 		})
 		if err != nil {
@@ -89,13 +90,16 @@ func shimSupervise() int {
 			return reportErr(status, err)
 		}
 	}
-	// Hold neither the program's stdin nor its output pipe: EOF on them
+	// Hold neither the program's stdin nor its output pipes: EOF on them
 	// must mean the task's processes closed them.
 	if null, err := unix.Open(os.DevNull, unix.O_RDWR, 0); err == nil {
 		_ = unix.Dup3(null, 0, 0)
 		unix.Close(null)
 	}
-	unix.Close(6)
+	unix.Close(shimOutFD)
+	if s.Stderr {
+		unix.Close(shimErrFD)
+	}
 	report(status, shimMsg{Event: "started"})
 
 	sv := &supervisor{target: pid, pidns: s.PIDNS, status: status}
@@ -196,7 +200,7 @@ func forkExecStage(s *shimSpec) (int, error) {
 	defer sh.closeAll()
 	pid, err := syscall.ForkExec(selfExe(), []string{shimArg0, "exec"}, &syscall.ProcAttr{
 		Env:   shimEnv,
-		Files: []uintptr{0, 6, 6, sh.specR.Fd(), sh.statusW.Fd()},
+		Files: []uintptr{0, shimOutFD, s.errFD(), sh.specR.Fd(), sh.statusW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {

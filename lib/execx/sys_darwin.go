@@ -50,8 +50,8 @@ func bootTicks() uint64 { return 0 }
 
 // startSupervised: without a subreaper there is nothing a supervisor
 // could add on macOS; the task runs as a direct child.
-func startSupervised(pl *plan, stdin, out *os.File) (proc, error) {
-	return startLocal(pl, stdin, out)
+func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
+	return startLocal(pl, stdin, out, errw)
 }
 
 func maxRSSKB(ru *syscall.Rusage) int64 { return ru.Maxrss / 1024 } // macOS reports bytes

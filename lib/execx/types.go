@@ -123,29 +123,37 @@ var Statuses = []Status{StatusSucceeded, StatusFailed, StatusTimedOut, StatusCan
 
 // Result is what a run produced. It is printed whenever a process was
 // started, whatever happened to it.
+//
+// Output is the head and tail of what the program wrote, OutputBytes every
+// byte of it, and OutputOmitted (present exactly when OutputTruncated) how
+// many bytes were cut from the middle: read it rather than parsing the
+// marker in Output. With Options.Stderr the program has a standard error
+// of its own: Output and its counts are then standard output alone,
+// StderrBytes counts every byte written to stderr and StderrDropped those
+// Options.Stderr did not receive (over Options.StderrBytes, or after it
+// failed); both are absent when zero, and always when the two streams
+// shared the output.
 type Result struct {
 	jsonx.TypeMeta
-	TaskID          string    `json:"task_id,omitempty"`
-	Program         string    `json:"program"`
-	ResolvedPath    string    `json:"resolved_path,omitempty"`
-	Argc            int       `json:"argc"`
-	Status          Status    `json:"status"`
-	ExitCode        int       `json:"exit_code"`
-	Signal          string    `json:"signal,omitempty"`
-	TimedOut        bool      `json:"timed_out"`
-	Cancelled       bool      `json:"cancelled"`
-	StartedAt       time.Time `json:"started_at"`
-	EndedAt         time.Time `json:"ended_at"`
-	DurationMS      int64     `json:"duration_ms"`
-	Output          string    `json:"output"`
-	OutputBytes     int64     `json:"output_bytes"`
-	OutputTruncated bool      `json:"output_truncated"`
-	// OutputOmitted is how many bytes of the program's output are not in
-	// Output (cut from the middle by the head-and-tail cap); present
-	// exactly when OutputTruncated. Read it rather than parsing the
-	// marker in Output.
+	TaskID           string          `json:"task_id,omitempty"`
+	Program          string          `json:"program"`
+	ResolvedPath     string          `json:"resolved_path,omitempty"`
+	Argc             int             `json:"argc"`
+	Status           Status          `json:"status"`
+	ExitCode         int             `json:"exit_code"`
+	Signal           string          `json:"signal,omitempty"`
+	TimedOut         bool            `json:"timed_out"`
+	Cancelled        bool            `json:"cancelled"`
+	StartedAt        time.Time       `json:"started_at"`
+	EndedAt          time.Time       `json:"ended_at"`
+	DurationMS       int64           `json:"duration_ms"`
+	Output           string          `json:"output"`
+	OutputBytes      int64           `json:"output_bytes"`
+	OutputTruncated  bool            `json:"output_truncated"`
 	OutputOmitted    int64           `json:"output_omitted,omitempty"`
 	OutputIncomplete bool            `json:"output_incomplete"`
+	StderrBytes      int64           `json:"stderr_bytes,omitempty"`
+	StderrDropped    int64           `json:"stderr_dropped,omitempty"`
 	Isolation        IsolationReport `json:"isolation"`
 	Rusage           Rusage          `json:"rusage"`
 	Error            string          `json:"error,omitempty"`
