@@ -47,12 +47,21 @@ func cloneEvidence(evs []Evidence) []Evidence {
 	return out
 }
 
-// Clone returns a deep copy of the evidence (argv and exit code included).
+// Clone returns a deep copy of the evidence (argv, exit code and the
+// source records included).
 func (e Evidence) Clone() Evidence {
 	e.Argv = slices.Clone(e.Argv)
 	if e.ExitCode != nil {
 		c := *e.ExitCode
 		e.ExitCode = &c
+	}
+	if e.FromQueue != nil {
+		c := *e.FromQueue
+		e.FromQueue = &c
+	}
+	if e.FromSink != nil {
+		c := *e.FromSink
+		e.FromSink = &c
 	}
 	return e
 }

@@ -20,6 +20,8 @@ func TestCloneIsDeep(t *testing.T) {
 		"receipts map":     func(c *Journal) { delete(c.Receipts, PhaseFrame); c.Receipts["x"] = Receipt{} },
 		"receipt evidence": func(c *Journal) { c.Receipts[PhaseBuild].Evidence[1].Argv[0] = "changed" },
 		"receipt exit":     func(c *Journal) { *c.Receipts[PhaseBuild].Evidence[1].ExitCode = 42 },
+		"from_queue":       func(c *Journal) { c.Receipts[PhaseBuild].Evidence[5].FromQueue.Seq = 999 },
+		"from_sink":        func(c *Journal) { c.Receipts[PhaseBuild].Evidence[6].FromSink.Line = 999 },
 		"closure":          func(c *Journal) { c.Closure.Outcome = "changed" },
 		"closure cleanup":  func(c *Journal) { c.Closure.Cleanup[0] = "changed" },
 		"closure debt":     func(c *Journal) { c.Closure.Debt[0].Text = "changed" },

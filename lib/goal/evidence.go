@@ -23,8 +23,9 @@ import (
 const EvidenceSyntax = `TYPE:REF, one of:
   note:TEXT                   a statement in words
   file:PATH                   a file; artgoal records its sha256 now (the file must exist)
-  task:ID=STATE               an artq task and the state it was seen in (queued, running, succeeded, failed, cancelled)
-  event:sha256:HEX            an artobs event id
+  task:ID                     a finished artq task; artgoal reads its state from the queue
+  task:ID=STATE               the same, and the queue must hold it in STATE (succeeded, failed, cancelled)
+  event:sha256:HEX            an artobs event; artgoal finds and verifies it in the sink
   url:URL                     an absolute URL without credentials
   command:EXIT:WORDS          a command (split like a shell, nothing expanded) and its exit code
   command:EXIT@PATH:WORDS     the same, plus the sha256 of a result or output file PATH`
@@ -32,8 +33,9 @@ const EvidenceSyntax = `TYPE:REF, one of:
 // ParseEvidence turns TYPE:REF into Evidence. file: and command:…@PATH read
 // the named file (relative to the working directory) and record its sha256;
 // a missing file is ErrNotFound (exit 4), anything else malformed exit 2.
-// task: and event: are recorded as given: nothing here asks the queue or the
-// sink whether they exist. RecordedAt is left zero for the store to stamp.
+// task:ID leaves the state empty for the queue to fill (Store.Sources);
+// nothing here asks the queue or the sink anything. RecordedAt is left zero
+// for the store to stamp.
 func ParseEvidence(spec string) (Evidence, error) {
 	typ, ref, ok := strings.Cut(spec, ":")
 	if !ok || typ == "" {
@@ -48,11 +50,18 @@ func ParseEvidence(spec string) (Evidence, error) {
 	case EvidenceEvent:
 		e.Event = ref
 	case EvidenceTask:
-		id, state, ok := strings.Cut(ref, "=")
-		if !ok {
-			return Evidence{}, evidenceErr(spec, "want task:ID=STATE (states: %s)", joinStrings(TaskStates))
+		id, state, hasState := strings.Cut(ref, "=")
+		if hasState && state == "" {
+			return Evidence{}, evidenceErr(spec, "want task:ID or task:ID=STATE (states: %s)", joinStrings(TaskStates))
 		}
 		e.Task, e.State = id, TaskState(state)
+		if !hasState {
+			// The state comes from the queue; check the rest now.
+			if why := idProblem(id); why != "" {
+				return Evidence{}, evidenceErr(spec, "task: %q: %s (ids are %s)", id, why, IDRule)
+			}
+			return e, nil
+		}
 	case EvidenceFile:
 		d, err := digestFile(spec, ref)
 		if err != nil {

@@ -69,7 +69,7 @@ func FuzzDecodeClosure(f *testing.F) {
 // FuzzParseEvidence: the TYPE:REF parser never panics, and what it accepts
 // is valid evidence of the type it names.
 func FuzzParseEvidence(f *testing.F) {
-	for _, s := range []string{"note:x", "task:t1=queued", "event:sha256:" + hex64('a'), "url:https://a.example/b",
+	for _, s := range []string{"note:x", "task:t1=queued", "task:t1", "event:sha256:" + hex64('a'), "url:https://a.example/b",
 		"command:0:go test ./...", "command:3:sh -c 'exit 3'", "file:/nonexistent", "command:0@/nonexistent:x"} {
 		f.Add(s)
 	}
@@ -79,6 +79,11 @@ func FuzzParseEvidence(f *testing.F) {
 			return
 		}
 		e.RecordedAt = t0
+		if e.Type == EvidenceTask && e.State == "" {
+			// task:ID leaves the state to the queue (Store.Sources), which
+			// only ever gives a finished one.
+			e.State = "succeeded"
+		}
 		if err := e.validate("e"); err != nil {
 			t.Fatalf("ParseEvidence(%q) accepted invalid evidence: %v", spec, err)
 		}
@@ -176,7 +181,7 @@ func FuzzSuccessor(f *testing.F) {
 	})
 }
 
-const numOps = 18
+const numOps = 20
 
 // applyOp performs one edit chosen by op on n; a and b pick targets.
 func applyOp(n *Journal, op, a, b byte) {
@@ -269,7 +274,40 @@ func applyOp(n *Journal, op, a, b byte) {
 			r.SealedAt = r.SealedAt.Add(time.Duration(int(b)-128) * time.Millisecond)
 			n.Receipts[phase] = r
 		}
+	case 18: // append verified task evidence (legal)
+		if it := item(); it != nil {
+			it.Evidence = append(it.Evidence, Evidence{Type: EvidenceTask, Task: "t2", State: "failed", RecordedAt: now,
+				FromQueue: &QueueCheck{Dir: "/q", Seq: uint64(b) + 1, Attempts: int(a), UpdatedAt: now}})
+		}
+	case 19: // rewrite what a verified record says, or claim one afterwards
+		for _, evs := range evidenceLists(n) {
+			for k := range evs {
+				switch e := &evs[k]; {
+				case e.FromQueue != nil:
+					e.FromQueue.Seq += uint64(b%3) + 1
+					return
+				case e.Type == EvidenceTask && b%2 == 0:
+					e.FromQueue = &QueueCheck{Dir: "/q", Seq: 1, UpdatedAt: now}
+					return
+				}
+			}
+		}
 	}
+}
+
+// evidenceLists is every evidence list of j, items first, then receipts in
+// phase order (writes through the returned slices reach j).
+func evidenceLists(j *Journal) [][]Evidence {
+	var out [][]Evidence
+	for i := range j.Checklist {
+		out = append(out, j.Checklist[i].Evidence)
+	}
+	for _, p := range Phases {
+		if r, ok := j.Receipts[p]; ok {
+			out = append(out, r.Evidence)
+		}
+	}
+	return out
 }
 
 // factsOf lists everything a journal asserts about its history, each as a

@@ -11,10 +11,13 @@
 // A caller-supplied journal can therefore not produce a structurally valid
 // but historically false record.
 //
-// The package refuses to guess: it never repairs a journal it cannot decode,
-// never trusts a caller's clock for history it already holds, and never
-// verifies task or event evidence against a queue or a sink (it records what
-// the caller gave; that verification belongs to the integration layer).
+// The package refuses to guess: it never repairs a journal it cannot decode
+// and never trusts a caller's clock for history it already holds. Task and
+// event evidence is verified against an artq queue and an artobs sink when
+// the Store is given Sources (package goal/pipeline reads the real ones):
+// the journal then records what was read there, not what the caller said,
+// and refuses a task that has not finished. The package itself knows
+// neither the queue nor the sink.
 package goal
 
 import (
@@ -83,10 +86,16 @@ var EvidenceTypes = []EvidenceType{EvidenceCommand, EvidenceFile, EvidenceTask, 
 // TaskState is the state of an artq task named by task evidence.
 type TaskState string
 
-// TaskStates are artq's task states (DESIGN.md §4). Task evidence records
-// the state the caller observed; checking it against the queue is the
-// integration layer's job.
+// TaskStates are artq's task states (DESIGN.md §4). A journal may hold any
+// of them (older journals recorded what the caller observed); evidence
+// verified against a queue (Store.Sources) is always Terminal.
 var TaskStates = []TaskState{"queued", "running", "succeeded", "failed", "cancelled"}
+
+// Terminal reports whether a task in state s has finished: succeeded,
+// failed or cancelled. Only a finished task is verified evidence.
+func (s TaskState) Terminal() bool {
+	return s == "succeeded" || s == "failed" || s == "cancelled"
+}
 
 // DebtKind classifies remaining debt in a closure.
 type DebtKind string
@@ -205,16 +214,50 @@ type Evidence struct {
 	// it and "sha256:<hex>" of its bytes when recorded.
 	Path   string `json:"path,omitempty"`
 	Digest string `json:"digest,omitempty"`
-	// task: an artq task id and the state the caller observed.
-	Task  string    `json:"task,omitempty"`
-	State TaskState `json:"state,omitempty"`
-	// event: an artobs event id, "sha256:<hex>".
-	Event string `json:"event,omitempty"`
-	URL   string `json:"url,omitempty"`
+	// task: an artq task id and its state. FromQueue, when present, is
+	// what artgoal read from the queue when it recorded the evidence (the
+	// state is then the queue's, not the caller's word).
+	Task      string      `json:"task,omitempty"`
+	State     TaskState   `json:"state,omitempty"`
+	FromQueue *QueueCheck `json:"from_queue,omitempty"`
+	// event: an artobs event id, "sha256:<hex>". FromSink, when present, is
+	// the verified record artgoal found in an artobs sink.
+	Event    string     `json:"event,omitempty"`
+	FromSink *SinkCheck `json:"from_sink,omitempty"`
+	URL      string     `json:"url,omitempty"`
 	// note: the text of the note itself.
 	Text       string    `json:"text,omitempty"`
 	Note       string    `json:"note,omitempty"`
 	RecordedAt time.Time `json:"recorded_at"`
+}
+
+// QueueCheck is what artgoal read from an artq queue when it recorded task
+// evidence: where, at which point of the queue's log, and what the task had
+// been through. It turns "the caller says task X succeeded" into "the queue
+// in DIR said so at log sequence N".
+type QueueCheck struct {
+	// Dir is the queue's directory, absolute.
+	Dir string `json:"dir"`
+	// Seq is the sequence of the last event of the queue's log when the
+	// state was read: the state is the replay of events 1..Seq.
+	Seq uint64 `json:"seq"`
+	// Attempts is how many attempts the task had started.
+	Attempts int `json:"attempts"`
+	// UpdatedAt is when the task entered its state (the queue's clock).
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// SinkCheck is the artobs record artgoal found, verified (its id is the
+// hash of its content), when it recorded event evidence.
+type SinkCheck struct {
+	// Path is the JSONL sink, absolute; Line the record's 1-based line.
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	// Subject, Type, Seq and Time are the event's own header.
+	Subject string    `json:"subject"`
+	Type    string    `json:"type"`
+	Seq     uint64    `json:"seq"`
+	Time    time.Time `json:"time"`
 }
 
 // ClosureBody is what a closure says, shared by the stored Closure and the

@@ -53,6 +53,10 @@ func sampleEvidence() []Evidence {
 		{Type: EvidenceFile, Path: "docs/widget.md", Digest: "sha256:" + hex64('b')},
 		{Type: EvidenceTask, Task: "t-42", State: "succeeded"},
 		{Type: EvidenceEvent, Event: "sha256:" + hex64('c')},
+		{Type: EvidenceTask, Task: "t-43", State: "failed", FromQueue: &QueueCheck{
+			Dir: "/home/ana/.local/state/art/queues/default", Seq: 12, Attempts: 2, UpdatedAt: t0.Add(-time.Minute)}},
+		{Type: EvidenceEvent, Event: "sha256:" + hex64('d'), FromSink: &SinkCheck{
+			Path: "/home/ana/events.jsonl", Line: 7, Subject: "task/t-43", Type: "task.finished", Seq: 2, Time: t0.Add(-time.Minute)}},
 		{Type: EvidenceURL, URL: "https://example.com/ci/run/7?attempt=1#log"},
 		{Type: EvidenceNote, Text: "pairing session with ana\nall green", Note: "from the retro"},
 	}

@@ -115,7 +115,23 @@ func (j *Journal) Close(doc *ClosureDocument) error {
 	return nil
 }
 
-// stamp fills every zero timestamp of an entry that next holds and prev
+// Replace makes j the caller-supplied successor doc (`artgoal put`): doc
+// names the revision it was derived from, which must be j's, and keeps j's
+// updated_at or leaves it out (ErrIllegal, rule put-revision, otherwise).
+// Whether doc is a legitimate successor is the store's check, as for every
+// mutation.
+func (j *Journal) Replace(doc *Journal) error {
+	if doc.Revision != j.Revision {
+		return illegal(RuleBase, "the document is revision %d, not the base revision %d it must be derived from", doc.Revision, j.Revision)
+	}
+	if !doc.UpdatedAt.IsZero() && !doc.UpdatedAt.Equal(j.UpdatedAt) {
+		return illegal(RuleBase, "the document's updated_at %s is not the base revision's %s", stamp(doc.UpdatedAt), stamp(j.UpdatedAt))
+	}
+	*j = *doc.Clone()
+	return nil
+}
+
+// stampNew fills every zero timestamp of an entry that next holds and prev
 // does not (new evidence, a new receipt, a new closure) with now. Entries
 // prev already holds keep their times; CheckSuccessor refuses any change.
 func stampNew(prev, next *Journal, now time.Time) {
@@ -124,29 +140,57 @@ func stampNew(prev, next *Journal, now time.Time) {
 			*t = now
 		}
 	}
-	fillFrom := func(evs []Evidence, from int) {
-		for i := from; i < len(evs); i++ {
-			fill(&evs[i].RecordedAt)
+	_ = eachNewEvidence(prev, next, func(_ string, e *Evidence) error {
+		fill(&e.RecordedAt)
+		return nil
+	})
+	for p, r := range next.Receipts {
+		if _, ok := prev.Receipts[p]; !ok {
+			fill(&r.SealedAt)
+			next.Receipts[p] = r
 		}
+	}
+	if next.Closure != nil && prev.Closure == nil {
+		fill(&next.Closure.ClosedAt)
+	}
+}
+
+// eachNewEvidence calls fn, in journal order (checklist, then receipts in
+// phase order), with the path and a pointer into next of every piece of
+// evidence past the end of prev's list at the same place: what this step
+// appends. A list that lost entries has appended nothing (CheckSuccessor
+// refuses it). It stops at the first error.
+func eachNewEvidence(prev, next *Journal, fn func(path string, e *Evidence) error) error {
+	each := func(path string, evs []Evidence, from int) error {
+		for k := from; k < len(evs); k++ {
+			if err := fn(index(path, k), &evs[k]); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	for i := range next.Checklist {
 		from := 0
 		if i < len(prev.Checklist) {
 			from = len(prev.Checklist[i].Evidence)
 		}
-		fillFrom(next.Checklist[i].Evidence, from)
+		if err := each(index("checklist", i)+".evidence", next.Checklist[i].Evidence, from); err != nil {
+			return err
+		}
 	}
-	for p, r := range next.Receipts {
+	for _, p := range Phases {
+		r, ok := next.Receipts[p]
+		if !ok {
+			continue
+		}
 		from := 0
 		if pr, ok := prev.Receipts[p]; ok {
 			from = len(pr.Evidence)
-		} else {
-			fill(&r.SealedAt)
 		}
-		fillFrom(r.Evidence, from)
-		next.Receipts[p] = r
+		// r.Evidence shares its array with next.Receipts[p].
+		if err := each("receipts."+string(p)+".evidence", r.Evidence, from); err != nil {
+			return err
+		}
 	}
-	if next.Closure != nil && prev.Closure == nil {
-		fill(&next.Closure.ClosedAt)
-	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package goal
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/art-runtime/art/internal/schematest"
 	"github.com/art-runtime/art/lib/exitcode"
@@ -36,6 +39,8 @@ func TestSchemaParity(t *testing.T) {
 	schematest.Fields(t, c, "", reflect.TypeFor[ClosureDocument]())
 	schematest.Fields(t, g, "/$defs/Evidence", reflect.TypeFor[Evidence]())
 	schematest.Fields(t, g, "/$defs/Closure", reflect.TypeFor[Closure]())
+	schematest.Fields(t, g, "/$defs/QueueCheck", reflect.TypeFor[QueueCheck]())
+	schematest.Fields(t, g, "/$defs/SinkCheck", reflect.TypeFor[SinkCheck]())
 
 	schematest.Const(t, g, "/properties/apiVersion", jsonx.APIVersion)
 	schematest.Const(t, g, "/properties/kind", Kind)
@@ -231,4 +236,36 @@ func jsonFields(t reflect.Type) map[string]bool {
 		m[name] = true
 	}
 	return m
+}
+
+// TestSchemaVerifiedEvidence: the schema and the decoder agree on the
+// records of verified evidence: a from_queue only with a finished state,
+// each record only on its own type, absolute paths.
+func TestSchemaVerifiedEvidence(t *testing.T) {
+	gs := schematest.Compile(t, goalSchema)
+	base := string(readBytes(t, fixture("valid/sealed.json")))
+	for _, tt := range []struct{ name, old, new string }{
+		{"running with from_queue", `"state": "failed",`, `"state": "running",`},
+		{"relative queue dir", `"dir": "/home/ana/.local/state/art/queues/default"`, `"dir": "queues/default"`},
+		{"zero seq", `"seq": 12,`, `"seq": 0,`},
+		{"from_queue on event evidence", `"event": "sha256:dddd`, `"from_queue": {"dir": "/q", "seq": 1, "attempts": 0, "updated_at": "2026-01-02T03:03:05.6Z"}, "event": "sha256:dddd`},
+		{"unknown field in from_sink", `"line": 7,`, `"line": 7, "offset": 9,`},
+		{"control character in subject", `"subject": "task/t-43"`, `"subject": "task/\u0007"`},
+	} {
+		if !strings.Contains(base, tt.old) {
+			t.Fatalf("%s: the fixture has no %q", tt.name, tt.old)
+		}
+		data := []byte(strings.Replace(base, tt.old, tt.new, 1))
+		_, err := DecodeJournal(data)
+		if exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%s: decoder: %v; want exit 2", tt.name, err)
+		}
+		doc, jerr := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if jerr != nil {
+			t.Fatal(jerr)
+		}
+		if gs.Validate(doc) == nil {
+			t.Errorf("%s: the schema accepts what the decoder refuses (%v)", tt.name, err)
+		}
+	}
 }

@@ -35,6 +35,13 @@ type Store struct {
 	// clock that steps backwards never moves updated_at back: a mutation is
 	// stamped at the later of now and the stored updated_at.
 	Now func() time.Time
+	// Sources, when set, verifies every piece of task and event evidence a
+	// mutation appends (VerifyEvidence), under the goal's lock, before the
+	// step is checked and written: a task that has not finished, a state
+	// the queue does not hold, an unknown task or event, or a sink record
+	// that does not verify refuses the whole step. nil records task and
+	// event evidence as given (the library's callers vouch for it).
+	Sources Sources
 }
 
 // NewStore returns the store under the state home (DESIGN.md §2). It
@@ -221,6 +228,20 @@ func (s *Store) Update(id string, rev int64, mutate func(next *Journal) error) (
 	if err := mutate(next); err != nil {
 		return nil, fmt.Errorf("goal %s: %w", id, err)
 	}
+	if s.Sources != nil {
+		err := eachNewEvidence(prev, next, func(path string, e *Evidence) error {
+			if !needsSource(e) {
+				return nil
+			}
+			if err := VerifyEvidence(e, s.Sources); err != nil {
+				return fmt.Errorf("%s (%s): %w", path, describe(e), err)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("goal %s: %w", id, err)
+		}
+	}
 	now := s.Now().UTC()
 	if now.Before(prev.UpdatedAt) {
 		now = prev.UpdatedAt
@@ -259,16 +280,7 @@ func (s *Store) Close(id string, rev int64, doc *ClosureDocument) (*Journal, err
 // updated_at or leaves it out; the store advances both. Timestamps of what
 // the document adds may be left out for the store to stamp.
 func (s *Store) Put(id string, rev int64, doc *Journal) (*Journal, error) {
-	return s.Update(id, rev, func(j *Journal) error {
-		if doc.Revision != rev {
-			return illegal(RuleBase, "the document is revision %d, not the base revision %d it must be derived from", doc.Revision, rev)
-		}
-		if !doc.UpdatedAt.IsZero() && !doc.UpdatedAt.Equal(j.UpdatedAt) {
-			return illegal(RuleBase, "the document's updated_at %s is not the base revision's %s", stamp(doc.UpdatedAt), stamp(j.UpdatedAt))
-		}
-		*j = *doc.Clone()
-		return nil
-	})
+	return s.Update(id, rev, func(j *Journal) error { return j.Replace(doc) })
 }
 
 // List loads every journal in the store, sorted by id. Files whose names

@@ -3,6 +3,7 @@ package goal
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -104,8 +105,14 @@ func EvidenceLine(e Evidence) string {
 		s = fmt.Sprintf("file: %s %s", oneLine(e.Path, 120), shortDigest(e.Digest))
 	case EvidenceTask:
 		s = fmt.Sprintf("task: %s %s", e.Task, e.State)
+		if q := e.FromQueue; q != nil {
+			s += fmt.Sprintf(" [queue %s seq %d, %d attempt%s]", filepath.Base(q.Dir), q.Seq, q.Attempts, plural(q.Attempts))
+		}
 	case EvidenceEvent:
 		s = fmt.Sprintf("event: %s", e.Event)
+		if k := e.FromSink; k != nil {
+			s = fmt.Sprintf("event: %s %s seq %d [%s line %d %s]", oneLine(k.Subject, 80), oneLine(k.Type, 80), k.Seq, filepath.Base(k.Path), k.Line, shortDigest(e.Event))
+		}
 	case EvidenceURL:
 		s = fmt.Sprintf("url: %s", oneLine(e.URL, 160))
 	case EvidenceNote:
@@ -117,6 +124,13 @@ func EvidenceLine(e Evidence) string {
 		s += " (" + oneLine(e.Note, 80) + ")"
 	}
 	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func shortDigest(d string) string {

@@ -3,6 +3,7 @@ package goal
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
@@ -409,8 +410,8 @@ type EvidenceShape struct {
 var EvidenceShapes = map[EvidenceType]EvidenceShape{
 	EvidenceCommand: {Required: []string{"argv", "exit_code"}, Optional: []string{"path", "digest"}},
 	EvidenceFile:    {Required: []string{"path", "digest"}},
-	EvidenceTask:    {Required: []string{"task", "state"}},
-	EvidenceEvent:   {Required: []string{"event"}},
+	EvidenceTask:    {Required: []string{"task", "state"}, Optional: []string{"from_queue"}},
+	EvidenceEvent:   {Required: []string{"event"}, Optional: []string{"from_sink"}},
 	EvidenceURL:     {Required: []string{"url"}},
 	EvidenceNote:    {Required: []string{"text"}},
 }
@@ -457,9 +458,22 @@ func (e Evidence) validate(path string) error {
 		if !in(e.State, TaskStates) {
 			return jsonx.Errorf(join(path, "state"), "%q is not a task state (%s)", e.State, joinStrings(TaskStates))
 		}
+		if e.FromQueue != nil {
+			if !e.State.Terminal() {
+				return jsonx.Errorf(join(path, "state"), "%s with from_queue: only a finished task (succeeded, failed, cancelled) is recorded from a queue", e.State)
+			}
+			if err := e.FromQueue.validate(join(path, "from_queue")); err != nil {
+				return err
+			}
+		}
 	case EvidenceEvent:
 		if why := digestProblem(e.Event); why != "" {
 			return jsonx.Errorf(join(path, "event"), "%s", why)
+		}
+		if e.FromSink != nil {
+			if err := e.FromSink.validate(join(path, "from_sink")); err != nil {
+				return err
+			}
 		}
 	case EvidenceURL:
 		if why := urlProblem(e.URL); why != "" {
@@ -498,6 +512,79 @@ func (e Evidence) validate(path string) error {
 	return nil
 }
 
+// MaxEventHeader bounds the event subject and type a SinkCheck copies: the
+// bound artobs puts on an envelope's header.
+const MaxEventHeader = 1024
+
+func (c *QueueCheck) validate(path string) error {
+	if why := absPathProblem(c.Dir); why != "" {
+		return jsonx.Errorf(join(path, "dir"), "%s", why)
+	}
+	if c.Seq < 1 {
+		return jsonx.Errorf(join(path, "seq"), "must be at least 1 (a queue that holds the task has events)")
+	}
+	if c.Attempts < 0 {
+		return jsonx.Errorf(join(path, "attempts"), "must not be negative")
+	}
+	if why := timeProblem(c.UpdatedAt); why != "" {
+		return jsonx.Errorf(join(path, "updated_at"), "%s", why)
+	}
+	return nil
+}
+
+func (c *SinkCheck) validate(path string) error {
+	if why := absPathProblem(c.Path); why != "" {
+		return jsonx.Errorf(join(path, "path"), "%s", why)
+	}
+	if c.Line < 1 {
+		return jsonx.Errorf(join(path, "line"), "must be at least 1")
+	}
+	if why := headerProblem(c.Subject); why != "" {
+		return jsonx.Errorf(join(path, "subject"), "%s", why)
+	}
+	if why := headerProblem(c.Type); why != "" {
+		return jsonx.Errorf(join(path, "type"), "%s", why)
+	}
+	if c.Seq < 1 || c.Seq > jsonx.MaxSafeInteger {
+		return jsonx.Errorf(join(path, "seq"), "must be 1..%d", uint64(jsonx.MaxSafeInteger))
+	}
+	if why := timeProblem(c.Time); why != "" {
+		return jsonx.Errorf(join(path, "time"), "%s", why)
+	}
+	return nil
+}
+
+// absPathProblem checks a path artgoal resolved itself: absolute and clean.
+func absPathProblem(p string) string {
+	if why := pathProblem(p); why != "" {
+		return why
+	}
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return fmt.Sprintf("%q is not an absolute, clean path", p)
+	}
+	return ""
+}
+
+// headerProblem checks an event's subject or type by artobs's own rule for
+// envelope headers (non-empty, bounded, UTF-8, no C0 control or DEL), so
+// every event artobs can seal can be cited.
+func headerProblem(s string) string {
+	switch {
+	case s == "":
+		return "required"
+	case len(s) > MaxEventHeader:
+		return fmt.Sprintf("longer than %d bytes", MaxEventHeader)
+	case !utf8.ValidString(s):
+		return "not valid UTF-8"
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return fmt.Sprintf("control character 0x%02x not allowed", s[i])
+		}
+	}
+	return ""
+}
+
 // setFields names the type-specific fields that carry a value.
 func (e Evidence) setFields() []string {
 	var f []string
@@ -512,7 +599,9 @@ func (e Evidence) setFields() []string {
 	add(e.Digest != "", "digest")
 	add(e.Task != "", "task")
 	add(e.State != "", "state")
+	add(e.FromQueue != nil, "from_queue")
 	add(e.Event != "", "event")
+	add(e.FromSink != nil, "from_sink")
 	add(e.URL != "", "url")
 	add(e.Text != "", "text")
 	return f
