@@ -1,15 +1,19 @@
 // Package exec is the provider that runs any operator-configured command
 // per step: the Request document as one JSON line on its standard input,
-// the Decision as one JSON line on its standard output, and anything else
-// it prints taken as logs. The command runs under the runner's bounds (its
-// own process group and supervisor, a wall-clock timeout, an output cap,
-// cancellation) with a fresh environment.
+// the Decision on its standard output, and its standard error as logs. The
+// command runs under the runner's bounds (its own process group and
+// supervisor, a wall-clock timeout, an output cap, cancellation) with a
+// fresh environment.
 //
-// The runner captures stdout and stderr as one stream, so the decision is
-// the last line of output that is a JSON object; a command must print its
-// decision as a single line and must not end its output with a log line
-// that is itself a JSON object. Its other lines are forwarded as logs.
-// A non-zero exit is a provider error.
+// The runner keeps the two streams apart, so nothing is guessed: the reply
+// is the whole of standard output, trimmed, and must be exactly one JSON
+// object (on one line or many). Anything else — nothing, prose, two
+// objects — is still returned as the reply, and the loop's strict decoder
+// treats it as any malformed reply: it goes back to the model as an
+// observation. Standard error is forwarded line by line to Config.Log as
+// "exec: line", JSON-looking or not. A non-zero exit is a provider error
+// naming the exit and the last line of standard error; standard output
+// over the cap is provider.ErrTooLarge.
 package exec
 
 import (
@@ -17,10 +21,7 @@ import (
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/agent/provider/internal/command"
@@ -46,10 +47,12 @@ type Config struct {
 	Env []string
 	// Timeout bounds one call (default 5m).
 	Timeout time.Duration
-	// MaxReplyBytes caps the command's whole output (default 4 MiB).
+	// MaxReplyBytes caps the command's standard output, the reply (more
+	// is provider.ErrTooLarge), and separately how much of its standard
+	// error reaches Log (default 4 MiB).
 	MaxReplyBytes int64
-	// Log receives the command's non-decision output lines as they arrive
-	// (nil: dropped).
+	// Log receives the command's standard error, each line prefixed
+	// "exec: ", as it arrives (nil: dropped).
 	Log io.Writer
 }
 
@@ -74,87 +77,25 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{cfg: cfg, cmd: c}, nil
 }
 
-// Decide runs the command with req on stdin.
+// Decide runs the command with req on stdin; the reply is its standard
+// output.
 func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider.Reply, error) {
 	in, err := jsonx.Marshal(req)
 	if err != nil {
 		return nil, provider.Errorf(Name, "encode request: %w", err)
 	}
-	var logw io.Writer
-	if p.cfg.Log != nil {
-		logw = &logLines{w: p.cfg.Log}
-	}
+	log := command.NewLog(Name, p.cfg.Log, nil)
 	start := time.Now()
-	res, err := p.cmd.Run(ctx, nil, bytes.NewReader(append(in, '\n')), p.cfg.Timeout, p.cfg.MaxReplyBytes, logw)
+	res, err := p.cmd.Run(ctx, nil, bytes.NewReader(append(in, '\n')), p.cfg.Timeout, p.cfg.MaxReplyBytes, nil, log)
 	if err != nil {
 		return nil, &provider.Error{Provider: Name, Err: err}
 	}
-	if lw, ok := logw.(*logLines); ok {
-		lw.flush()
-	}
-	if err := command.Check(ctx, Name, res, p.cfg.Timeout); err != nil {
+	log.Close(res)
+	if err := command.Check(ctx, Name, res, p.cfg.Timeout, log); err != nil {
 		return nil, err
 	}
 	if res.OutputTruncated {
-		return nil, provider.Errorf(Name, "%w: the command wrote %d bytes, limit %d", provider.ErrTooLarge, res.OutputBytes, p.cfg.MaxReplyBytes)
+		return nil, provider.Errorf(Name, "%w: the command wrote %d bytes to standard output, limit %d", provider.ErrTooLarge, res.OutputBytes, p.cfg.MaxReplyBytes)
 	}
-	text, ok := decisionLine(res.Output)
-	if !ok {
-		return nil, provider.Errorf(Name, "%w: no JSON object line on standard output (last line: %q)", provider.ErrProtocol, command.LastLine(res.Output))
-	}
-	return &provider.Reply{Text: text, Latency: time.Since(start)}, nil
-}
-
-// decisionLine is the last line of out that is a JSON object.
-func decisionLine(out string) (string, bool) {
-	lines := strings.Split(out, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := strings.TrimSpace(lines[i])
-		if strings.HasPrefix(l, "{") && gjson.Valid(l) {
-			return l, true
-		}
-	}
-	return "", false
-}
-
-// logLines forwards complete output lines that are not JSON objects.
-type logLines struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := bytes.IndexByte(l.buf, '\n')
-		if i < 0 {
-			if len(l.buf) > 64<<10 { // a line this long is not a log line worth keeping whole
-				l.emit(l.buf)
-				l.buf = l.buf[:0]
-			}
-			return len(p), nil
-		}
-		l.emit(l.buf[:i])
-		l.buf = l.buf[i+1:]
-	}
-}
-
-func (l *logLines) flush() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.buf) > 0 {
-		l.emit(l.buf)
-		l.buf = nil
-	}
-}
-
-func (l *logLines) emit(line []byte) {
-	t := bytes.TrimSpace(line)
-	if len(t) == 0 || (t[0] == '{' && gjson.ValidBytes(t)) {
-		return
-	}
-	_, _ = l.w.Write(append(append([]byte(Name+": "), line...), '\n'))
+	return &provider.Reply{Text: strings.TrimSpace(res.Output), Latency: time.Since(start)}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -94,6 +95,68 @@ echo '{"action":"verify","reason":"from a script"}'
 	}
 }
 
+// The reply is the whole of standard output and nothing else: standard
+// error is logs, however JSON-like, and a decision may span lines.
+func TestStdoutIsTheReply(t *testing.T) {
+	tests := []struct {
+		name, body, reply, logs string
+	}{
+		{"JSON-looking logs after the decision",
+			`echo '{"action":"verify"}'; echo '{"level":"info","msg":"done"}' >&2; echo '{"action":"finish"}' >&2`,
+			`{"action":"verify"}`, "exec: {\"level\":\"info\",\"msg\":\"done\"}\nexec: {\"action\":\"finish\"}\n"},
+		{"pretty-printed decision",
+			`echo 'thinking' >&2; printf '{\n  "action": "read_file",\n  "path": "main.go"\n}\n'`,
+			"{\n  \"action\": \"read_file\",\n  \"path\": \"main.go\"\n}", "exec: thinking\n"},
+		{"interleaved, unterminated log line",
+			`printf 'a' >&2; echo '{"action":' ; printf 'b\n\n c\r\n' >&2; echo '"verify"}'; printf 'tail' >&2`,
+			"{\"action\":\n\"verify\"}", "exec: ab\nexec:  c\nexec: tail\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &syncBuf{}
+			p, err := New(Config{Argv: []string{script(t, "cat >/dev/null\n"+tt.body)}, Log: logs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, err := p.Decide(context.Background(), request())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reply.Text != tt.reply || logs.String() != tt.logs {
+				t.Fatalf("reply %q logs %q; want %q, %q", reply.Text, logs.String(), tt.reply, tt.logs)
+			}
+			if _, err := provider.DecodeDecision([]byte(reply.Text)); err != nil {
+				t.Fatalf("the loop refuses the reply %q: %v", reply.Text, err)
+			}
+		})
+	}
+}
+
+// Standard output that is not exactly one JSON object is still the reply:
+// the loop's decoder refuses it, and the model is told (a malformed reply,
+// not a provider error that would end the run).
+func TestMalformedStdoutIsAReply(t *testing.T) {
+	for name, body := range map[string]string{
+		"two objects": `echo '{"action":"verify"}'; echo '{"action":"finish","summary":"x"}'`,
+		"prose":       `echo 'I think you should run the tests.'`,
+		"nothing":     `echo 'all my words went to stderr' >&2`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := New(Config{Argv: []string{script(t, body)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reply, err := p.Decide(context.Background(), request())
+			if err != nil {
+				t.Fatalf("Decide: %v; want the reply back", err)
+			}
+			if _, err := provider.DecodeDecision([]byte(reply.Text)); err == nil {
+				t.Fatalf("reply %q decoded; want it refused as malformed", reply.Text)
+			}
+		})
+	}
+}
+
 func TestFailures(t *testing.T) {
 	tests := []struct {
 		name string
@@ -102,9 +165,8 @@ func TestFailures(t *testing.T) {
 		is   error
 		msg  string
 	}{
-		{"exit 1", "echo 'model quota exceeded' >&2; exit 1", Config{}, nil, "exit 1: model quota exceeded"},
-		{"no decision", "echo 'I think you should run the tests.'", Config{}, provider.ErrProtocol, "no JSON object line"},
-		{"pretty JSON", "printf '{\\n  \"action\": \"verify\"\\n}\\n'", Config{}, provider.ErrProtocol, "no JSON object line"},
+		{"exit 1", "echo 'model quota exceeded' >&2; echo '{}'; exit 1", Config{}, nil, "exit 1: model quota exceeded"},
+		{"exit 2 without stderr", "echo 'usage: model [flags]'; exit 2", Config{}, nil, "exit 2: usage: model [flags]"},
 		{"oversized", "i=0; while [ $i -lt 3000 ]; do echo 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'; i=$((i+1)); done; echo '{\"action\":\"verify\"}'",
 			Config{MaxReplyBytes: 4096}, provider.ErrTooLarge, "limit 4096"},
 		{"killed", "kill -KILL $$", Config{}, nil, "killed by SIGKILL"},
@@ -122,6 +184,34 @@ func TestFailures(t *testing.T) {
 				t.Fatalf("error %v; want a provider error %v containing %q", err, tt.is, tt.msg)
 			}
 		})
+	}
+}
+
+// Megabytes of logs do not block the command, are not part of the reply
+// and are not an error: Log gets the first MaxReplyBytes of them and a
+// line saying how much more there was.
+func TestChattyStderr(t *testing.T) {
+	logs := &syncBuf{}
+	p, err := New(Config{
+		Argv:          []string{script(t, `head -c 3000000 /dev/zero | tr '\0' '\n' | sed 's/^/log line/' >&2; echo '{"action":"verify"}'`)},
+		MaxReplyBytes: 64 << 10,
+		Log:           logs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := p.Decide(context.Background(), request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply.Text != `{"action":"verify"}` {
+		t.Fatalf("reply %q", reply.Text)
+	}
+	l := logs.String()
+	const total = 3000000 * len("log line\n")
+	if !strings.HasPrefix(l, "exec: log line\n") || !strings.HasSuffix(l, fmt.Sprintf("exec: [%d more bytes of standard error not shown]\n", total-64<<10)) ||
+		len(l) > 64<<10*2 {
+		t.Fatalf("logs (%d bytes) end %q; want the capped head and the dropped count", len(l), l[max(0, len(l)-100):])
 	}
 }
 
@@ -184,21 +274,5 @@ func TestNotFound(t *testing.T) {
 	}
 	if _, err := New(Config{}); exitcode.Of(err) != exitcode.Usage {
 		t.Fatalf("empty command: %v", err)
-	}
-}
-
-func TestDecisionLine(t *testing.T) {
-	for in, want := range map[string]string{
-		"log\n{\"action\":\"verify\"}\n":              `{"action":"verify"}`,
-		"{\"action\":\"verify\"}\nlog after\n":        `{"action":"verify"}`,
-		"{\"a\":1}\n  {\"action\":\"finish\"}  \n":    `{"action":"finish"}`,
-		"{broken\n{\"action\":\"verify\"}\n{broken\n": `{"action":"verify"}`,
-	} {
-		if got, ok := decisionLine(in); !ok || got != want {
-			t.Errorf("decisionLine(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-	if _, ok := decisionLine("no json\n[1,2]\n"); ok {
-		t.Error("decisionLine found a decision in non-object output")
 	}
 }

@@ -6,6 +6,7 @@
 package command
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/art-runtime/art/lib/agent/provider"
@@ -72,21 +74,27 @@ func New(argv []string, env []string) (*Command, error) {
 
 // Run runs the command with extra arguments appended, stdin (nil: none),
 // and output bounded to maxOutput bytes and copied live to stream (nil:
-// not copied). A process that could not start is an error; a process that
-// started returns its Result whatever happened to it.
-func (c *Command) Run(ctx context.Context, extra []string, stdin io.Reader, timeout time.Duration, maxOutput int64, stream io.Writer) (*execx.Result, error) {
+// not copied). With stderr non-nil the program's standard error is a
+// stream of its own, copied to stderr as it arrives (its first maxOutput
+// bytes; the Result counts the rest), and the Result's output is standard
+// output alone; nil captures both together. A process that could not
+// start is an error; a process that started returns its Result whatever
+// happened to it.
+func (c *Command) Run(ctx context.Context, extra []string, stdin io.Reader, timeout time.Duration, maxOutput int64, stream, stderr io.Writer) (*execx.Result, error) {
 	t := execx.NewTask(c.name, append(slices.Clone(c.args), extra...)...)
 	t.Limits.Timeout = jsonx.Duration(timeout)
 	t.Limits.OutputBytes = maxOutput
 	t.Limits.KillAfter = jsonx.Duration(2 * time.Second)
 	t.Limits.Grace = jsonx.Duration(time.Second)
-	return execx.Run(ctx, c.policy, t, execx.Options{Supervised: true, Stdin: stdin, Stream: stream})
+	return execx.Run(ctx, c.policy, t, execx.Options{Supervised: true, Stdin: stdin, Stream: stream, Stderr: stderr, StderrBytes: maxOutput})
 }
 
 // Check turns a finished run into the provider error it means, or nil for
 // a clean exit 0: timed out is provider.ErrTimeout, cancelled is the
-// caller's cause, anything else names the exit and the last output line.
-func Check(ctx context.Context, name string, res *execx.Result, timeout time.Duration) error {
+// caller's cause, anything else names the exit and the program's last
+// word: the last line of its own stderr (stderr, the Log it was run with),
+// else the last line of its output.
+func Check(ctx context.Context, name string, res *execx.Result, timeout time.Duration, stderr *Log) error {
 	switch {
 	case res.Cancelled && ctx.Err() != nil:
 		return &provider.Error{Provider: name, Err: context.Cause(ctx)}
@@ -97,7 +105,11 @@ func Check(ctx context.Context, name string, res *execx.Result, timeout time.Dur
 		if res.Signal != "" {
 			how = "killed by " + res.Signal
 		}
-		if l := LastLine(res.Output); l != "" {
+		l := stderr.Last()
+		if l == "" {
+			l = LastLine(res.Output)
+		}
+		if l != "" {
 			return provider.Errorf(name, "%s: %s", how, l)
 		}
 		return provider.Errorf(name, "%s", how)
@@ -114,4 +126,85 @@ func LastLine(s string) string {
 		l = l[:300] + "…"
 	}
 	return l
+}
+
+// maxLogLine is where a line without a newline is cut and forwarded in
+// pieces: a longer one is not a log line worth holding whole.
+const maxLogLine = 64 << 10
+
+// Log is a program's own standard error as a provider shows it: each line
+// forwarded to w as "NAME: line" as soon as it is complete (blank lines
+// dropped, a partial last line at Close), each seen by onLine, and the
+// last non-blank line kept for Check. Run's stderr argument.
+type Log struct {
+	mu     sync.Mutex
+	prefix string
+	w      io.Writer         // nil: lines are only seen and kept
+	onLine func(line string) // nil: none
+	buf    []byte
+	last   string
+}
+
+// NewLog returns a Log prefixing lines with name; w and onLine may be nil.
+func NewLog(name string, w io.Writer, onLine func(line string)) *Log {
+	return &Log{prefix: name + ": ", w: w, onLine: onLine}
+}
+
+// Write never fails: a failing w loses lines, not the run.
+func (l *Log) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			if len(l.buf) > maxLogLine {
+				l.line(l.buf)
+				l.buf = l.buf[:0]
+			}
+			return len(p), nil
+		}
+		l.line(l.buf[:i])
+		l.buf = l.buf[i+1:]
+	}
+}
+
+// Close forwards a last line left without its newline and, if the runner
+// dropped part of the stream (res.StderrDropped), says how much.
+func (l *Log) Close(res *execx.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) > 0 {
+		l.line(l.buf)
+		l.buf = nil
+	}
+	if res != nil && res.StderrDropped > 0 && l.w != nil {
+		fmt.Fprintf(l.w, "%s[%d more bytes of standard error not shown]\n", l.prefix, res.StderrDropped)
+	}
+}
+
+// Last is the last non-blank line seen, trimmed to one line of at most
+// 300 bytes; "" for a nil Log.
+func (l *Log) Last() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+func (l *Log) line(b []byte) {
+	b = bytes.TrimRight(b, "\r")
+	if len(bytes.TrimSpace(b)) == 0 {
+		return
+	}
+	s := string(b)
+	l.last = LastLine(s)
+	if l.onLine != nil {
+		l.onLine(s)
+	}
+	if l.w != nil {
+		_, _ = io.WriteString(l.w, l.prefix+s+"\n")
+	}
 }
