@@ -5,11 +5,15 @@
 // cancellation). The CLI's own --print-timeout is a secondary bound set
 // below ours, never the only one.
 //
-// It parses only agy's structured output and does not trust its status:
-// a print timeout still reports SUCCESS with partial text and zero usage
-// (its stderr says "print timeout"), and auto-denied actions report SUCCESS
-// with an empty response and denied_actions; the first is classified as a
-// timeout, the second as denied. Flags differ between versions, so `agy
+// It parses only agy's structured output, on its standard output, and does
+// not trust its status: a print timeout still reports SUCCESS with partial
+// text and zero usage (its standard error says "print timeout"), and
+// auto-denied actions report SUCCESS with an empty response and
+// denied_actions; the first is classified as a timeout, the second as
+// denied. The runner keeps agy's standard error apart: it is forwarded to
+// Config.Log line by line as "agy: line" as it arrives, and it is the only
+// place "print timeout" is looked for, so a response that happens to
+// contain the words cannot trip it. Flags differ between versions, so `agy
 // --help` is probed once and optional flags are passed only when listed.
 // Plan and sandbox mode are not a security boundary: the loop's allowlist
 // and editor are, and a decision from agy is only a request to them.
@@ -22,6 +26,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -55,7 +60,8 @@ type Config struct {
 	// to StreamTo as they arrive.
 	Stream   bool
 	StreamTo io.Writer
-	// Log receives agy's non-JSON output lines (its stderr).
+	// Log receives agy's standard error as it arrives, and any line of its
+	// standard output that is not part of its JSON, each prefixed "agy: ".
 	Log            io.Writer
 	Timeout        time.Duration
 	MaxReplyBytes  int64
@@ -105,13 +111,14 @@ var flagRE = regexp.MustCompile(`(?m)(^|[\s,\[])(--[a-z][a-z-]*)`)
 // output this adapter reads.
 func (p *Provider) Probe(ctx context.Context) (Features, error) {
 	p.once.Do(func() {
-		res, err := p.cmd.Run(ctx, []string{"--help"}, nil, probeTimeout, 256<<10, nil)
+		// One stream: a help text may be printed on either.
+		res, err := p.cmd.Run(ctx, []string{"--help"}, nil, probeTimeout, 256<<10, nil, nil)
 		if err != nil {
 			p.probeErr = &provider.Error{Provider: Name, Err: err}
 			return
 		}
 		if res.TimedOut || res.Cancelled {
-			p.probeErr = command.Check(ctx, Name+" --help", res, probeTimeout)
+			p.probeErr = command.Check(ctx, Name+" --help", res, probeTimeout, nil)
 			return
 		}
 		flags := map[string]bool{}
@@ -170,36 +177,44 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 	prompt := provider.Prompt(req, p.cfg.MaxPromptBytes)
 	args := p.Args(f, prompt)
 	stream := args[3] == "stream-json"
-	// In stream mode the output is parsed as it arrives; in json mode
-	// the document may span lines, so it is parsed once the run is over.
+	// In stream mode standard output is parsed as it arrives; in json
+	// mode the document may span lines, so it is parsed once the run is
+	// over. Standard error is only logs, watched for the print timeout.
 	var sp *streamParser
 	var live io.Writer
 	if stream {
 		sp = &streamParser{log: p.cfg.Log, deltas: p.cfg.StreamTo, max: p.cfg.MaxReplyBytes}
 		live = sp
 	}
+	var printTimeout atomic.Bool
+	log := command.NewLog(Name, p.cfg.Log, func(line string) {
+		if strings.Contains(strings.ToLower(line), "print timeout") {
+			printTimeout.Store(true)
+		}
+	})
 	start := time.Now()
-	res, err := p.cmd.Run(ctx, args, nil, p.cfg.Timeout, p.cfg.MaxReplyBytes, live)
+	res, err := p.cmd.Run(ctx, args, nil, p.cfg.Timeout, p.cfg.MaxReplyBytes, live, log)
 	if err != nil {
 		return nil, &provider.Error{Provider: Name, Err: err}
 	}
+	log.Close(res)
 	if sp != nil {
 		sp.flush()
 	}
 	if res.TimedOut || (res.Cancelled && ctx.Err() != nil) {
-		return nil, command.Check(ctx, Name, res, p.cfg.Timeout)
+		return nil, command.Check(ctx, Name, res, p.cfg.Timeout, log)
 	}
 	var out outcome
 	if stream {
-		out, err = sp.outcome()
+		out, err = sp.outcome(printTimeout.Load())
 	} else {
 		if res.OutputTruncated {
 			return nil, provider.Errorf(Name, "%w: agy wrote %d bytes, limit %d", provider.ErrTooLarge, res.OutputBytes, p.cfg.MaxReplyBytes)
 		}
-		out, err = parseJSON(res.Output, p.cfg.Log)
+		out, err = parseJSON(res.Output, p.cfg.Log, printTimeout.Load())
 	}
 	if err != nil {
-		if cerr := command.Check(ctx, Name, res, p.cfg.Timeout); cerr != nil {
+		if cerr := command.Check(ctx, Name, res, p.cfg.Timeout, log); cerr != nil {
 			return nil, cerr
 		}
 		return nil, err
@@ -219,7 +234,7 @@ type outcome struct {
 	result       gjson.Result // the result object: status, response, usage, error, denied_actions
 	streamed     string       // text deltas, stream mode
 	stepUsage    gjson.Result // the last step_update usage, stream mode
-	printTimeout bool         // stderr said "print timeout"
+	printTimeout bool         // standard error said "print timeout"
 }
 
 // classify applies the traps before trusting status.
@@ -335,11 +350,12 @@ func stripFence(s string) string {
 	return strings.TrimSpace(t[nl+1:])
 }
 
-// parseJSON finds agy's one JSON document in the captured output (its
-// stderr lines around it are logs, written to log): a single-line object
-// with a status, or the span from the first line starting with "{" to the
-// last line ending with "}".
-func parseJSON(out string, log io.Writer) (o outcome, err error) {
+// parseJSON finds agy's one JSON document in its standard output (lines
+// around it, if any, are logs, written to log): a single-line object with
+// a status, or the span from the first line starting with "{" to the last
+// line ending with "}". printTimeout is what standard error said.
+func parseJSON(out string, log io.Writer, printTimeout bool) (o outcome, err error) {
+	o.printTimeout = printTimeout
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	from, to := -1, -1
 	defer func() {
@@ -360,9 +376,6 @@ func parseJSON(out string, log io.Writer) (o outcome, err error) {
 		}
 		if strings.HasSuffix(t, "}") {
 			last = i
-		}
-		if !strings.HasPrefix(t, "{") && strings.Contains(strings.ToLower(t), "print timeout") {
-			o.printTimeout = true
 		}
 	}
 	for i, l := range lines {
@@ -385,20 +398,19 @@ func parseJSON(out string, log io.Writer) (o outcome, err error) {
 	return o, provider.Errorf(Name, "%w: no JSON result in agy's output (last line: %q)", provider.ErrProtocol, command.LastLine(out))
 }
 
-// streamParser reads agy's output as it arrives: stream-json event lines
-// (text deltas forwarded at once, the final result kept) and everything
-// else as agy's stderr (forwarded to log, scanned for "print timeout").
+// streamParser reads agy's standard output as it arrives: stream-json
+// event lines (text deltas forwarded at once, the final result kept); a
+// line that is not an event is forwarded to log.
 type streamParser struct {
-	mu           sync.Mutex
-	log, deltas  io.Writer
-	max          int64
-	buf          []byte
-	text         strings.Builder
-	result       gjson.Result
-	hasResult    bool
-	stepUsage    gjson.Result
-	printTimeout bool
-	tooLarge     bool
+	mu          sync.Mutex
+	log, deltas io.Writer
+	max         int64
+	buf         []byte
+	text        strings.Builder
+	result      gjson.Result
+	hasResult   bool
+	stepUsage   gjson.Result
+	tooLarge    bool
 }
 
 func (s *streamParser) Write(p []byte) (int, error) {
@@ -456,25 +468,24 @@ func (s *streamParser) line(l string) {
 		}
 		return
 	}
-	if strings.Contains(strings.ToLower(t), "print timeout") {
-		s.printTimeout = true
-	}
 	if s.log != nil {
 		_, _ = io.WriteString(s.log, Name+": "+l+"\n")
 	}
 }
 
-func (s *streamParser) outcome() (outcome, error) {
+// outcome is the stream's result once agy exited; printTimeout is what
+// its standard error said.
+func (s *streamParser) outcome(printTimeout bool) (outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.deltas != nil && s.text.Len() > 0 {
 		_, _ = io.WriteString(s.deltas, "\n")
 	}
-	o := outcome{result: s.result, streamed: s.text.String(), stepUsage: s.stepUsage, printTimeout: s.printTimeout}
+	o := outcome{result: s.result, streamed: s.text.String(), stepUsage: s.stepUsage, printTimeout: printTimeout}
 	switch {
 	case s.tooLarge:
 		return o, provider.Errorf(Name, "%w: more than %d bytes", provider.ErrTooLarge, s.max)
-	case !s.hasResult && s.printTimeout:
+	case !s.hasResult && printTimeout:
 		return o, provider.Errorf(Name, "%w: agy reported a print timeout and no result", provider.ErrTimeout)
 	case !s.hasResult:
 		return o, provider.Errorf(Name, "%w: the stream ended without a result event", provider.ErrProtocol)

@@ -214,6 +214,66 @@ func TestTraps(t *testing.T) {
 	}
 }
 
+// The print-timeout trap is read from standard error only: a response
+// that mentions a print timeout, in a document that spans lines, is a
+// response like any other.
+func TestPrintTimeoutOnlyFromStderr(t *testing.T) {
+	t.Setenv("FAKE_AGY_REPLY", `{"action":"finish","summary":"fixed the print timeout"}`)
+	p, _ := newAgy(t, "pretty", Config{})
+	reply, err := p.Decide(context.Background(), request())
+	if err != nil || reply.Text != `{"action":"finish","summary":"fixed the print timeout"}` {
+		t.Fatalf("reply %+v, %v; want the response", reply, err)
+	}
+}
+
+// fakeStderrAgy is an agy whose standard error carries lines that look
+// like its stream-json events and a JSON result: they are logs, never
+// parsed as agy's output.
+const fakeStderrAgy = `#!/bin/sh
+if [ "$1" = --help ]; then echo "  --output-format FORMAT   json | stream-json"; exit 0; fi
+format=json
+while [ $# -gt 0 ]; do case "$1" in --output-format) format=$2; shift 2 ;; *) shift ;; esac; done
+echo '{"event":"step_update","step_update":{"text_delta":"NOT A DELTA"}}' >&2
+echo '{"event":"result","result":{"status":"ERROR","error":"from stderr"}}' >&2
+echo '{"status":"ERROR","response":"","error":"from stderr"}' >&2
+if [ "$format" = stream-json ]; then
+	echo '{"event":"step_update","step_update":{"text_delta":"{\"action\":\"verify\"}","usage":{"input_tokens":5,"output_tokens":2}}}'
+	echo 'print timeout is a phrase, not a trap, on standard output' 
+	echo '{"event":"result","result":{"status":"SUCCESS","usage":{"input_tokens":5,"output_tokens":2}}}'
+else
+	echo '{"status":"SUCCESS","response":"{\"action\":\"verify\"}","usage":{"input_tokens":5,"output_tokens":2}}'
+fi
+`
+
+func TestStderrIsOnlyLogs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agy")
+	if err := os.WriteFile(path, []byte(fakeStderrAgy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{false, true} {
+		logs, deltas := &syncBuf{}, &syncBuf{}
+		p, err := New(Config{Path: path, Stream: stream, StreamTo: deltas, Log: logs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, err := p.Decide(context.Background(), request())
+		if err != nil {
+			t.Fatalf("stream=%v: %v", stream, err)
+		}
+		if reply.Text != `{"action":"verify"}` || reply.Usage == nil || reply.Usage.TotalTokens != 7 {
+			t.Errorf("stream=%v: reply %+v", stream, reply)
+		}
+		if stream && deltas.String() != `{"action":"verify"}`+"\n" {
+			t.Errorf("deltas %q; want the stdout delta alone", deltas.String())
+		}
+		for _, want := range []string{"agy: {\"event\":\"step_update\"", "agy: {\"event\":\"result\"", "agy: {\"status\":\"ERROR\""} {
+			if !strings.Contains(logs.String(), want) {
+				t.Errorf("stream=%v: logs %q lack %q", stream, logs.String(), want)
+			}
+		}
+	}
+}
+
 func TestTimeoutAndCancel(t *testing.T) {
 	p, _ := newAgy(t, "slow", Config{Timeout: 500 * time.Millisecond})
 	start := time.Now()
@@ -258,10 +318,10 @@ func TestStripFence(t *testing.T) {
 // FuzzParse feeds arbitrary agy output to both parsers: no panic, and
 // every failure is a provider error.
 func FuzzParse(f *testing.F) {
-	f.Add(`{"status":"SUCCESS","response":"{\"action\":\"verify\"}","usage":{"input_tokens":1}}`)
-	f.Add("agy: print timeout\n{\"event\":\"result\",\"result\":{\"status\":\"SUCCESS\",\"response\":\"{\"}}\n")
-	f.Add(`{"event":"step_update","step_update":{"text_delta":"x","usage":{}}}`)
-	f.Fuzz(func(t *testing.T, out string) {
+	f.Add(`{"status":"SUCCESS","response":"{\"action\":\"verify\"}","usage":{"input_tokens":1}}`, false)
+	f.Add("agy: print timeout\n{\"event\":\"result\",\"result\":{\"status\":\"SUCCESS\",\"response\":\"{\"}}\n", true)
+	f.Add(`{"event":"step_update","step_update":{"text_delta":"x","usage":{}}}`, false)
+	f.Fuzz(func(t *testing.T, out string, printTimeout bool) {
 		check := func(o outcome, err error) {
 			if err == nil {
 				_, err = o.classify()
@@ -271,10 +331,10 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error %v is not a provider error", err)
 			}
 		}
-		check(parseJSON(out, nil))
+		check(parseJSON(out, nil, printTimeout))
 		sp := &streamParser{max: 1 << 12}
 		_, _ = sp.Write([]byte(out))
 		sp.flush()
-		check(sp.outcome())
+		check(sp.outcome(printTimeout))
 	})
 }
