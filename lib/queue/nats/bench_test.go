@@ -255,3 +255,47 @@ func BenchmarkEnqueueBatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplay100k: a cold replay (queue.Inspect on a new handle) of
+// 100,000 events (25,000 tasks through started, trace and succeeded).
+func BenchmarkReplay100k(b *testing.B) {
+	for _, tg := range benchTargets()[:2] {
+		b.Run(tg.name, func(b *testing.B) {
+			open := tg.setup(b)
+			w := open()
+			const tasks = 25000
+			var ps []queue.Proposal
+			for i := range tasks {
+				id := fmt.Sprintf("t%d", i)
+				ps = append(ps, enqueue(id)[0])
+				for _, typ := range []queue.EventType{queue.EventStarted, queue.EventTrace, queue.EventSucceeded} {
+					e := &queue.Event{Time: time.Now().UTC(), Type: typ, Task: id, Attempt: 1}
+					switch typ {
+					case queue.EventStarted:
+						e.Worker = "w1"
+					case queue.EventTrace:
+						e.Trace = &queue.Trace{Status: execx.StatusSucceeded}
+					}
+					ps = append(ps, queue.Proposal{Event: e})
+				}
+				if len(ps) >= 800 {
+					if _, err := w.Append(context.Background(), ps); err != nil {
+						b.Fatal(err)
+					}
+					ps = ps[:0]
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				q, err := queue.Inspect(context.Background(), open())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if q.Seq() != 4*tasks {
+					b.Fatalf("replayed to %d", q.Seq())
+				}
+			}
+			b.ReportMetric(float64(4*tasks*b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
