@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -135,27 +134,7 @@ func toolText(argv []string, note string, res *execx.Result, timeout time.Durati
 	if res.OutputIncomplete {
 		b.WriteString(" [output incomplete: a descendant kept the output open]")
 	}
-	return b.String(), omitted(res)
-}
-
-// omitted is how many bytes of a tool's output the runner dropped. The
-// Result says how many were written and holds head + marker + tail; the
-// marker ("[artexec: N bytes omitted]") states N, found here by the one N
-// consistent with the lengths, else approximated without the marker.
-func omitted(res *execx.Result) int64 {
-	if !res.OutputTruncated {
-		return 0
-	}
-	kept := int64(len(res.Output))
-	for digits := 1; digits <= 19; digits++ {
-		m := int64(len("\n[artexec:  bytes omitted]\n") + digits)
-		n := res.OutputBytes - kept + m
-		if n > 0 && len(strconv.FormatInt(n, 10)) == digits &&
-			strings.Contains(res.Output, fmt.Sprintf("\n[artexec: %d bytes omitted]\n", n)) {
-			return n
-		}
-	}
-	return max(res.OutputBytes-kept, 0)
+	return b.String(), res.OutputOmitted
 }
 
 // refused turns an editor or runner refusal into a rejected outcome.
