@@ -46,7 +46,7 @@ func VerifyEvidence(e *Evidence, src Sources) error {
 			return err
 		}
 		if !state.Terminal() {
-			return hinted(fmt.Errorf("task %s is %s in queue %s: %w", e.Task, state, qc.Dir, ErrUnfinished),
+			return WithHint(fmt.Errorf("task %s is %s in queue %s: %w", e.Task, state, qc.Dir, ErrUnfinished),
 				"record it once it has finished; 'artq status "+e.Task+" --watch' waits for that")
 		}
 		if e.State != "" && e.State != state {
@@ -66,14 +66,14 @@ func VerifyEvidence(e *Evidence, src Sources) error {
 // needsSource reports whether e is checked against Sources.
 func needsSource(e *Evidence) bool { return e.Type == EvidenceTask || e.Type == EvidenceEvent }
 
-// hintError adds a hint line (printed by the CLI as "TOOL: hint: …") to an
-// error without changing its message or code.
+// WithHint adds a hint (printed by the CLI as "TOOL: hint: …") to err
+// without changing its message, its exit code or what it wraps.
+func WithHint(err error, hint string) error { return &hintError{err, hint} }
+
 type hintError struct {
 	error
 	hint string
 }
-
-func hinted(err error, hint string) error { return &hintError{err, hint} }
 
 func (h *hintError) Unwrap() error { return h.error }
 func (h *hintError) Hint() string  { return h.hint }
