@@ -15,7 +15,8 @@ import (
 // CLI is artagent's grammar.
 type CLI struct {
 	cli.Globals
-	Run RunCmd `cmd:"" help:"Run the agent loop on a workspace until a verified finish or a limit."`
+	Run        RunCmd            `cmd:"" help:"Run the agent loop on a workspace until a verified finish or a limit."`
+	Completion cli.CompletionCmd `cmd:"" help:"Print a shell completion script."`
 }
 
 func main() {
