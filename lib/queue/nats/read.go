@@ -364,7 +364,7 @@ func (b *Backend) decode(subject string, seq uint64, data []byte) (*queue.Event,
 // ---- Wait ------------------------------------------------------------------
 
 // watcher is Wait's own cursor (headers only: it needs sequences, not
-// events) and what it has learned: the highest sequence known to exist.
+// events) and what it has learned: the highest sequence delivered to it.
 type watcher struct {
 	c    *cursor
 	last uint64
@@ -420,8 +420,16 @@ func (b *Backend) Wait(ctx context.Context, after uint64) error {
 		if dl, ok := ctx.Deadline(); ok {
 			expires = min(expires, max(time.Until(dl), 10*time.Millisecond))
 		}
-		_, err := w.c.pull(ctx, b, 1, false, expires, func(d delivery) error {
-			w.last = max(w.last, d.seq+d.pending)
+		// Ask for the messages the cursor holds up to `after` (they exist:
+		// they are skipped at once) and one more, the one waited for. Only
+		// delivered sequences count: a consumer's pending count can be
+		// stale, and trusting it could make Wait return at once forever.
+		n := 1
+		if w.c.next <= after {
+			n += int(after + 1 - w.c.next)
+		}
+		_, err := w.c.pull(ctx, b, n, false, expires, func(d delivery) error {
+			w.last = max(w.last, d.seq)
 			return nil
 		})
 		if err != nil {

@@ -378,6 +378,23 @@ func testWait(t *testing.T, s Store) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Wait(1) did not return after another handle appended")
 	}
+	// Caught up again, the same handle waits again: nothing new, nothing
+	// returned before the deadline (a Wait that returns at once would make
+	// every follower spin).
+	early := 0
+	for range 3 {
+		dctx, dcancel := context.WithTimeout(bg, 200*time.Millisecond)
+		err := b.Wait(dctx, 2)
+		dcancel()
+		if err == nil && len(ReadAll(t, b, 2)) == 0 {
+			early++
+		} else if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Wait(2) = %v; want the deadline", err)
+		}
+	}
+	if early == 3 {
+		t.Error("Wait(2) returned at once every time with nothing after 2: a follower would spin")
+	}
 	// A cancelled wait returns the context's cause.
 	cctx, ccancel := context.WithCancelCause(bg)
 	cause := errors.New("stop waiting")
