@@ -155,6 +155,18 @@ func stampNew(prev, next *Journal, now time.Time) {
 	}
 }
 
+// AppendedEvidence is the evidence next holds past the end of prev's lists
+// (what a step from prev to next appended), in journal order. Observers use
+// it to say what a step added without re-reading the journal.
+func AppendedEvidence(prev, next *Journal) []Evidence {
+	var out []Evidence
+	_ = eachNewEvidence(prev, next, func(_ string, e *Evidence) error {
+		out = append(out, e.Clone())
+		return nil
+	})
+	return out
+}
+
 // eachNewEvidence calls fn, in journal order (checklist, then receipts in
 // phase order), with the path and a pointer into next of every piece of
 // evidence past the end of prev's list at the same place: what this step
