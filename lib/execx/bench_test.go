@@ -2,12 +2,13 @@ package execx
 
 import (
 	"context"
+	"io"
 	"os/exec"
 	"testing"
 )
 
 // BenchmarkRunTrue is the per-command cost of Run for /bin/true in each
-// mode; BenchmarkRawSpawn (os/exec, nothing else) is the baseline to
+// mode (-stderr: with a separate stderr pipe); BenchmarkRawSpawn (os/exec, nothing else) is the baseline to
 // divide by.
 func BenchmarkRunTrue(b *testing.B) {
 	cases := []struct {
@@ -16,7 +17,9 @@ func BenchmarkRunTrue(b *testing.B) {
 		opt  Options
 	}{
 		{"none", IsolationNone, Options{}},
+		{"none-stderr", IsolationNone, Options{Stderr: io.Discard}},
 		{"none-supervised", IsolationNone, Options{Supervised: true}},
+		{"none-supervised-stderr", IsolationNone, Options{Supervised: true, Stderr: io.Discard}},
 		{"landlock", IsolationLandlock, Options{}},
 		{"strict", IsolationStrict, Options{}},
 	}
