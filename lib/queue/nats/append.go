@@ -249,7 +249,16 @@ func (b *Backend) publish(ctx context.Context, outs []*out) error {
 
 // publishFrom is publish; doubt says an earlier attempt may have landed.
 func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) error {
-	deadline := time.Now().Add(b.opts.RetryTimeout)
+	window := b.opts.RetryTimeout
+	for _, o := range outs {
+		if !o.checked && o.follows < 0 {
+			// Only the stream's duplicate window recognises a second copy
+			// of an unconditional message: stay well inside it.
+			window = min(window, b.dupWindow()/2)
+			break
+		}
+	}
+	deadline := time.Now().Add(window)
 	wait := 50 * time.Millisecond
 	var last error
 	for {
@@ -259,12 +268,17 @@ func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) erro
 				// Only a single publish is answered this way (a batch with a
 				// known id is refused): the id is one the stream saw within
 				// its duplicate window, ours or a twin's.
-				if ok, err := b.landedAt(ctx, outs, ack.Seq); err != nil {
-					return b.appendErr(err, true)
-				} else if ok {
+				ok, lerr := b.landedAt(ctx, outs, ack.Seq)
+				switch {
+				case ok:
 					return nil
+				case lerr == nil:
+					return b.stale(ctx, outs, nil)
+				case !retryable(lerr):
+					return b.appendErr(lerr, true)
 				}
-				return b.stale(ctx, outs, nil)
+				doubt, last = true, lerr // look again after the pause
+				goto pause
 			}
 			n := uint64(len(outs))
 			if len(outs) > 1 && uint64(ack.Count) != n {
@@ -280,10 +294,16 @@ func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) erro
 			switch {
 			case e.stale() || e.ErrCode == errBatchDuplicate:
 				if doubt || e.ErrCode == errBatchDuplicate {
-					if ok, lerr := b.landed(ctx, outs); lerr != nil {
-						return b.appendErr(lerr, true)
-					} else if ok {
+					ok, lerr := b.landed(ctx, outs)
+					if ok {
 						return nil
+					}
+					if lerr != nil {
+						if !retryable(lerr) {
+							return b.appendErr(lerr, true)
+						}
+						doubt, last = true, lerr
+						goto pause
 					}
 				}
 				return b.stale(ctx, outs, e)
@@ -309,7 +329,8 @@ func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) erro
 				if ctx.Err() != nil {
 					return context.Cause(ctx)
 				}
-				return b.appendErr(err, doubt || !errors.Is(err, nats.ErrConnectionClosed))
+				// Closed while waiting for the answer: it may have landed.
+				return b.appendErr(err, true)
 			}
 			// A timeout may mean the message landed and its acknowledgement
 			// was lost; a disconnected client or no responders mean it was
@@ -317,11 +338,12 @@ func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) erro
 			doubt = doubt || inDoubt(err)
 			last = err
 		}
+	pause:
 		if ctx.Err() != nil {
 			return b.appendErr(context.Cause(ctx), doubt)
 		}
 		if time.Now().Add(wait).After(deadline) {
-			return b.appendErr(fmt.Errorf("gave up after %s: %w", b.opts.RetryTimeout, last), doubt)
+			return b.appendErr(fmt.Errorf("gave up after %s: %w", window, last), doubt)
 		}
 		select {
 		case <-ctx.Done():

@@ -120,6 +120,7 @@ type Backend struct {
 
 	maxBatch atomic.Int64 // Options.MaxBatch, lowered if the server says so
 	jsSeen   atomic.Bool  // JetStream answered once
+	dupNanos atomic.Int64 // the stream's duplicate window
 	// recognised counts retried publishes found already stored.
 	recognised atomic.Int64
 
@@ -376,6 +377,10 @@ func (b *Backend) verify(info *jetstream.StreamInfo) error {
 	case c.Sealed && !b.opts.ReadOnly:
 		return bad("the stream is sealed")
 	}
+	if c.Duplicates < 10*time.Second && !b.opts.ReadOnly {
+		return bad(fmt.Sprintf("its duplicate window is %s: a retried publish could be stored twice (want at least 10s; artq creates it with %s)", c.Duplicates, DuplicateWindow))
+	}
+	b.dupNanos.Store(int64(c.Duplicates))
 	want := b.prefix + ">"
 	for _, s := range c.Subjects {
 		if s == want {
@@ -454,4 +459,12 @@ func (b *Backend) hook(step string) error {
 		return b.opts.hook(step)
 	}
 	return nil
+}
+
+// dupWindow is the stream's duplicate window.
+func (b *Backend) dupWindow() time.Duration {
+	if d := time.Duration(b.dupNanos.Load()); d > 0 {
+		return d
+	}
+	return DuplicateWindow
 }

@@ -131,6 +131,7 @@ func TestRefusesUnsafeStreams(t *testing.T) {
 		{"lim", jetstream.StreamConfig{MaxMsgs: 10}, "discard"},
 		{"async", jetstream.StreamConfig{PersistMode: jetstream.AsyncPersistMode}, "async"},
 		{"noatomic", jetstream.StreamConfig{}, "allow_atomic"},
+		{"dup", jetstream.StreamConfig{AllowAtomicPublish: true, Duplicates: 2 * time.Second}, "duplicate window"},
 	}
 	for _, c := range cases {
 		cfg := c.cfg
