@@ -194,6 +194,10 @@ func (l *lease) renew(okSent time.Time) {
 	defer next.Stop()
 	for {
 		deadline := okSent.Add(l.ttl)
+		if !time.Now().Before(deadline) {
+			l.markLost()
+			return
+		}
 		select {
 		case <-l.quit:
 			return
