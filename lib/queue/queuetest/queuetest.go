@@ -59,6 +59,7 @@ var cases = []struct {
 	{"QueueEnqueue", testQueueEnqueue},
 	{"QueueRecovery", testQueueRecovery},
 	{"QueueWorkers", testQueueWorkers},
+	{"CompactWhileWorking", testCompactWhileWorking},
 }
 
 var bg = context.Background()
@@ -411,45 +412,53 @@ func testWait(t *testing.T, s Store) {
 
 func testConcurrentStart(t *testing.T, s Store) {
 	a := s.Open(t, false)
-	enq := MustAppend(t, a, Enq("job"))[0]
-	const n = 8
+	const n, rounds = 8, 10
 	handles := make([]queue.Backend, n)
 	for i := range handles {
 		handles[i] = s.Open(t, false)
 	}
-	var wg sync.WaitGroup
-	results := make([]error, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, results[i] = handles[i].Append(bg, []queue.Proposal{Ev(queue.EventStarted, "job", fmt.Sprintf("w%d", i), enq.Seq)})
-		}()
-	}
-	close(start)
-	wg.Wait()
-	won := 0
-	for i, err := range results {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, queue.ErrStale):
-			t.Errorf("racer %d: %v; want success or ErrStale", i, err)
+	for r := range rounds {
+		id := fmt.Sprintf("job%d", r)
+		enq := MustAppend(t, a, Enq(id))[0]
+		var wg sync.WaitGroup
+		results := make([]error, n)
+		start := make(chan struct{})
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, results[i] = handles[i].Append(bg, []queue.Proposal{Ev(queue.EventStarted, id, fmt.Sprintf("w%d", i), enq.Seq)})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for i, err := range results {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, queue.ErrStale):
+				t.Errorf("%s: racer %d: %v; want success or ErrStale", id, i, err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("%s: %d racers started the attempt; want exactly 1", id, won)
 		}
 	}
-	if won != 1 {
-		t.Fatalf("%d racers started the attempt; want exactly 1", won)
-	}
-	starts := 0
+	starts := map[string]int{}
 	for _, ev := range ReadAll(t, a, 0) {
 		if ev.Type == queue.EventStarted {
-			starts++
+			starts[ev.Task]++
 		}
 	}
-	if starts != 1 {
-		t.Errorf("the log holds %d started events; want 1", starts)
+	for id, c := range starts {
+		if c != 1 {
+			t.Errorf("%s has %d started events; want 1", id, c)
+		}
+	}
+	if len(starts) != rounds {
+		t.Errorf("%d tasks started; want %d", len(starts), rounds)
 	}
 }
 
@@ -944,4 +953,80 @@ func debugDump(t *testing.T, b queue.Backend, st *queue.State) {
 			}
 		}
 	})
+}
+
+// testCompactWhileWorking: workers drain a queue while another handle
+// compacts it again and again. Readers meet compactions in the middle of
+// their reads, conditions are checked against compacted tasks, and still
+// every task runs once and the log replays.
+func testCompactWhileWorking(t *testing.T, s Store) {
+	const tasks, workers = 120, 3
+	q := queue.New(s.Open(t, false))
+	reqs := make([]queue.EnqueueRequest, tasks)
+	for i := range reqs {
+		reqs[i] = queue.EnqueueRequest{ID: fmt.Sprintf("t%03d", i), Task: newTask(t, "true"), MaxAttempts: 1}
+	}
+	if _, err := q.Enqueue(bg, reqs); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rc RunCounter
+	slow := func(ctx context.Context, p *execx.Policy, task *execx.Task, opt execx.Options) (*execx.Result, error) {
+		time.Sleep(2 * time.Millisecond)
+		return rc.Run(ctx, p, task, opt)
+	}
+	compactor := queue.New(s.Open(t, false))
+	stop := make(chan struct{})
+	compactions := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { compactions <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if _, err := compactor.Compact(bg); err != nil {
+				t.Errorf("Compact while working: %v", err)
+				return
+			}
+			n++
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wq, err := queue.Open(bg, s.Open(t, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := queue.Work(bg, wq, queue.WorkerConfig{
+				ID: fmt.Sprintf("worker%d", w), Policy: pol, Concurrency: 2, Mode: queue.Drain,
+				Poll: 20 * time.Millisecond, Lease: 5 * time.Second, Run: slow,
+			}); err != nil {
+				t.Errorf("worker %d: %v", w, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	n := <-compactions
+	twice, total := rc.Runs()
+	if len(twice) > 0 || total != tasks {
+		t.Errorf("runs: %d in all, repeated %v; want each of %d tasks once", total, twice, tasks)
+	}
+	st := replay(t, s.Open(t, true))
+	if c := st.Counts(); c[queue.StateSucceeded] != tasks {
+		t.Errorf("after %d compactions: counts %v; want %d succeeded", n, c, tasks)
+	}
+	if _, err := s.Open(t, true).Check(bg); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	t.Logf("%d compactions ran during the drain", n)
 }
