@@ -217,8 +217,16 @@ func Open(ctx context.Context, serverURL, name string, opts Options) (*Backend, 
 	return b, nil
 }
 
-// Redact hides the password or token in a server URL, for messages.
+// Redact hides the passwords and tokens in a server URL (or a
+// comma-separated list of them, as nats.Connect takes), for messages.
 func Redact(s string) string {
+	if strings.Contains(s, ",") {
+		parts := strings.Split(s, ",")
+		for i, p := range parts {
+			parts[i] = Redact(p)
+		}
+		return strings.Join(parts, ",")
+	}
 	u, err := url.Parse(s)
 	if err != nil || u.User == nil {
 		return s
