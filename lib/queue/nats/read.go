@@ -76,9 +76,8 @@ func (c *cursor) close(b *Backend) {
 
 // delivery is one message of a pull.
 type delivery struct {
-	msg     *nats.Msg
-	seq     uint64
-	pending uint64 // messages after this one when it was sent
+	msg *nats.Msg
+	seq uint64
 }
 
 // stopErr carries an error of pull's callback (the log's or the caller's,
@@ -126,7 +125,7 @@ func (c *cursor) pull(ctx context.Context, b *Backend, batch int, noWait bool, e
 				return false, fmt.Errorf("consumer %s: status %s %s", c.name, st, m.Header.Get("Description"))
 			}
 		}
-		seq, pending, ok := ackMeta(m.Reply)
+		seq, _, ok := ackMeta(m.Reply)
 		if !ok {
 			return false, fmt.Errorf("consumer %s: a delivery without stream metadata", c.name)
 		}
@@ -134,7 +133,7 @@ func (c *cursor) pull(ctx context.Context, b *Backend, batch int, noWait bool, e
 		if seq >= c.next {
 			c.next = seq + 1
 		}
-		if err := fn(delivery{msg: m, seq: seq, pending: pending}); err != nil {
+		if err := fn(delivery{msg: m, seq: seq}); err != nil {
 			return false, &stopErr{err}
 		}
 	}
