@@ -13,6 +13,7 @@ type CheckCmd struct {
 	Item     string `name:"item" required:"" placeholder:"K" help:"Checklist item: 0-based index or id."`
 	Evidence string `name:"evidence" required:"" placeholder:"TYPE:REF" help:"The evidence (see below)."`
 	Note     string `name:"note" placeholder:"S" help:"A comment kept with the evidence."`
+	SourceFlags
 }
 
 // Help shows the evidence syntax and an example.
@@ -21,10 +22,13 @@ func (c *CheckCmd) Help() string {
 (revision N+1). Evidence is append-only: it can be added, never removed.
 
 Evidence is ` + evidenceSyntax() + `
+` + verifiedEvidence + `
 
 Example:
   artgoal check widget --rev 3 --item c0 --evidence 'command:0:go test ./...'
-  artgoal check widget --rev 4 --item 1 --evidence file:docs/widget.md --note 'reviewed by ana'`
+  artgoal check widget --rev 4 --item 1 --evidence file:docs/widget.md --note 'reviewed by ana'
+  artgoal check widget --rev 5 --item c0 --evidence task:build      # read from the default artq queue
+  artgoal check widget --rev 6 --item c0 --evidence "event:$id" --event-sink events.jsonl`
 }
 
 // Run appends the evidence.
@@ -32,16 +36,17 @@ func (c *CheckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	s, err := store(std, g)
+	s, err := openSession(ctx, std, g, &c.SourceFlags)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	evs, err := parseEvidence([]string{c.Evidence})
 	if err != nil {
 		return err
 	}
 	evs[0].Note = c.Note
-	j, err := s.Check(c.ID, c.Rev, c.Item, evs[0])
+	j, err := s.Check(ctx, c.ID, c.Rev, c.Item, evs[0])
 	if err != nil {
 		return err
 	}

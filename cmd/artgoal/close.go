@@ -40,10 +40,11 @@ func (c *CloseCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	s, err := store(std, g)
+	s, err := openSession(ctx, std, g, nil)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	data, err := readInput(std, c.Closure)
 	if err != nil {
 		return err
@@ -52,7 +53,7 @@ func (c *CloseCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.Close(c.ID, c.Rev, doc)
+	j, err := s.GoalStore.Close(ctx, c.ID, c.Rev, doc)
 	if err != nil {
 		return err
 	}

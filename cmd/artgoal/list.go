@@ -29,7 +29,7 @@ func (c *ListCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	s, err := store(std, g)
+	s, err := store(g)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,7 +13,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/goal/pipeline/pipelinetest"
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/obs"
 )
 
 // commands are the programs the test binary can become: artgoal itself,
@@ -22,7 +26,14 @@ var commands = map[string]func(){
 	"artgoal": func() { os.Exit(run()) },
 }
 
-func TestMain(m *testing.M) { testscript.Main(m, commands) }
+func TestMain(m *testing.M) {
+	// mkqueue runs a real artq worker in this process, and the worker runs
+	// each task under its own binary as a shim: this one.
+	if execx.IsShim() {
+		os.Exit(execx.RunShim())
+	}
+	testscript.Main(m, commands)
+}
 
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
@@ -34,6 +45,9 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"jsonedit": jsonedit,
+			"mkqueue":  mkqueue,
+			"eventid":  eventid,
+			"replace":  replace,
 		},
 		RequireExplicitExec: false,
 	})
@@ -44,6 +58,49 @@ func TestScripts(t *testing.T) {
 // run in a script cost a second of wall time and nothing else.
 func goraceNoExitSleep() string {
 	return strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+}
+
+// mkqueue DIR builds an artq queue in DIR with lib/queue's own API and a
+// real worker running real processes, holding one task in each state:
+// built (succeeded), broken (failed), nap (cancelled), slow (running: its
+// worker was stopped mid-run) and later (queued). See pipelinetest.Queue.
+func mkqueue(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkqueue DIR")
+	}
+	ws, err := os.MkdirTemp(ts.Getenv("WORK"), "ws")
+	ts.Check(err)
+	ts.Check(pipelinetest.Queue(context.Background(), ts.MkAbs(args[0]), ws))
+}
+
+// eventid FILE LINE VAR sets $VAR to the id of the event on line LINE of
+// the artobs JSONL FILE, after checking that the record verifies.
+func eventid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: eventid FILE LINE VAR")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	lines := strings.Split(ts.ReadFile(args[0]), "\n")
+	if n < 1 || n > len(lines) || lines[n-1] == "" {
+		ts.Fatalf("%s has no line %d", args[0], n)
+	}
+	env, _, err := obs.ParseEnvelope([]byte(lines[n-1]))
+	ts.Check(err)
+	ts.Setenv(args[2], env.ID())
+}
+
+// replace FILE OLD NEW replaces the first OLD in FILE by NEW (to tamper with
+// a record); OLD must be there.
+func replace(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: replace FILE OLD NEW")
+	}
+	data := ts.ReadFile(args[0])
+	if !strings.Contains(data, args[1]) {
+		ts.Fatalf("%s does not contain %q", args[0], args[1])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Replace(data, args[1], args[2], 1)), 0o600))
 }
 
 // jsonedit FILE OP PATH [JSON] edits a JSON document in place so scripts

@@ -32,15 +32,16 @@ func (c *NewCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	s, err := store(std, g)
+	s, err := openSession(ctx, std, g, nil)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	j, err := goal.New(c.ID, c.Title, c.NonGoal, c.Check, time.Now())
 	if err != nil {
 		return err
 	}
-	j, err = s.Create(j)
+	j, err = s.Create(ctx, j)
 	if err != nil {
 		return err
 	}

@@ -9,21 +9,106 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/goal"
+	"github.com/art-runtime/art/lib/goal/pipeline"
+	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/adapt"
+	"github.com/art-runtime/art/lib/queue/backends"
 )
 
-// store opens the goal store under the state home. --events is accepted
-// (every tool has it) but artgoal emits no events until the lib/obs
-// integration lands; it says so rather than dropping the request silently,
-// and, like any sink problem, that never fails the work.
-func store(std cli.IO, g *cli.Globals) (*goal.Store, error) {
-	if len(g.Events) > 0 {
-		fmt.Fprintf(std.Err, "artgoal: warning: --events is not wired yet: no events are emitted\n")
-	}
+// store opens the goal store under the state home, for reads. Reads emit
+// no events, so --events changes nothing for them.
+func store(g *cli.Globals) (*goal.Store, error) {
 	home, err := g.Home()
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	return goal.NewStore(home), nil
+}
+
+// SourceFlags choose where task and event evidence is verified: the artq
+// queue and the artobs JSONL sink (DESIGN.md §6, issue 9).
+type SourceFlags struct {
+	Queue     string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"The artq queue task:ID evidence is read from: STATE_HOME/queues/NAME, as artq --queue."`
+	QueueDir  string `name:"queue-dir" placeholder:"DIR" help:"The artq queue directory instead (artq's --dir); --queue is then ignored."`
+	EventSink string `name:"event-sink" placeholder:"PATH" help:"The artobs JSONL file event:ID evidence is found and verified in (default: the first --events jsonl:PATH)."`
+}
+
+// eventSink is --event-sink, else the first --events jsonl:PATH: in a
+// pipeline that writes every tool's events to one file, the events a goal
+// cites are in the file it records its own events in.
+func (f *SourceFlags) eventSink(g *cli.Globals) string {
+	if f.EventSink != "" {
+		return f.EventSink
+	}
+	for _, spec := range g.Events {
+		if kind, path, err := obs.ParseSink(spec); err == nil && kind == "jsonl" {
+			return path
+		}
+	}
+	return ""
+}
+
+const eventSinkHint = "event evidence is checked in the artobs JSONL file that holds it: give --event-sink PATH (or --events jsonl:PATH)"
+
+// session is what a mutation runs with: the goal store, verifying task and
+// event evidence against the queue and the sink when the command takes
+// evidence, wrapped so that every mutation is also recorded on the --events
+// sinks.
+type session struct {
+	adapt.GoalStore
+	src *pipeline.Sources
+}
+
+// openSession checks --events (a malformed spec, or stdout, which carries
+// the journal, is a usage error: exit 2 before anything is done) and opens
+// the sinks; one that cannot be opened is a warning and the work goes on
+// without it (DESIGN.md §2: a sink failure never fails the work). sources
+// is nil for mutations that take no evidence.
+func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *SourceFlags) (*session, error) {
+	for _, spec := range g.Events {
+		kind, _, err := obs.ParseSink(spec)
+		if err != nil {
+			return nil, err
+		}
+		if kind == "stdout" {
+			return nil, goal.WithHint(exitcode.Errorf(exitcode.Usage, "--events stdout: stdout carries the journal artgoal prints"),
+				"write the events to a file with --events jsonl:PATH, and follow it with 'artobs tail PATH --follow'")
+		}
+	}
+	home, err := g.Home()
+	if err != nil {
+		return nil, exitcode.Wrap(exitcode.Usage, err)
+	}
+	s := &session{GoalStore: adapt.GoalStore{Store: goal.NewStore(home)}}
+	if sources != nil {
+		s.src = &pipeline.Sources{
+			Ctx:      ctx,
+			Queue:    backends.Config{Queue: sources.Queue, Dir: sources.QueueDir, Home: home},
+			Sink:     sources.eventSink(g),
+			SinkHint: eventSinkHint,
+		}
+		s.Store.Sources = s.src
+	}
+	if len(g.Events) > 0 {
+		warn := obs.WarnTo("artgoal", std.Err)
+		em, err := obs.Open(g.Events, obs.Options{Warn: warn, Stdout: std.Out})
+		if err != nil {
+			warn(fmt.Errorf("--events: %w (no events emitted)", err))
+		} else {
+			s.Emitter = em
+		}
+	}
+	return s, nil
+}
+
+// Close closes the sinks (flushing what they hold) and the queue.
+func (s *session) Close() {
+	if s.Emitter != nil {
+		s.Emitter.Close()
+	}
+	if s.src != nil {
+		s.src.Close()
+	}
 }
 
 // printJournal writes j as its canonical JSON (the bytes the store holds)
@@ -46,7 +131,7 @@ func parseEvidence(specs []string) ([]goal.Evidence, error) {
 	for _, s := range specs {
 		e, err := goal.ParseEvidence(s)
 		if err != nil {
-			return nil, hinted{err, "evidence is TYPE:REF with TYPE one of command, file, task, event, url, note (see --help)"}
+			return nil, goal.WithHint(err, "evidence is TYPE:REF with TYPE one of command, file, task, event, url, note (see --help)")
 		}
 		out = append(out, e)
 	}
@@ -80,14 +165,19 @@ func cancelled(ctx context.Context) error {
 	return nil
 }
 
-// hinted adds a hint line to an error without changing its message or code.
-type hinted struct {
-	error
-	hint string
-}
-
-func (h hinted) Unwrap() error { return h.error }
-func (h hinted) Hint() string  { return h.hint }
+// verifiedEvidence explains the checks of task and event evidence.
+const verifiedEvidence = `
+Task and event evidence is checked before anything is written, and the
+journal records what was read (from_queue, from_sink), not the caller's word:
+  task:ID   the task is read from the artq queue (--queue NAME, by default
+            "default", or --queue-dir DIR), without writing to it. Its state
+            must be final: succeeded, failed or cancelled. A task that is
+            queued or running exits 3, and so does task:ID=STATE when the
+            queue holds another state; an unknown task or queue exits 4.
+  event:ID  the record is found in the artobs JSONL file (--event-sink PATH,
+            default the first --events jsonl:PATH) and its id recomputed
+            from its content. An unknown id exits 4, a record that does not
+            verify 125, no file to look in 2.`
 
 // evidenceSyntax is the evidence forms, indented for help text.
 func evidenceSyntax() string { return goal.EvidenceSyntax }

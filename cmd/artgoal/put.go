@@ -12,6 +12,7 @@ type PutCmd struct {
 	ID   string `arg:"" name:"id" help:"Goal id."`
 	Rev  int64  `name:"rev" required:"" placeholder:"N" help:"The revision the document was derived from (optimistic lock; a stale one exits 3)."`
 	File string `name:"file" required:"" placeholder:"F" help:"Goal journal (JSON; - for stdin)."`
+	SourceFlags
 }
 
 // Help shows the rules and an example.
@@ -28,6 +29,11 @@ skipping or reverting a phase; rewriting a sealed receipt; removing or
 editing evidence or checklist items; backdating; anything after closure.
 An invalid document (unknown field, bad value) exits 2.
 
+Task and event evidence the document appends is verified like check's (see
+'artgoal check --help'); from_queue and from_sink are artgoal's own records
+of that check and are replaced by what it reads. Evidence already in
+revision N is history and is not checked again.
+
 Example:
   artgoal show widget > j.json
   jq '.checklist += [{"id": "perf", "text": "p99 under 5 ms", "evidence": []}]' j.json > j2.json
@@ -39,10 +45,11 @@ func (c *PutCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	s, err := store(std, g)
+	s, err := openSession(ctx, std, g, &c.SourceFlags)
 	if err != nil {
 		return err
 	}
+	defer s.Close()
 	data, err := readInput(std, c.File)
 	if err != nil {
 		return err
@@ -51,7 +58,7 @@ func (c *PutCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.Put(c.ID, c.Rev, doc)
+	j, err := s.Put(ctx, c.ID, c.Rev, doc)
 	if err != nil {
 		return err
 	}

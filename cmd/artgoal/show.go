@@ -26,7 +26,7 @@ func (c *ShowCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	s, err := store(std, g)
+	s, err := store(g)
 	if err != nil {
 		return err
 	}

@@ -233,6 +233,11 @@ func (s *Store) Update(id string, rev int64, mutate func(next *Journal) error) (
 			if !needsSource(e) {
 				return nil
 			}
+			// Malformed evidence is invalid input (exit 2) whatever the
+			// queue or sink would say: check its shape before asking.
+			if err := e.validateUnverified("journal." + path); err != nil {
+				return err
+			}
 			if err := VerifyEvidence(e, s.Sources); err != nil {
 				return fmt.Errorf("%s (%s): %w", path, describe(e), err)
 			}

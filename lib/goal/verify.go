@@ -63,6 +63,19 @@ func VerifyEvidence(e *Evidence, src Sources) error {
 	return nil
 }
 
+// validateUnverified checks the shape of task or event evidence before its
+// source is asked: a task may come without its state (the queue gives it),
+// and any from_queue or from_sink the caller wrote is ignored (verification
+// replaces it).
+func (e *Evidence) validateUnverified(path string) error {
+	c := *e
+	c.FromQueue, c.FromSink = nil, nil
+	if c.Type == EvidenceTask && c.State == "" {
+		c.State = "succeeded"
+	}
+	return c.validate(path)
+}
+
 // needsSource reports whether e is checked against Sources.
 func needsSource(e *Evidence) bool { return e.Type == EvidenceTask || e.Type == EvidenceEvent }
 

@@ -169,6 +169,21 @@ func TestStoreSources(t *testing.T) {
 		}
 	})
 
+	t.Run("malformed evidence is invalid before the queue is asked", func(t *testing.T) {
+		s, src, j := newGoal(t)
+		_, err := s.Check("g", j.Revision, "c0", Evidence{Type: EvidenceTask, Task: "built", State: "done"})
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), `journal.checklist[0].evidence[0].state: "done" is not a task state`) {
+			t.Errorf("err = %v", err)
+		}
+		_, err = s.Check("g", j.Revision, "c0", Evidence{Type: EvidenceEvent, Event: "sha256:x"})
+		if exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("bad event id: %v", err)
+		}
+		if len(src.asked) != 0 {
+			t.Errorf("asked %v about malformed evidence", src.asked)
+		}
+	})
+
 	t.Run("put verifies only what it appends", func(t *testing.T) {
 		s, src, j := newGoal(t)
 		// An older journal's evidence, recorded unverified and not
