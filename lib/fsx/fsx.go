@@ -8,7 +8,6 @@
 package fsx
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,23 +24,46 @@ const (
 // WriteFile atomically replaces path with data: temp file in the same
 // directory, fsync, rename, fsync of the directory. A new file gets perm; an
 // existing file keeps its mode. After a crash the path holds either the old or
-// the new bytes, never a mix.
+// the new bytes, never a mix. Errors keep their cause (errors.Is(err,
+// syscall.ENOSPC) works), which natefinch/atomic's WriteFile would flatten;
+// the rename itself is its ReplaceFile.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
-	_, statErr := os.Stat(path)
-	existed := statErr == nil
-	if err := atomic.WriteFile(path, bytes.NewReader(data)); err != nil {
+	mode := perm
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, base)
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if !existed {
-		// atomic creates its temp file 0600; a new file that wants another mode
-		// gets it before the directory entry is made durable.
-		if perm != FileMode {
-			if err := os.Chmod(path, perm); err != nil {
-				return fmt.Errorf("write %s: %w", path, err)
-			}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
 		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return SyncDir(filepath.Dir(path))
+	if err := tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := atomic.ReplaceFile(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	done = true
+	return SyncDir(dir)
 }
 
 // SyncDir fsyncs a directory so that a rename or create in it survives a crash.
