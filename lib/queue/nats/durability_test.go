@@ -22,9 +22,22 @@ import (
 // killed with SIGKILL and started again on the same store. Every append
 // that was acknowledged is in the log, byte for byte and at its sequence;
 // none appears twice; no batch is half there; and the appends in flight
-// when the server died complete after it is back.
+// when the server died complete after it is back. With sync_interval
+// always, and with the default sync: the process dying loses nothing the
+// server acknowledged either way (the machine losing power is another
+// matter, see docs/artq-nats.md).
 func TestServerKilledMidAppends(t *testing.T) {
-	srv := startServerProc(t)
+	for _, noSync := range []bool{false, true} {
+		name := "sync=always"
+		if noSync {
+			name = "sync=default"
+		}
+		t.Run(name, func(t *testing.T) { serverKilledMidAppends(t, noSync) })
+	}
+}
+
+func serverKilledMidAppends(t *testing.T, noSync bool) {
+	srv := startServerProc(t, noSync)
 	const writers = 4
 	rounds := 60
 	if testing.Short() {

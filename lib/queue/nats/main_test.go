@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 
 func serverMain() int {
 	port, _ := strconv.Atoi(os.Getenv("ARTQ_NATSTEST_PORT"))
-	srv, err := natstest.Serve(os.Getenv("ARTQ_NATSTEST_STORE"), port, natstest.Options{})
+	srv, err := natstest.Serve(os.Getenv("ARTQ_NATSTEST_STORE"), port, natstest.Options{NoSync: os.Getenv("ARTQ_NATSTEST_NOSYNC") != ""})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -116,15 +116,16 @@ const noRaceSleep = "GORACE=atexit_sleep_ms=0"
 
 // serverProc is a nats-server in a child process, to be killed with SIGKILL.
 type serverProc struct {
-	t    *testing.T
-	dir  string
-	port int
-	cmd  *exec.Cmd
-	url  string
+	t      *testing.T
+	dir    string
+	port   int
+	noSync bool
+	cmd    *exec.Cmd
+	url    string
 }
 
-func startServerProc(t *testing.T) *serverProc {
-	p := &serverProc{t: t, dir: t.TempDir()}
+func startServerProc(t *testing.T, noSync bool) *serverProc {
+	p := &serverProc{t: t, dir: t.TempDir(), noSync: noSync}
 	p.start()
 	t.Cleanup(func() { p.kill() })
 	return p
@@ -135,6 +136,9 @@ func (p *serverProc) start() {
 	for try := 0; ; try++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), modeEnv+"=server", "ARTQ_NATSTEST_STORE="+p.dir, "ARTQ_NATSTEST_PORT="+strconv.Itoa(p.port), noRaceSleep)
+		if p.noSync {
+			cmd.Env = append(cmd.Env, "ARTQ_NATSTEST_NOSYNC=1")
+		}
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
