@@ -39,7 +39,22 @@ section "artexec: per-command cost and bounded capture (scripts/bench-artexec.sh
 bash scripts/bench-artexec.sh "$exec_rounds" "$exec_runs"
 
 section "artq: log appends, group commit, replay (go test -bench)"
-gobench ./lib/queue/... 'BenchmarkAppendSerial|BenchmarkAppendParallel64|BenchmarkReplay1M'
+gobench ./lib/queue/ 'BenchmarkAppendSerial|BenchmarkAppendParallel64|BenchmarkReplay1M|BenchmarkSummary200k|BenchmarkEnqueueBatch$'
+
+section "artq: whole-process enqueue --batch and status --summary (vs 200 single enqueues)"
+d=$(mktemp -d)
+awk 'BEGIN{for(i=0;i<50000;i++)print "{\"apiVersion\":\"art/v1alpha1\",\"kind\":\"Task\",\"program\":\"make\",\"args\":[\"-C\",\"src\",\"test\"]}"}' >"$d/50k.jsonl"
+for i in 1 2 3 4 5; do
+	rm -rf "$d/q"
+	/usr/bin/time -f "artq enqueue --batch 50000 tasks: %e s, %M KB peak" artq --dir "$d/q" enqueue --batch -o text <"$d/50k.jsonl" >/dev/null
+done 2>&1 | sort | sed -n 3p | sed 's/^/median of 5: /'
+start=$(date +%s%N)
+for i in $(seq 200); do artq --dir "$d/s" enqueue -o text -- true >/dev/null; done
+echo "baseline: 200 single-task enqueue processes: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+for i in 1 2 3 4 5; do
+	/usr/bin/time -f "artq status --summary over 50000 tasks: %e s, %M KB peak" artq --dir "$d/q" status --summary >/dev/null
+done 2>&1 | sort | sed -n 3p | sed 's/^/median of 5: /'
+rm -rf "$d"
 
 section "artobs: redaction and JSONL append (go test -bench)"
 gobench ./lib/obs/ '.'
