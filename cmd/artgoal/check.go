@@ -40,7 +40,7 @@ func (c *CheckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer s.release()
 	evs, err := parseEvidence([]string{c.Evidence})
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func (c *CloseCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer s.release()
 	data, err := readInput(std, c.Closure)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func (c *CloseCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.GoalStore.Close(ctx, c.ID, c.Rev, doc)
+	j, err := s.Close(ctx, c.ID, c.Rev, doc)
 	if err != nil {
 		return err
 	}

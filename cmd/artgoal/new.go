@@ -36,7 +36,7 @@ func (c *NewCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer s.release()
 	j, err := goal.New(c.ID, c.Title, c.NonGoal, c.Check, time.Now())
 	if err != nil {
 		return err

@@ -101,8 +101,8 @@ func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *Sourc
 	return s, nil
 }
 
-// Close closes the sinks (flushing what they hold) and the queue.
-func (s *session) Close() {
+// release closes the sinks and the queue.
+func (s *session) release() {
 	if s.Emitter != nil {
 		s.Emitter.Close()
 	}

@@ -49,7 +49,7 @@ func (c *PutCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer s.release()
 	data, err := readInput(std, c.File)
 	if err != nil {
 		return err

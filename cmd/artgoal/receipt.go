@@ -40,7 +40,7 @@ func (c *ReceiptCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error 
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer s.release()
 	evs, err := parseEvidence(c.Evidence)
 	if err != nil {
 		return err
