@@ -63,6 +63,7 @@ func probeClone(flags uintptr) error {
 		return err
 	}
 	defer devnull.Close()
+	sweepFDs()
 	p, err := os.StartProcess(selfExe(), []string{shimArg0, "probe"}, &os.ProcAttr{
 		Env:   shimEnv,
 		Files: []*os.File{devnull, devnull, devnull},

@@ -34,8 +34,13 @@ var (
 )
 
 // start starts the task with stdin, out as its standard output and errw
-// as its standard error (nil: out, one stream).
+// as its standard error (nil: out, one stream). It first marks every
+// descriptor from 3 up close-on-exec, so that nothing the runner
+// inherited without the flag reaches the task (see sweepFDs): every time,
+// not once, because a descriptor can also be made without the flag after
+// the first run, and it costs one close_range call.
 func start(pl *plan, stdin, out, errw *os.File) (proc, error) {
+	sweepFDs()
 	if pl.iso.supervise {
 		return startSupervised(pl, stdin, out, errw)
 	}

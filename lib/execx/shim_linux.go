@@ -58,9 +58,10 @@ func applyRestrictions(s *shimSpec) error {
 func shimSupervise() int {
 	runtime.LockOSThread() // the program's Pdeathsig is tied to this thread
 	status := os.NewFile(4, "status")
-	for _, fd := range []int{4, 5, shimOutFD, shimErrFD} { // shimErrFD may not be ours: harmless
-		unix.CloseOnExec(fd)
-	}
+	// Its own pipes (4-7) and anything else above 2 the runner let
+	// through: the program gets 0-2 only, which ForkExec passes on by
+	// clearing the flag on its copies.
+	markCloexecFrom(3)
 	s, err := readSpec()
 	if err != nil {
 		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
@@ -92,7 +93,7 @@ func shimSupervise() int {
 	}
 	// Hold neither the program's stdin nor its output pipes: EOF on them
 	// must mean the task's processes closed them.
-	if null, err := unix.Open(os.DevNull, unix.O_RDWR, 0); err == nil {
+	if null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
 		_ = unix.Dup3(null, 0, 0)
 		unix.Close(null)
 	}

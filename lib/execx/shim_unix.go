@@ -68,7 +68,9 @@ func applyRlimits(rls []rlimitSpec) error {
 func shimExec() int {
 	runtime.LockOSThread() // never unlocked: the restricted thread execs
 	status := os.NewFile(4, "status")
-	unix.CloseOnExec(4)
+	// The status pipe, and anything else above 2 the runner let through,
+	// must not reach the program: only 0-2 survive the exec.
+	markCloexecFrom(3)
 	s, err := readSpec()
 	if err != nil {
 		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))

@@ -5,16 +5,11 @@ package execx
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/internal/schematest"
 	"github.com/art-runtime/art/lib/jsonx"
@@ -109,28 +104,9 @@ func TestStderrSeparate(t *testing.T) {
 }
 
 // childFDs is what ls /proc/self/fd prints (as one line) in a child that
-// holds only fds 0-2: those, ls's own directory fd 3, and whatever fds
-// the test process inherited without close-on-exec (its parent's leaks
-// pass through any fork and exec, not only the runner's).
-func childFDs(t *testing.T) string {
-	t.Helper()
-	fds := []string{"0", "1", "2", "3"}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd <= 3 {
-			continue
-		}
-		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
-			fds = append(fds, e.Name())
-		}
-	}
-	sort.Strings(fds) // ls's order
-	return strings.Join(fds, " ") + " "
-}
+// holds only fds 0-2: those and ls's own directory fd 3. Nothing the test
+// process inherited without close-on-exec may appear (TestNoInheritedFDs).
+func childFDs(*testing.T) string { return "0 1 2 3 " }
 
 // A child that writes megabytes to stderr never blocks: the pipe is
 // drained past the cap, the writer gets exactly the first StderrBytes
