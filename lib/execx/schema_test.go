@@ -81,13 +81,34 @@ func TestFixtures(t *testing.T) {
 			_, err = DecodeTask(data)
 		case "result":
 			var r Result
-			err = jsonx.Unmarshal(data, "result", &r)
+			if err = jsonx.Unmarshal(data, "result", &r); err == nil {
+				checkOutputCounts(t, base, &r)
+			}
 		default:
 			t.Errorf("fixture %s: unknown kind %q", base, kind)
 		}
 		if err != nil {
 			t.Errorf("fixture %s: %v", base, err)
 		}
+	}
+}
+
+// checkOutputCounts holds a Result's output fields to what the runner
+// writes: output_omitted is present exactly when output_truncated, the
+// marker in output names the same count, and what is kept plus what was
+// omitted is every byte counted. The schema cannot say this; a fixture
+// that breaks it would teach a reader the wrong arithmetic.
+func checkOutputCounts(t *testing.T, name string, r *Result) {
+	t.Helper()
+	if r.OutputTruncated != (r.OutputOmitted > 0) {
+		t.Errorf("%s: output_truncated %v with output_omitted %d; want omitted > 0 exactly when truncated", name, r.OutputTruncated, r.OutputOmitted)
+	}
+	kept := int64(len(r.Output))
+	if m := omitted(r.OutputOmitted); r.OutputTruncated && strings.Contains(r.Output, m) {
+		kept -= int64(len(m)) // the marker is not a byte of the stream
+	}
+	if kept+r.OutputOmitted != r.OutputBytes {
+		t.Errorf("%s: %d bytes kept + %d omitted != output_bytes %d", name, kept, r.OutputOmitted, r.OutputBytes)
 	}
 }
 
