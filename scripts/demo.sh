@@ -81,10 +81,16 @@ printf 'calc: Add adds\n' >"$work/design.md"
 show artgoal new calc --title 'Fix calc.Add' --non-goal 'no new API' \
 	--check 'go test passes' --check 'design written' -o text
 artgoal check calc --rev 1 --item c1 --evidence "file:$work/design.md" >/dev/null
-artgoal check calc --rev 2 --item c0 --evidence 'task:hello=succeeded' >/dev/null
-rev=3
+# task evidence is read from the queue: a finished task, in the state the queue holds
+artgoal check calc --rev 2 --item c0 --evidence task:hello >/dev/null
+artgoal show calc -o text | grep -A2 ' c0: '
+show artgoal check calc --rev 3 --item c0 --evidence task:flaky=failed # refused: it succeeded on retry
+# event evidence is found, and its id recomputed, in the events file; the goal's own events go there too
+hello_done=$(artobs tail "$events" --subject task/hello -n 1 | sed 's/.*"id":"\(sha256:[0-9a-f]\{64\}\)".*/\1/')
+artgoal --events "jsonl:$events" check calc --rev 3 --item c0 --evidence "event:$hello_done" >/dev/null
+rev=4
 for phase in frame explore design plan build verify review deliver; do
-	artgoal receipt calc --rev "$rev" --summary "$phase done" --evidence "note:$phase notes" >/dev/null
+	artgoal --events "jsonl:$events" receipt calc --rev "$rev" --summary "$phase done" --evidence "note:$phase notes" >/dev/null
 	rev=$((rev + 1))
 done
 show artgoal receipt calc --rev 5 --summary 'rewrite history' --evidence note:x
@@ -92,8 +98,9 @@ cat >"$work/closure.json" <<'JSON'
 {"apiVersion": "art/v1alpha1", "kind": "GoalClosure", "outcome": "calc.Add fixed and verified",
  "cleanup": ["removed the demo workspace"], "debt": [], "risks": [], "next": []}
 JSON
-show artgoal close calc --rev 11 --closure "$work/closure.json" -o text
+show artgoal --events "jsonl:$events" close calc --rev 12 --closure "$work/closure.json" -o text
 show artgoal list -o text
+show artobs verify "$events" -o text
 
 step "artrelease: a byte-reproducible release of a throwaway repository"
 rel="$work/release-repo"
