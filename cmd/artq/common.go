@@ -12,29 +12,39 @@ import (
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
+	natsq "github.com/art-runtime/art/lib/queue/nats"
 )
 
 // QueueFlags are on every artq command (DESIGN.md §10).
 type QueueFlags struct {
 	Queue   string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"Queue name: letters, digits, - and _ (default: default). Ignored with --dir."`
-	Backend string `name:"backend" default:"file" env:"ART_BACKEND" placeholder:"file|nats://HOST:PORT" help:"Where the log lives: file (a local directory, the default) or nats://HOST:PORT (not built yet)."`
+	Backend string `name:"backend" default:"file" env:"ART_BACKEND" placeholder:"file|nats://HOST:PORT" help:"Where the log lives: file (a local directory, the default) or nats://HOST:PORT (a JetStream stream per queue; see docs/artq-nats.md)."`
 }
 
 // open opens the queue's backend. readOnly backends write nothing at all:
 // status, log and fsck use them.
 func (f *QueueFlags) open(g *cli.Globals, readOnly bool) (queue.Backend, error) {
+	c, err := f.config(g, readOnly)
+	if err != nil {
+		return nil, err
+	}
+	return backends.Open(c)
+}
+
+// config is the backend configuration the flags name; work adds its lease.
+func (f *QueueFlags) config(g *cli.Globals, readOnly bool) (backends.Config, error) {
 	if len(g.Events) > 0 {
-		return nil, exitcode.Errorf(exitcode.Usage, "--events: artq does not emit events yet; pipe 'artq log --follow' into 'artobs emit' instead")
+		return backends.Config{}, exitcode.Errorf(exitcode.Usage, "--events: artq does not emit events yet; pipe 'artq log --follow' into 'artobs emit' instead")
 	}
 	c := backends.Config{Backend: f.Backend, Queue: f.Queue, Dir: g.Dir, ReadOnly: readOnly}
-	if c.Dir == "" {
+	if c.Dir == "" && !natsq.IsURL(c.Backend) {
 		home, err := cli.DefaultHome()
 		if err != nil {
-			return nil, exitcode.Wrap(exitcode.Usage, err)
+			return c, exitcode.Wrap(exitcode.Usage, err)
 		}
 		c.Home = home
 	}
-	return backends.Open(c)
+	return c, nil
 }
 
 // writeJSONLine writes v as one compact JSON line.

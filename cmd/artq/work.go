@@ -9,6 +9,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/backends"
 )
 
 // WorkCmd runs tasks.
@@ -73,7 +74,13 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	if err != nil {
 		return err
 	}
-	b, err := f.open(g, false)
+	bc, err := f.config(g, false)
+	if err != nil {
+		return err
+	}
+	// A NATS worker rides out a server outage as long as its lease lasts.
+	bc.Ctx, bc.Lease = ctx, c.Lease
+	b, err := backends.Open(bc)
 	if err != nil {
 		return err
 	}

@@ -4,12 +4,16 @@
 package backends
 
 import (
+	"cmp"
+	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
+	natsq "github.com/art-runtime/art/lib/queue/nats"
 )
 
 // Config says which queue to open and how.
@@ -25,6 +29,12 @@ type Config struct {
 	Home string
 	// ReadOnly opens for inspection: nothing is written, created or locked.
 	ReadOnly bool
+	// Ctx bounds connecting to a remote backend (default: no bound but the
+	// backend's own timeouts).
+	Ctx context.Context
+	// Lease is the worker lease; a NATS backend also rides out a server
+	// outage for that long before failing an operation (default 30s).
+	Lease time.Duration
 }
 
 // QueueDir is the file backend's directory for c.
@@ -51,8 +61,25 @@ func Open(c Config) (queue.Backend, error) {
 			return nil, err
 		}
 		return file.Open(dir, file.Options{ReadOnly: c.ReadOnly})
-	case strings.HasPrefix(c.Backend, "nats://"):
-		return nil, exitcode.Errorf(exitcode.Usage, "--backend %s: the NATS JetStream backend is not built yet; use --backend file", c.Backend)
+	case natsq.IsURL(c.Backend):
+		if c.Dir != "" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--dir: a NATS queue has no directory; name it with --queue")
+		}
+		name := cmp.Or(c.Queue, "default")
+		if err := queue.ValidName("--queue", name); err != nil {
+			return nil, err
+		}
+		ctx := c.Ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		b, err := natsq.Open(ctx, c.Backend, name, natsq.Options{ReadOnly: c.ReadOnly, RetryTimeout: c.Lease})
+		if err != nil {
+			return nil, err // a nil *Backend must not become a non-nil queue.Backend
+		}
+		return b, nil
+	case strings.Contains(c.Backend, "://"):
+		return nil, exitcode.Errorf(exitcode.Usage, "--backend %s: unknown scheme (want file or nats://HOST:PORT)", c.Backend)
 	}
 	return nil, exitcode.Errorf(exitcode.Usage, "--backend %s: unknown backend (want file or nats://HOST:PORT)", c.Backend)
 }
