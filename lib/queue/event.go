@@ -23,7 +23,7 @@ type EventType string
 // Event types (DESIGN.md §4). The first nine change one task's state; the
 // last two are log-level and change no task.
 const (
-	EventEnqueued        EventType = "enqueued"         // task, max_attempts, manifest
+	EventEnqueued        EventType = "enqueued"         // task, max_attempts, manifest, run (optional)
 	EventStarted         EventType = "started"          // attempt, worker
 	EventTrace           EventType = "trace"            // attempt, trace (metadata only)
 	EventSucceeded       EventType = "succeeded"        // attempt
@@ -77,6 +77,10 @@ type Event struct {
 	Bytes       int64           `json:"bytes,omitempty"`
 	Through     uint64          `json:"through,omitempty"`
 	Manifest    json.RawMessage `json:"manifest,omitempty"`
+	// Run is the task's RunSpec (enqueued only; absent for a task that
+	// asks for nothing beyond its manifest), stored as given and decoded
+	// by the worker that runs the task.
+	Run json.RawMessage `json:"run,omitempty"`
 }
 
 // Trace is the completed-command record of one attempt. It is metadata only:
@@ -90,6 +94,21 @@ type Trace struct {
 	OutputBytes      int64        `json:"output_bytes"`
 	OutputTruncated  bool         `json:"output_truncated"`
 	OutputIncomplete bool         `json:"output_incomplete"`
+	// Acceptance is the record of the task's acceptance command, run by
+	// the worker after the command succeeded (the same metadata, never
+	// nested further). With it, the attempt's outcome is the acceptance's.
+	Acceptance *Trace `json:"acceptance,omitempty"`
+}
+
+// Outcome is the terminal event the trace leads to: the command's, unless
+// the command succeeded and an acceptance run was recorded, whose result
+// then decides. It returns "" for a status it does not know.
+func (t *Trace) Outcome() EventType {
+	o := Outcome(t.Status)
+	if o != EventSucceeded || t.Acceptance == nil {
+		return o
+	}
+	return Outcome(t.Acceptance.Status)
 }
 
 // TraceOf keeps the metadata of a Result and drops everything else.

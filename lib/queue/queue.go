@@ -173,6 +173,9 @@ type EnqueueRequest struct {
 	ID          string
 	Task        *execx.Task
 	MaxAttempts int
+	// Run says how the worker runs the task beyond its manifest (its own
+	// workspace, an acceptance command); nil or zero asks for nothing.
+	Run *RunSpec
 }
 
 // Enqueued says what an enqueue did for one request.
@@ -187,6 +190,7 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 	type prepared struct {
 		id       string
 		manifest []byte
+		run      []byte
 		max      int
 		dupOf    int // index of an identical earlier request in the batch, or -1
 	}
@@ -219,7 +223,11 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 		if err != nil {
 			return err
 		}
-		preps[i] = prepared{id: id, manifest: m, max: r.MaxAttempts, dupOf: -1}
+		run, err := encodeRunSpec(r.Run)
+		if err != nil {
+			return err
+		}
+		preps[i] = prepared{id: id, manifest: m, run: run, max: r.MaxAttempts, dupOf: -1}
 		return nil
 	})
 	if err != nil {
@@ -231,7 +239,7 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 		chosen = chosen || r.ID != "" || r.Task.ID != ""
 		id := preps[i].id
 		if j, ok := byID[id]; ok {
-			if string(preps[j].manifest) != string(preps[i].manifest) || preps[j].max != preps[i].max {
+			if string(preps[j].manifest) != string(preps[i].manifest) || string(preps[j].run) != string(preps[i].run) || preps[j].max != preps[i].max {
 				return nil, exitcode.Errorf(exitcode.Conflict, "task %s: given twice with different manifests", id)
 			}
 			preps[i].dupOf = j
@@ -249,14 +257,14 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 			}
 			if st != nil {
 				if t := st.Task(p.id); t != nil {
-					if string(t.Manifest) != string(p.manifest) || t.MaxAttempts != p.max {
-						return nil, exitcode.Errorf(exitcode.Conflict, "task %s: already enqueued with a different manifest or max_attempts", p.id)
+					if string(t.Manifest) != string(p.manifest) || string(t.Run) != string(p.run) || t.MaxAttempts != p.max {
+						return nil, exitcode.Errorf(exitcode.Conflict, "task %s: already enqueued with a different manifest, run spec or max_attempts", p.id)
 					}
 					out[i] = Enqueued{Status: StatusOf(t), Created: false}
 					continue
 				}
 			}
-			ev := &Event{Time: now, Type: EventEnqueued, Task: p.id, MaxAttempts: p.max, Manifest: p.manifest}
+			ev := &Event{Time: now, Type: EventEnqueued, Task: p.id, MaxAttempts: p.max, Manifest: p.manifest, Run: p.run}
 			// A caller's id must not exist yet; a generated one cannot.
 			ps = append(ps, Proposal{Event: ev, Expect: 0, Any: reqs[i].ID == "" && reqs[i].Task.ID == ""})
 			out[i] = Enqueued{Created: true}
@@ -535,8 +543,12 @@ func RecoveryEvent(t *Task, now time.Time) *Event {
 	ev := &Event{Time: now, Task: t.ID, Attempt: t.Attempt, Worker: t.Worker}
 	switch {
 	case t.Trace != nil:
-		ev.Type = Outcome(t.Trace.Status)
-		ev.Reason = fmt.Sprintf("recovered: worker %s is gone; attempt %d was traced as %s", t.Worker, t.Attempt, t.Trace.Status)
+		ev.Type = t.Trace.Outcome()
+		as := string(t.Trace.Status)
+		if a := t.Trace.Acceptance; a != nil {
+			as += ", acceptance " + string(a.Status)
+		}
+		ev.Reason = fmt.Sprintf("recovered: worker %s is gone; attempt %d was traced as %s", t.Worker, t.Attempt, as)
 	case t.CancelRequested:
 		ev.Type = EventCancelled
 		ev.Reason = fmt.Sprintf("recovered: worker %s is gone; cancel was requested", t.Worker)

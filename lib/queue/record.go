@@ -97,6 +97,10 @@ func appendEventBody(dst []byte, ev *Event) []byte {
 		dst = append(dst, `,"manifest":`...)
 		dst = append(dst, ev.Manifest...)
 	}
+	if len(ev.Run) > 0 {
+		dst = append(dst, `,"run":`...)
+		dst = append(dst, ev.Run...)
+	}
 	return dst
 }
 
@@ -117,6 +121,10 @@ func appendTrace(dst []byte, t *Trace) []byte {
 	dst = strconv.AppendBool(dst, t.OutputTruncated)
 	dst = append(dst, `,"output_incomplete":`...)
 	dst = strconv.AppendBool(dst, t.OutputIncomplete)
+	if t.Acceptance != nil {
+		dst = append(dst, `,"acceptance":`...)
+		dst = appendTrace(dst, t.Acceptance)
+	}
 	return append(dst, '}')
 }
 
@@ -260,6 +268,7 @@ const (
 	mBytes
 	mThrough
 	mManifest
+	mRun
 	mCRC
 )
 
@@ -368,6 +377,16 @@ func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, er
 		}
 		ev.Manifest = append([]byte(nil), raw...)
 		return mManifest, nil
+	case "run":
+		if s.peek() != '{' {
+			return 0, recordErrorf("run: want an object")
+		}
+		raw, err := s.value(0)
+		if err != nil {
+			return 0, err
+		}
+		ev.Run = append([]byte(nil), raw...)
+		return mRun, nil
 	case "crc":
 		if withCRC {
 			_, ok = s.uint() // checked by DecodeRecord
@@ -446,9 +465,14 @@ const (
 	tOutputBytes
 	tTruncated
 	tIncomplete
+	tAcceptance
 )
 
-func decodeTrace(s *scanner) (*Trace, error) {
+// decodeTrace reads a trace; nested says it is an acceptance record, which
+// holds no acceptance of its own.
+func decodeTrace(s *scanner) (*Trace, error) { return decodeTraceAt(s, false) }
+
+func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
 	t := new(Trace)
 	var seen int
 	err := s.object(func(key []byte) error {
@@ -476,6 +500,15 @@ func decodeTrace(s *scanner) (*Trace, error) {
 		case "output_incomplete":
 			t.OutputIncomplete, ok = s.bool()
 			bit = tIncomplete
+		case "acceptance":
+			if nested || s.peek() != '{' {
+				return recordErrorf("trace.acceptance: want an object, in a trace only")
+			}
+			a, err := decodeTraceAt(s, true)
+			if err != nil {
+				return err
+			}
+			t.Acceptance, bit = a, tAcceptance
 		default:
 			return recordErrorf("trace: unknown member %q", key)
 		}

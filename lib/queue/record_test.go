@@ -28,6 +28,8 @@ func sampleEvents() []*Event {
 		{Seq: 10, Time: t0, Type: EventRequeued, Task: "t2", Attempt: 1, Worker: "w-3", Reason: "recovered: worker w-3 is gone\n\t\x01 ✓"},
 		{Seq: 11, Time: t0, Type: EventTruncated, Offset: 1234, Bytes: 56},
 		{Seq: 12, Time: t0, Type: EventCompacted, Through: 11},
+		{Seq: 13, Time: t0, Type: EventEnqueued, Task: "t3", MaxAttempts: 1, Manifest: []byte(`{"apiVersion":"art/v1alpha1","kind":"Task","id":"t3","program":"artagent"}`), Run: []byte(`{"workspace":"copy","source":"src/app","acceptance":["go","test","./..."]}`)},
+		{Seq: 14, Time: t0, Type: EventTrace, Task: "t3", Attempt: 1, Trace: &Trace{Status: execx.StatusSucceeded, DurationMS: 900, OutputBytes: 4096, Acceptance: &Trace{Status: execx.StatusFailed, ExitCode: 1, DurationMS: 300, OutputBytes: 77}}},
 	}
 }
 
@@ -103,6 +105,11 @@ func TestDecodeRecordMembers(t *testing.T) {
 		{base + `,"trace":{"exit_code":1}`, "missing status"},
 		{base + `,"trace":{"status":"failed","stdout":"x"}`, "unknown member"},
 		{base + `,"manifest":[1]`, "manifest"},
+		{base + `,"run":"copy"`, "run: want an object"},
+		{base + `,"run":{"workspace":"copy"},"run":{}`, "duplicate"},
+		{base + `,"trace":{"status":"succeeded","acceptance":{"status":"failed","acceptance":{"status":"failed"}}}`, "in a trace only"},
+		{base + `,"trace":{"status":"succeeded","acceptance":[]}`, "acceptance"},
+		{base + `,"trace":{"status":"succeeded","acceptance":{"exit_code":1}}`, "missing status"},
 		{`{"seq":1,"time":"yesterday","type":"started"`, "time"},
 		{`{"seq":1,"time":"2026-11-30T03:56:19Z","type":"exploded"`, "unknown event type"},
 		{`{"time":"2026-11-30T03:56:19Z","type":"started"`, "missing seq"},

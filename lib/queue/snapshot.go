@@ -79,6 +79,10 @@ func appendTaskLine(dst []byte, t *Task) []byte {
 	dst = strconv.AppendUint(dst, t.LastSeq, 10)
 	dst = append(dst, `,"manifest":`...)
 	dst = append(dst, t.Manifest...)
+	if len(t.Run) > 0 {
+		dst = append(dst, `,"run":`...)
+		dst = append(dst, t.Run...)
+	}
 	return append(dst, '}')
 }
 
@@ -313,6 +317,14 @@ func decodeTaskLine(line []byte, t *Task) error {
 				t.Manifest = append([]byte(nil), raw...)
 			}
 			bit = 1 << 14
+		case "run":
+			ok = s.peek() == '{'
+			if ok {
+				var raw []byte
+				raw, err = s.value(0)
+				t.Run = append([]byte(nil), raw...)
+			}
+			bit = 1 << 15
 		default:
 			return recordErrorf("unknown member %q", key)
 		}
@@ -392,7 +404,7 @@ func validSnapshotTask(t *Task, seq uint64) error {
 		return fmt.Errorf("a cancel request belongs to a running task only")
 	case t.State == StateQueued && t.Trace != nil:
 		return fmt.Errorf("a queued task has no trace for its attempt")
-	case t.Trace != nil && Outcome(t.Trace.Status) == "", t.Last != nil && Outcome(t.Last.Status) == "":
+	case t.Trace != nil && t.Trace.Outcome() == "", t.Last != nil && t.Last.Outcome() == "":
 		return fmt.Errorf("unknown trace status")
 	case t.EnqSeq == 0 || t.EnqSeq > t.LastSeq || t.LastSeq > seq:
 		return fmt.Errorf("sequences out of order")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -63,6 +64,9 @@ type Task struct {
 	MaxAttempts int
 	// Manifest is the canonical Task manifest, as enqueued.
 	Manifest json.RawMessage
+	// Run is the task's stored RunSpec (nil: shared workspace, no
+	// acceptance).
+	Run json.RawMessage
 	// Worker is the worker running the task (state running only).
 	Worker          string
 	CancelRequested bool
@@ -226,6 +230,9 @@ func (s *State) check(ev *Event) (*Task, error) {
 		}
 		return nil, nil
 	}
+	if len(ev.Run) > 0 && ev.Type != EventEnqueued {
+		return nil, &TransitionError{Task: ev.Task, Type: ev.Type, Why: "only an enqueued event carries a run spec"}
+	}
 	t := s.tasks[ev.Task]
 	err := s.checkTask(t, ev)
 	return t, err
@@ -280,8 +287,11 @@ func (s *State) checkTask(t *Task, ev *Event) error {
 		if t.Trace != nil {
 			return bad("attempt %d already has a trace", t.Attempt)
 		}
-		if ev.Trace == nil || Outcome(ev.Trace.Status) == "" {
+		if ev.Trace == nil || ev.Trace.Outcome() == "" {
 			return bad("missing or unknown trace status")
+		}
+		if ev.Trace.Acceptance != nil && ev.Trace.Status != execx.StatusSucceeded {
+			return bad("an acceptance runs only after the command succeeded, not %s", ev.Trace.Status)
 		}
 		return attempt()
 	case EventSucceeded, EventFailed:
@@ -294,7 +304,7 @@ func (s *State) checkTask(t *Task, ev *Event) error {
 		if t.Trace == nil {
 			return bad("no trace for attempt %d (the trace is appended before the terminal event)", t.Attempt)
 		}
-		if got := Outcome(t.Trace.Status); got != ev.Type {
+		if got := t.Trace.Outcome(); got != ev.Type {
 			return bad("the trace of attempt %d says %s", t.Attempt, got)
 		}
 		return nil
@@ -317,7 +327,7 @@ func (s *State) checkTask(t *Task, ev *Event) error {
 			// Cancelled either because a cancel was requested (with or
 			// without a trace), or because the attempt's trace says so.
 			if t.Trace != nil {
-				if got := Outcome(t.Trace.Status); got != EventCancelled {
+				if got := t.Trace.Outcome(); got != EventCancelled {
 					return bad("the trace of attempt %d says %s", t.Attempt, got)
 				}
 				return nil
@@ -370,7 +380,7 @@ func (s *State) Apply(ev *Event) error {
 	if ev.Type == EventEnqueued {
 		t = &Task{
 			ID: ev.Task, State: StateQueued, Attempt: 1, MaxAttempts: ev.MaxAttempts,
-			Manifest: ev.Manifest, CreatedAt: ev.Time, EnqSeq: ev.Seq, hidx: -1,
+			Manifest: ev.Manifest, Run: ev.Run, CreatedAt: ev.Time, EnqSeq: ev.Seq, hidx: -1,
 		}
 		s.tasks[t.ID] = t
 		s.order = append(s.order, t)
@@ -384,6 +394,10 @@ func (s *State) Apply(ev *Event) error {
 			t.Attempts = max(t.Attempts, ev.Attempt)
 		case EventTrace:
 			tr := *ev.Trace // the state owns its copy; callers may reuse ev
+			if tr.Acceptance != nil {
+				a := *tr.Acceptance
+				tr.Acceptance = &a
+			}
 			t.Trace, t.Last, t.LastAttempt = &tr, &tr, ev.Attempt
 		case EventSucceeded:
 			s.move(t, StateSucceeded)

@@ -34,6 +34,17 @@ func traced(task string, attempt int, status execx.Status) *Event {
 	return e
 }
 
+func accepted(task string, attempt int, status, acceptance execx.Status) *Event {
+	e := traced(task, attempt, status)
+	e.Trace.Acceptance = &Trace{Status: acceptance}
+	return e
+}
+
+func withRun(e *Event) *Event {
+	e.Run = []byte(`{"workspace":"copy"}`)
+	return e
+}
+
 func TestReducerLifecycles(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -62,6 +73,12 @@ func TestReducerLifecycles(t *testing.T) {
 		{"wrong attempt", []*Event{ev(EventEnqueued, "a", 0), ev(EventStarted, "a", 2)}, StateQueued, 1, 0, 1},
 		{"second trace", []*Event{ev(EventEnqueued, "a", 0), ev(EventStarted, "a", 1), traced("a", 1, execx.StatusFailed), traced("a", 1, execx.StatusFailed)}, StateRunning, 1, 1, 3},
 		{"unknown task", []*Event{ev(EventStarted, "zz", 1)}, "", 0, 0, 0},
+		{"acceptance passes", []*Event{ev(EventEnqueued, "a", 0), ev(EventStarted, "a", 1), accepted("a", 1, execx.StatusSucceeded, execx.StatusSucceeded), ev(EventSucceeded, "a", 1)}, StateSucceeded, 1, 1, -1},
+		{"acceptance failure fails the task", []*Event{ev(EventEnqueued, "a", 0), ev(EventStarted, "a", 1), accepted("a", 1, execx.StatusSucceeded, execx.StatusFailed), ev(EventSucceeded, "a", 1)}, StateRunning, 1, 1, 3},
+		{"acceptance failure then failed", []*Event{ev(EventEnqueued, "a", 0), ev(EventStarted, "a", 1), accepted("a", 1, execx.StatusSucceeded, execx.StatusTimedOut), ev(EventFailed, "a", 1)}, StateFailed, 1, 1, -1},
+		{"acceptance cancelled", []*Event{ev(EventEnqueued, "a", 0), ev(EventStarted, "a", 1), accepted("a", 1, execx.StatusSucceeded, execx.StatusCancelled), ev(EventCancelled, "a", 1)}, StateCancelled, 1, 1, -1},
+		{"acceptance only after success", []*Event{ev(EventEnqueued, "a", 0), ev(EventStarted, "a", 1), accepted("a", 1, execx.StatusFailed, execx.StatusSucceeded)}, StateRunning, 1, 1, 2},
+		{"run spec only when enqueued", []*Event{ev(EventEnqueued, "a", 0), withRun(ev(EventStarted, "a", 1))}, StateQueued, 1, 0, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -241,7 +258,7 @@ func checkInvariants(t testing.TB, s *State) {
 		} else if task.hidx != -1 {
 			t.Fatalf("task %s: %s but has heap index %d", task.ID, task.State, task.hidx)
 		}
-		if (task.State == StateSucceeded || task.State == StateFailed) && (task.Trace == nil || Outcome(task.Trace.Status) != EventType(task.State)) {
+		if (task.State == StateSucceeded || task.State == StateFailed) && (task.Trace == nil || task.Trace.Outcome() != EventType(task.State)) {
 			t.Fatalf("task %s: %s without a matching trace", task.ID, task.State)
 		}
 		if task.CancelRequested && task.State != StateRunning {
@@ -296,6 +313,9 @@ func FuzzReducer(f *testing.F) {
 				if arg&0x40 == 0 {
 					e.Manifest = manifest
 				}
+				if arg&0x04 != 0 {
+					e.Run = []byte(`{"acceptance":["true"]}`)
+				}
 			case EventStarted:
 				if arg&0x40 == 0 {
 					e.Worker = "w"
@@ -303,6 +323,9 @@ func FuzzReducer(f *testing.F) {
 			case EventTrace:
 				if arg&0x40 == 0 {
 					e.Trace = &Trace{Status: statuses[int(arg>>3)%len(statuses)]}
+					if arg&0x04 != 0 {
+						e.Trace.Acceptance = &Trace{Status: statuses[int(arg)%len(statuses)]}
+					}
 				}
 			}
 			before := EncodeSnapshot(s.Snapshot(t0))

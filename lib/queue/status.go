@@ -38,6 +38,17 @@ type LastRun struct {
 	ExitCode   int          `json:"exit_code"`
 	Signal     string       `json:"signal,omitempty"`
 	DurationMS int64        `json:"duration_ms"`
+	// Acceptance is how the attempt's acceptance command ended, when the
+	// worker ran one (the command succeeded first); it decided the state.
+	Acceptance *AcceptanceRun `json:"acceptance,omitempty"`
+}
+
+// AcceptanceRun is the trace metadata of an acceptance command.
+type AcceptanceRun struct {
+	Status     execx.Status `json:"status"`
+	ExitCode   int          `json:"exit_code"`
+	Signal     string       `json:"signal,omitempty"`
+	DurationMS int64        `json:"duration_ms"`
 }
 
 // StatusOf is the status document of t.
@@ -53,6 +64,9 @@ func StatusOf(t *Task) TaskStatus {
 		ts.Last = &LastRun{
 			Attempt: t.LastAttempt, Status: t.Last.Status, ExitCode: t.Last.ExitCode,
 			Signal: t.Last.Signal, DurationMS: t.Last.DurationMS,
+		}
+		if a := t.Last.Acceptance; a != nil {
+			ts.Last.Acceptance = &AcceptanceRun{Status: a.Status, ExitCode: a.ExitCode, Signal: a.Signal, DurationMS: a.DurationMS}
 		}
 	}
 	return ts
@@ -123,14 +137,22 @@ func lastText(l *LastRun) string {
 		return "-"
 	}
 	var b strings.Builder
-	b.WriteString(string(l.Status))
-	if l.Signal != "" {
-		b.WriteString(" " + l.Signal)
-	} else if l.Status != execx.StatusSucceeded {
-		b.WriteString(" exit " + strconv.Itoa(l.ExitCode))
+	runText(&b, l.Status, l.Signal, l.ExitCode, l.DurationMS)
+	if a := l.Acceptance; a != nil {
+		b.WriteString("; acceptance ")
+		runText(&b, a.Status, a.Signal, a.ExitCode, a.DurationMS)
 	}
-	b.WriteString(" in " + (time.Duration(l.DurationMS) * time.Millisecond).String())
 	return b.String()
+}
+
+func runText(b *strings.Builder, status execx.Status, signal string, code int, ms int64) {
+	b.WriteString(string(status))
+	if signal != "" {
+		b.WriteString(" " + signal)
+	} else if status != execx.StatusSucceeded {
+		b.WriteString(" exit " + strconv.Itoa(code))
+	}
+	b.WriteString(" in " + (time.Duration(ms) * time.Millisecond).String())
 }
 
 func ago(now, t time.Time) string {

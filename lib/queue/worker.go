@@ -71,6 +71,20 @@ type WorkerConfig struct {
 	Progress io.Writer
 	// Run defaults to execx.Run.
 	Run RunFunc
+	// Keep says which per-attempt workspaces (copy and worktree modes)
+	// stay once the result is recorded; default KeepFailed.
+	Keep Keep
+	// Observer, if set, records the worker's runs (task.started and
+	// task.finished for the command and the acceptance). The queue's own
+	// transitions are recorded by the backend it wraps (Observer.Backend),
+	// which the queue must have been built on.
+	Observer *Observer
+	// Queue names the queue in correlation ids (queue/NAME/task/ID), which
+	// every task sees as ART_CORRELATION.
+	Queue string
+	// Warn, if set, is told about what does not fail a task but should not
+	// go unnoticed: a workspace that could not be removed.
+	Warn func(error)
 }
 
 // WorkStats counts what a worker did.
@@ -207,11 +221,22 @@ func newWorker(q *Queue, cfg WorkerConfig) (*worker, error) {
 			return nil, exitcode.Errorf(exitcode.Internal, "--output-dir: %w", err)
 		}
 	}
-	// The worker gives every task its id and attempt; the policy must let
-	// those two names through (they carry only the worker's own values).
+	switch cfg.Keep {
+	case "":
+		cfg.Keep = KeepFailed
+	case KeepFailed, KeepAlways, KeepNever:
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "worker: keep %q: want failed, always or never", cfg.Keep)
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = "default"
+	}
+	// The worker gives every task its id, attempt and correlation; the
+	// policy must let those names through (they carry only the worker's
+	// own values).
 	pol := *cfg.Policy
 	pol.EnvAllow = slices.Clone(pol.EnvAllow)
-	for _, name := range []string{EnvTaskID, EnvAttempt} {
+	for _, name := range []string{EnvTaskID, EnvAttempt, EnvCorrelation, EnvCausation} {
 		if !slices.Contains(pol.EnvAllow, name) {
 			pol.EnvAllow = append(pol.EnvAllow, name)
 		}
@@ -408,28 +433,44 @@ func (q *Queue) claim(ctx context.Context, worker string) (*Task, error) {
 	return &got, nil
 }
 
-// run runs one claimed attempt and records its trace, then its terminal
-// event. A shutdown records nothing. The returned error is the queue's own
-// failure to record.
+// run runs one claimed attempt — in its own workspace when the task asks
+// for one, then its acceptance command when the command succeeded — and
+// records its trace, then its terminal event. A shutdown records nothing.
+// The returned error is the queue's own failure to record.
 func (w *worker) run(tctx, bg context.Context, t *Task) error {
+	obsv := w.cfg.Observer
+	defer obsv.forget(t.ID)
 	task, err := execx.DecodeTask(t.Manifest)
-	var res *execx.Result
+	var spec *RunSpec
 	if err == nil {
 		task.ID = t.ID
+		spec, err = DecodeRunSpec(t.Run)
+	}
+	var res *execx.Result
+	var tw *taskWorkspace
+	var accept *Trace
+	if err == nil {
+		tw, err = w.prepareWorkspace(tctx, t, spec)
+	}
+	if err == nil {
 		env := maps.Clone(task.Env.Set)
 		if env == nil {
 			env = map[string]string{}
 		}
 		env[EnvTaskID] = t.ID
 		env[EnvAttempt] = strconv.Itoa(t.Attempt)
+		env[EnvCorrelation] = Correlation(w.cfg.Queue, t.ID)
 		task.Env.Set = env
-		res, err = w.cfg.Run(tctx, w.pol, task, execx.Options{Supervised: true})
+		res, err = w.runOne(tctx, tw, task, t.Attempt, "command")
+		if err == nil && res.Status == execx.StatusSucceeded && len(spec.Acceptance) > 0 && tctx.Err() == nil {
+			accept = w.accept(tctx, tw, task, spec, t.Attempt)
+		}
 	}
 	failpoint("after-run")
 	cause := context.Cause(tctx)
 	if errors.Is(cause, errShutdown) {
 		// Leave the attempt to recovery: without a trace it is requeued
-		// under the same attempt number.
+		// under the same attempt number, and its workspace is made again.
 		w.count(func(s *WorkStats) { s.Interrupted++ })
 		return nil
 	}
@@ -446,9 +487,13 @@ func (w *worker) run(tctx, bg context.Context, t *Task) error {
 		}
 	}
 	tr := TraceOf(res)
+	tr.Acceptance = accept
 	term, err := w.q.finish(bg, w.self, t.ID, t.Attempt, tr)
 	if err != nil {
 		return err
+	}
+	if rerr := w.releaseWorkspace(bg, tw, spec, term == EventSucceeded); rerr != nil && w.cfg.Warn != nil {
+		w.cfg.Warn(fmt.Errorf("task %s attempt %d: workspace %s not removed: %w", t.ID, t.Attempt, tw.rel, rerr))
 	}
 	switch term {
 	case EventSucceeded:
@@ -459,9 +504,56 @@ func (w *worker) run(tctx, bg context.Context, t *Task) error {
 		w.count(func(s *WorkStats) { s.Cancelled++ })
 	}
 	if w.cfg.Progress != nil && term != "" {
-		fmt.Fprintf(w.cfg.Progress, "artq: %s attempt %d %s (%s) in %s\n", t.ID, t.Attempt, term, lastText(&LastRun{Status: tr.Status, ExitCode: tr.ExitCode, Signal: tr.Signal, DurationMS: tr.DurationMS}), time.Duration(tr.DurationMS)*time.Millisecond)
+		last := &LastRun{Status: tr.Status, ExitCode: tr.ExitCode, Signal: tr.Signal, DurationMS: tr.DurationMS}
+		if a := tr.Acceptance; a != nil {
+			last.Acceptance = &AcceptanceRun{Status: a.Status, ExitCode: a.ExitCode, Signal: a.Signal, DurationMS: a.DurationMS}
+		}
+		fmt.Fprintf(w.cfg.Progress, "artq: %s attempt %d %s (%s)\n", t.ID, t.Attempt, term, lastText(last))
 	}
 	return nil
+}
+
+// runOne runs one command of an attempt through the runner under the
+// attempt's workspace policy, recording task.started and task.finished.
+// The command learns the id of its task.started event (ART_CAUSATION), so
+// the events it emits itself name it as their cause.
+func (w *worker) runOne(ctx context.Context, tw *taskWorkspace, task *execx.Task, attempt int, step string) (*execx.Result, error) {
+	start := time.Now()
+	if id := w.cfg.Observer.runStarted(ctx, task, tw.pol, attempt, step, tw); id != "" {
+		task.Env.Set[EnvCausation] = id
+	}
+	res, err := w.cfg.Run(ctx, tw.pol, task, execx.Options{Supervised: true})
+	w.cfg.Observer.runFinished(ctx, task, res, err, attempt, step, time.Since(start))
+	return res, err
+}
+
+// accept runs the task's acceptance command through a fresh runner call,
+// in the same workspace, dir, environment and limits as the command: the
+// worker's own check, not the task's word. Its program must be allowed by
+// the worker's policy like any other. A run that could not start is
+// recorded as such (rejected, error), so the task fails.
+func (w *worker) accept(ctx context.Context, tw *taskWorkspace, task *execx.Task, spec *RunSpec, attempt int) *Trace {
+	at := &execx.Task{
+		TypeMeta: task.TypeMeta, ID: task.ID,
+		Program: spec.Acceptance[0], Args: slices.Clone(spec.Acceptance[1:]),
+		Dir: task.Dir, Env: execx.TaskEnv{Allow: task.Env.Allow, Set: maps.Clone(task.Env.Set)},
+		Limits: task.Limits,
+	}
+	delete(at.Env.Set, EnvCausation)
+	res, err := w.runOne(ctx, tw, at, attempt, "acceptance")
+	if err != nil {
+		res = execx.ErrorResult(at, err)
+		if errors.Is(context.Cause(ctx), errCancelRequested) {
+			res.Status, res.ExitCode, res.Cancelled = execx.StatusCancelled, exitcode.Cancelled, true
+		}
+	}
+	if w.cfg.OutputDir != "" {
+		name := filepath.Join(w.cfg.OutputDir, fmt.Sprintf("%s.%d.acceptance.out", task.ID, attempt))
+		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil && w.cfg.Warn != nil {
+			w.cfg.Warn(fmt.Errorf("--output-dir: %w", werr))
+		}
+	}
+	return TraceOf(res)
 }
 
 // finish appends the attempt's trace and then its terminal event, each
@@ -495,7 +587,7 @@ func (q *Queue) finish(ctx context.Context, worker, id string, attempt int, tr *
 		if !ours(t) || t.Trace == nil {
 			return nil, nil
 		}
-		ev := &Event{Time: q.now().UTC(), Type: Outcome(t.Trace.Status), Task: id, Attempt: attempt}
+		ev := &Event{Time: q.now().UTC(), Type: t.Trace.Outcome(), Task: id, Attempt: attempt}
 		if err := st.Check(ev); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,341 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// WorkDirName is the directory, at the top of a worker's policy workspace,
+// that holds the per-attempt workspaces: WORKSPACE/.artq/work/TASK-ATTEMPT.
+// It is never copied into a task's workspace, and a source inside it is
+// refused.
+const WorkDirName = ".artq"
+
+// Keep says which per-attempt workspaces a worker leaves in place once the
+// attempt's result is recorded.
+type Keep string
+
+// Keep policies.
+const (
+	// KeepFailed (the default) removes the workspace of a task that
+	// succeeded and keeps the others (failed, cancelled) for inspection.
+	KeepFailed Keep = "failed"
+	KeepAlways Keep = "always"
+	KeepNever  Keep = "never"
+)
+
+// KeepPolicies lists every policy, for flags.
+var KeepPolicies = []Keep{KeepFailed, KeepAlways, KeepNever}
+
+// WorkspacePath is where attempt of task runs in copy and worktree mode,
+// under the policy workspace ws.
+func WorkspacePath(ws, task string, attempt int) string {
+	return filepath.Join(ws, filepath.FromSlash(workRel(task, attempt)))
+}
+
+func workRel(task string, attempt int) string {
+	return WorkDirName + "/work/" + task + "-" + strconv.Itoa(attempt)
+}
+
+// taskWorkspace is where one attempt runs: the policy to run it under (for
+// copy and worktree, narrowed to the attempt's own directory, so even the
+// writes Landlock allows stay in it) and how to remove it.
+type taskWorkspace struct {
+	mode WorkspaceMode
+	pol  *execx.Policy
+	rel  string // the attempt's directory under the policy workspace ("" when shared)
+	// source is the worktree's repository, relative to the policy
+	// workspace (worktree only).
+	source string
+	// Copy figures, for the events.
+	files, bytes, skipped int64
+	took                  time.Duration
+}
+
+// prepareWorkspace makes the attempt's workspace. A directory left by an
+// earlier run of the same attempt (a worker that died before the trace)
+// is replaced: the attempt starts again from the source, as it would have.
+// Errors say why the task cannot run here: a refusal (126) for a source
+// outside the workspace, missing or not a directory; the tool's own failure
+// (125) for I/O.
+func (w *worker) prepareWorkspace(ctx context.Context, t *Task, spec *RunSpec) (*taskWorkspace, error) {
+	tw := &taskWorkspace{mode: spec.Mode(), pol: w.pol}
+	if tw.mode == WorkspaceShared {
+		return tw, nil
+	}
+	start := time.Now()
+	polWS := w.pol.Workspace
+	src := spec.Source
+	if src == "" {
+		src = "."
+	}
+	real, err := fsx.ResolveBeneath(polWS, src)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: %w", src, err)
+	}
+	realWS, err := filepath.EvalSymlinks(polWS)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "workspace %s: %w", polWS, err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: not a directory", src)
+	}
+	if rel, err := filepath.Rel(realWS, real); err == nil && (rel == WorkDirName || len(rel) > len(WorkDirName) && rel[:len(WorkDirName)+1] == WorkDirName+"/") {
+		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: inside the workers' own %s directory", src, WorkDirName)
+	}
+	root, err := os.OpenRoot(realWS)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "workspace %s: %w", realWS, err)
+	}
+	defer root.Close()
+	if err := root.MkdirAll(WorkDirName+"/work", 0o700); err != nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", WorkDirName+"/work", err)
+	}
+	// Keep the per-attempt trees out of `git status` when the workspace
+	// is itself a repository (worktree mode usually runs in one).
+	if _, err := root.Lstat(WorkDirName + "/.gitignore"); errors.Is(err, fs.ErrNotExist) {
+		_ = root.WriteFile(WorkDirName+"/.gitignore", []byte("*\n"), 0o600)
+	}
+	tw.rel = workRel(t.ID, t.Attempt)
+	abs := filepath.Join(realWS, filepath.FromSlash(tw.rel))
+	if _, err := root.Lstat(tw.rel); err == nil {
+		if err := w.removeWorkspace(ctx, root, tw, spec); err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "remove the workspace an earlier run of attempt %d left: %w", t.Attempt, err)
+		}
+	}
+	switch tw.mode {
+	case WorkspaceCopy:
+		if err := root.Mkdir(tw.rel, 0o700); err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", tw.rel, err)
+		}
+		srcRoot, err := os.OpenRoot(real)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "run.source %s: %w", src, err)
+		}
+		defer srcRoot.Close()
+		dst, err := root.OpenRoot(tw.rel)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "open %s: %w", tw.rel, err)
+		}
+		defer dst.Close()
+		st, err := copyTree(ctx, srcRoot, dst)
+		tw.files, tw.bytes, tw.skipped = st.files, st.bytes, st.skipped
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "copy %s to %s: %w", src, tw.rel, err)
+		}
+	case WorkspaceWorktree:
+		rel, err := filepath.Rel(realWS, real)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "run.source %s: %w", src, err)
+		}
+		tw.source = filepath.ToSlash(rel)
+		// Hooks are the repository's code, not the task's: none run.
+		if err := w.git(ctx, tw.source, "add", "-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", abs, "HEAD"); err != nil {
+			return nil, err
+		}
+	}
+	tw.took = time.Since(start)
+	// Narrowing to the attempt's directory cannot widen anything; it
+	// confines what Landlock lets the task write to its own tree.
+	pol, err := w.pol.Narrow(execx.Narrowing{Workspace: abs})
+	if err != nil {
+		return nil, err
+	}
+	tw.pol = pol
+	return tw, nil
+}
+
+// releaseWorkspace removes the attempt's workspace unless keep says to
+// leave it.
+func (w *worker) releaseWorkspace(ctx context.Context, tw *taskWorkspace, spec *RunSpec, succeeded bool) error {
+	if tw == nil || tw.rel == "" {
+		return nil
+	}
+	switch w.cfg.Keep {
+	case KeepAlways:
+		return nil
+	case KeepFailed, "":
+		if !succeeded {
+			return nil
+		}
+	}
+	root, err := os.OpenRoot(w.pol.Workspace)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return w.removeWorkspace(ctx, root, tw, spec)
+}
+
+// removeWorkspace removes the attempt's directory through root (so a
+// symlink swapped into the path cannot point the removal elsewhere); a
+// worktree is first unregistered from its repository.
+func (w *worker) removeWorkspace(ctx context.Context, root *os.Root, tw *taskWorkspace, spec *RunSpec) error {
+	if spec.Mode() == WorkspaceWorktree {
+		src := tw.source
+		if src == "" {
+			src = spec.Source
+		}
+		if src == "" {
+			src = "."
+		}
+		abs := filepath.Join(w.pol.Workspace, filepath.FromSlash(tw.rel))
+		if err := w.git(ctx, src, "remove", "worktree", "remove", "--force", abs); err == nil {
+			return nil
+		}
+		if err := root.RemoveAll(tw.rel); err != nil {
+			return err
+		}
+		return w.git(ctx, src, "prune", "worktree", "prune")
+	}
+	return root.RemoveAll(tw.rel)
+}
+
+// git runs git in dir (relative to the policy workspace) through the
+// runner, under the worker's policy: worktree mode needs git in the
+// policy's allowlist, like any program the worker starts. what names the
+// step in errors.
+func (w *worker) git(ctx context.Context, dir, what string, args ...string) error {
+	t := &execx.Task{TypeMeta: jsonx.Meta(execx.KindTask), Program: "git", Args: args, Dir: dir,
+		Limits: execx.Limits{Timeout: jsonx.Duration(5 * time.Minute)}}
+	res, err := execx.Run(ctx, w.pol, t, execx.Options{Supervised: true})
+	if err != nil {
+		if exitcode.Of(err) == exitcode.Refused {
+			return exitcode.Errorf(exitcode.Refused, "workspace worktree: git: %w", err)
+		}
+		return exitcode.Errorf(exitcode.Of(err), "workspace worktree: git: %w", err)
+	}
+	if res.Status != execx.StatusSucceeded {
+		return exitcode.Errorf(exitcode.Internal, "workspace worktree: git worktree %s: %s (exit %d): %s", what, res.Status, res.ExitCode, lastLine(res.Output))
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+type copyStats struct{ files, bytes, skipped int64 }
+
+// copyTree copies the tree of src into dst (both confined roots: no
+// symlink in either can lead the copy outside them): directories, regular
+// files with their permission bits and modification times, and symlinks as
+// symlinks (never followed). Sockets, FIFOs and devices are skipped and
+// counted. A top-level .artq (the per-attempt workspaces themselves, when
+// the source is the whole workspace) is never copied.
+func copyTree(ctx context.Context, src, dst *os.Root) (copyStats, error) {
+	var st copyStats
+	type dirMode struct {
+		name string
+		perm fs.FileMode
+		mt   time.Time
+	}
+	var dirs []dirMode
+	err := fs.WalkDir(src.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		if name == "." {
+			return nil
+		}
+		if name == WorkDirName && d.IsDir() {
+			return fs.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if err := dst.Mkdir(name, 0o700); err != nil {
+				return err
+			}
+			dirs = append(dirs, dirMode{name, info.Mode().Perm(), info.ModTime()})
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := src.Readlink(name)
+			if err != nil {
+				return err
+			}
+			if err := dst.Symlink(target, name); err != nil {
+				return err
+			}
+		case d.Type().IsRegular():
+			n, err := copyFile(src, dst, name, info)
+			if err != nil {
+				return err
+			}
+			st.files++
+			st.bytes += n
+		default:
+			st.skipped++
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	// Directory modes last (a read-only directory is filled first), deepest
+	// first so a parent's mtime is set after its children changed it.
+	slices.Reverse(dirs)
+	for _, dm := range dirs {
+		if err := dst.Chmod(dm.name, dm.perm); err != nil {
+			return st, err
+		}
+		_ = dst.Chtimes(dm.name, dm.mt, dm.mt)
+	}
+	return st, nil
+}
+
+func copyFile(src, dst *os.Root, name string, info fs.FileInfo) (int64, error) {
+	in, err := src.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	if fi, err := in.Stat(); err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = fmt.Errorf("%s: changed into a %s during the copy", name, fi.Mode().Type())
+		}
+		return 0, err
+	}
+	out, err := dst.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	if err != nil {
+		return 0, err
+	}
+	// File to file: copy_file_range (a reflink on file systems that share
+	// extents) where the kernel offers it, else a read/write loop.
+	n, err := out.ReadFrom(in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, err
+	}
+	mt := info.ModTime()
+	_ = dst.Chtimes(name, mt, mt)
+	return n, nil
+}
