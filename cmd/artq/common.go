@@ -33,8 +33,8 @@ func (f *QueueFlags) open(g *cli.Globals, readOnly bool) (queue.Backend, error) 
 
 // config is the backend configuration the flags name; work adds its lease.
 func (f *QueueFlags) config(g *cli.Globals, readOnly bool) (backends.Config, error) {
-	if len(g.Events) > 0 {
-		return backends.Config{}, exitcode.Errorf(exitcode.Usage, "--events: artq does not emit events yet; pipe 'artq log --follow' into 'artobs emit' instead")
+	if len(g.Events) > 0 && readOnly {
+		return backends.Config{}, errEventsReadOnly
 	}
 	c := backends.Config{Backend: f.Backend, Queue: f.Queue, Dir: g.Dir, ReadOnly: readOnly}
 	if c.Dir == "" && !natsq.IsURL(c.Backend) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 )
 
@@ -30,6 +31,11 @@ func (c *CompactCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
+	o, closeEvents, err := openEvents(std, g, f, obs.RoleOrchestrator, true)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
 	b, err := f.open(g, false)
 	if err != nil {
 		return err
@@ -39,6 +45,8 @@ func (c *CompactCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	if err != nil {
 		return err
 	}
+	o.Emit(context.WithoutCancel(ctx), "", obs.Draft{Type: "queue.compacted", Time: snap.Time,
+		Attrs: map[string]any{"through": snap.Seq, "tasks": len(snap.Tasks)}})
 	fmt.Fprintf(std.Err, "artq: compacted: snapshot of %d tasks through event %d\n", len(snap.Tasks), snap.Seq)
 	return nil
 }

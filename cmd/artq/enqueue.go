@@ -7,16 +7,22 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/words"
 )
 
 // EnqueueCmd adds tasks.
 type EnqueueCmd struct {
-	ID          string   `name:"id" placeholder:"ID" help:"Task id (letters, digits, - and _). Enqueueing the same id with the same manifest again succeeds without a second task; with a different manifest it exits 3. Default: a generated, time-ordered id."`
-	MaxAttempts int      `name:"max-attempts" default:"1" placeholder:"N" help:"Attempts the task may use in all through explicit 'artq retry' (default 1: no retry). A crash never uses one up."`
-	Manifest    string   `name:"manifest" placeholder:"FILE|-" help:"Read the Task manifest from FILE (- for stdin). With --batch: read the batch from FILE."`
-	Batch       bool     `name:"batch" help:"Read Task manifests as JSON Lines (stdin, or --manifest FILE) and enqueue them all in one synced append: all or none."`
-	Command     []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
+	ID          string `name:"id" placeholder:"ID" help:"Task id (letters, digits, - and _). Enqueueing the same id with the same manifest again succeeds without a second task; with a different manifest it exits 3. Default: a generated, time-ordered id."`
+	MaxAttempts int    `name:"max-attempts" default:"1" placeholder:"N" help:"Attempts the task may use in all through explicit 'artq retry' (default 1: no retry). A crash never uses one up."`
+	Manifest    string `name:"manifest" placeholder:"FILE|-" help:"Read the Task manifest from FILE (- for stdin). With --batch: read the batch from FILE."`
+	Batch       bool   `name:"batch" help:"Read Task manifests as JSON Lines (stdin, or --manifest FILE) and enqueue them all in one synced append: all or none."`
+
+	WorkspaceMode   string   `name:"workspace-mode" enum:"shared,copy,worktree" default:"shared" placeholder:"shared|copy|worktree" group:"Run" help:"Where the task runs: shared (the worker's workspace, default), copy (a fresh copy of --workspace-source per attempt) or worktree (a fresh detached git worktree of its HEAD per attempt), under WORKSPACE/.artq/work/ID-ATTEMPT."`
+	WorkspaceSource string   `name:"workspace-source" placeholder:"DIR" group:"Run" help:"copy/worktree: the directory or git repository to start from, relative to the worker's workspace (default: the workspace itself)."`
+	Acceptance      string   `name:"acceptance" placeholder:"'WORDS'" group:"Run" help:"A command the worker runs itself, in the task's workspace, after the task's command exits 0; the task succeeds only if it passes too. Split like shell words; no shell runs it. Its program must be allowed by the worker's policy."`
+	Command         []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
 }
 
 // Help shows examples.
@@ -30,7 +36,11 @@ Example:
   artq enqueue -- make test
   id=$(artq enqueue -o text --max-attempts 3 -- ./deploy.sh staging)
   artq enqueue --id nightly-2026-11-30 --manifest task.json   # idempotent
-  artq enqueue --batch < tasks.jsonl                           # one Task a line`
+  artq enqueue --batch < tasks.jsonl                           # one Task a line
+  artq enqueue --id fix-1 --workspace-mode copy --workspace-source calc \
+    --acceptance 'go test ./...' -- \
+    artagent run --workspace . --task 'make go test pass' --provider mock \
+      --mock-script /srv/fix.jsonl --allow go --verify 'go test ./...'`
 }
 
 // Run enqueues.
@@ -45,7 +55,19 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	if err != nil {
 		return err
 	}
-	b, err := f.open(g, false)
+	spec, err := c.runSpec()
+	if err != nil {
+		return err
+	}
+	for i := range reqs {
+		reqs[i].Run = spec
+	}
+	o, closeEvents, err := openEvents(std, g, f, obs.RoleDispatcher, false)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	b, err := f.openObserved(g, o)
 	if err != nil {
 		return err
 	}
@@ -67,6 +89,26 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 		}
 	}
 	return w.Flush()
+}
+
+// runSpec is the run spec the flags ask for, checked (exit 2) before the
+// log is opened.
+func (c *EnqueueCmd) runSpec() (*queue.RunSpec, error) {
+	spec := &queue.RunSpec{Workspace: queue.WorkspaceMode(c.WorkspaceMode), Source: c.WorkspaceSource}
+	if c.Acceptance != "" {
+		argv, err := words.Command(c.Acceptance)
+		if err != nil {
+			return nil, fmt.Errorf("--acceptance: %w", err)
+		}
+		spec.Acceptance = argv
+	}
+	if err := spec.Validate(); err != nil {
+		if spec.Mode() == queue.WorkspaceShared && spec.Source != "" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--workspace-source needs --workspace-mode copy or worktree")
+		}
+		return nil, err
+	}
+	return spec, nil
 }
 
 // requests decodes everything before the log is opened, so bad input never

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 )
 
@@ -33,7 +34,12 @@ func (c *RetryCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queue
 	if err := queue.ValidName("id", c.ID); err != nil {
 		return err
 	}
-	b, err := f.open(g, false)
+	o, closeEvents, err := openEvents(std, g, f, obs.RoleDispatcher, false)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	b, err := f.openObserved(g, o)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
 )
@@ -20,6 +21,7 @@ type WorkCmd struct {
 	Poll        time.Duration `name:"poll" default:"1s" placeholder:"D" help:"Longest time before a cancel request or a dead worker's task is noticed."`
 	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's captured output in DIR/TASK.ATTEMPT.out (0600). Default: output is not kept."`
 	Lease       time.Duration `name:"lease" default:"30s" placeholder:"D" help:"Worker lease for backends that heartbeat (NATS); the file backend's lease is a lock that dies with the process."`
+	Keep        string        `name:"keep-workspaces" enum:"failed,always,never" default:"failed" placeholder:"failed|always|never" help:"Which per-attempt workspaces (tasks enqueued with --workspace-mode copy or worktree) stay once the result is recorded: failed (default: removed when the task succeeded, kept otherwise for inspection), always or never."`
 
 	Policy              string   `name:"policy" placeholder:"FILE" group:"Policy" help:"Policy document for every task; the flags below can only narrow it."`
 	Allow               []string `name:"allow" placeholder:"NAME" group:"Policy" help:"Program that may run (bare name, repeatable). Required without --policy."`
@@ -80,18 +82,25 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	}
 	// A NATS worker rides out a server outage as long as its lease lasts.
 	bc.Ctx, bc.Lease = ctx, c.Lease
+	o, closeEvents, err := openEvents(std, g, f, obs.RoleWorker, true)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
 	b, err := backends.Open(bc)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	q, err := queue.Open(ctx, b)
+	q, err := queue.Open(ctx, o.Backend(b))
 	if err != nil {
 		return err
 	}
 	cfg := queue.WorkerConfig{
 		Policy: pol, Concurrency: c.Concurrency, Poll: c.Poll, Lease: c.Lease,
 		OutputDir: c.OutputDir, Mode: queue.Serve,
+		Keep: queue.Keep(c.Keep), Observer: o, Queue: f.name(g),
+		Warn: obs.WarnTo("artq", std.Err),
 	}
 	switch {
 	case c.Once:

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/queue"
+)
+
+// errEventsReadOnly: --events on a command that changes nothing.
+var errEventsReadOnly = exitcode.Errorf(exitcode.Usage, "--events: this command only reads and records nothing; enqueue, cancel, retry, work and compact take --events")
+
+// openEvents opens --events for a command that changes the queue, before
+// the queue is opened: a bad sink spec is a usage error (exit 2) and
+// touches nothing; a sink that cannot be opened is a warning, and the
+// command runs without events (a sink never fails the work). stdout is
+// refused where stdout carries the command's own output. It returns a nil
+// Observer without --events; close is never nil.
+func openEvents(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, stdoutOK bool) (o *queue.Observer, close func(), err error) {
+	none := func() {}
+	if len(g.Events) == 0 {
+		return nil, none, nil
+	}
+	if !stdoutOK && slices.Contains(g.Events, "stdout") {
+		return nil, none, exitcode.Errorf(exitcode.Usage, "--events stdout: stdout carries this command's output; use --events jsonl:PATH")
+	}
+	for _, spec := range g.Events {
+		if _, _, err := obs.ParseSink(spec); err != nil {
+			return nil, none, err
+		}
+	}
+	em, err := obs.Open(g.Events, obs.Options{Warn: obs.WarnTo("artq", std.Err), Stdout: std.Out})
+	if err != nil {
+		if exitcode.Of(err) == exitcode.Usage {
+			return nil, none, err
+		}
+		fmt.Fprintf(std.Err, "artq: warning: --events: %s (no events emitted)\n", strings.Join(strings.Fields(err.Error()), " "))
+		return nil, none, nil
+	}
+	return queue.NewObserver(em, f.name(g), role), func() { em.Close() }, nil
+}
+
+// name is the queue's name in correlation ids: --queue, or with --dir the
+// directory's base name.
+func (f *QueueFlags) name(g *cli.Globals) string {
+	if g.Dir != "" {
+		if abs, err := filepath.Abs(g.Dir); err == nil {
+			return filepath.Base(abs)
+		}
+		return filepath.Base(g.Dir)
+	}
+	return f.Queue
+}
+
+// openObserved opens the queue's backend for a command that changes it,
+// with its appends recorded by o (nil: not recorded).
+func (f *QueueFlags) openObserved(g *cli.Globals, o *queue.Observer) (queue.Backend, error) {
+	b, err := f.open(g, false)
+	if err != nil {
+		return nil, err
+	}
+	return o.Backend(b), nil
+}
