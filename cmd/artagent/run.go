@@ -106,7 +106,15 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		} else {
 			defer em.Close()
 			subject := runSubject(cfg)
-			opt.Observe = func(ev *agent.Event) { em.Emit(ctx, draft(subject, ev)) }
+			// Run as an artq task, the worker names the task and the event
+			// that started this run: the agent's events join its chain.
+			corr, cause := os.Getenv("ART_CORRELATION"), os.Getenv("ART_CAUSATION")
+			opt.Observe = func(ev *agent.Event) {
+				d := draft(subject, ev)
+				d.Correlation, d.Causation = corr, cause
+				// Detached: a cancelled run's result is still recorded.
+				em.Emit(context.WithoutCancel(ctx), d)
+			}
 		}
 	}
 
