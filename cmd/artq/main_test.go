@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 			"corrupt":  corruptFile,
 			"sleep":    sleep,
 			"code":     exitCode,
+			"procs":    procs,
 		},
 	})
 }

@@ -163,7 +163,7 @@ func QueueDraft(ev *Event) obs.Draft {
 		attrs["max_attempts"] = ev.MaxAttempts
 		attrs["program"] = gjson.GetBytes(ev.Manifest, "program").Str
 		attrs["argc"] = 1 + len(gjson.GetBytes(ev.Manifest, "args").Array())
-		if spec, err := DecodeRunSpec(ev.Run); err == nil {
+		if spec, err := DecodeRunSpec(ev.Run); err == nil && len(ev.Run) > 0 {
 			run := map[string]any{"workspace": string(spec.Mode())}
 			if spec.Source != "" {
 				run["source"] = spec.Source
