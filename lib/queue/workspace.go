@@ -213,9 +213,8 @@ func (w *worker) git(ctx context.Context, dir, what string, args ...string) erro
 		Limits: execx.Limits{Timeout: jsonx.Duration(5 * time.Minute)}}
 	res, err := execx.Run(ctx, w.pol, t, execx.Options{Supervised: true})
 	if err != nil {
-		if exitcode.Of(err) == exitcode.Refused {
-			return exitcode.Errorf(exitcode.Refused, "workspace worktree: git: %w", err)
-		}
+		// A refusal (git not allowed: 126) or a missing git (127) keeps
+		// its code: the task is rejected, not the worker broken.
 		return exitcode.Errorf(exitcode.Of(err), "workspace worktree: git: %w", err)
 	}
 	if res.Status != execx.StatusSucceeded {

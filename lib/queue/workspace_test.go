@@ -10,6 +10,7 @@ import (
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/queue"
 )
 
@@ -415,4 +416,36 @@ func TestWorkWorktree(t *testing.T) {
 	if len(e.runs(t)) != 0 {
 		t.Error("the task ran without its worktree")
 	}
+}
+
+// FuzzDecodeRunSpec: the stored run spec decoder never panics, and what
+// it accepts is valid and survives a round trip unchanged.
+func FuzzDecodeRunSpec(f *testing.F) {
+	for _, s := range []string{
+		``, `{}`, `{"workspace":"copy","source":"src/app","acceptance":["go","test","./..."]}`,
+		`{"workspace":"worktree"}`, `{"acceptance":["true"]}`, `{"workspace":"shared","source":"x"}`,
+		`{"workspace":"copy","workspace":"copy"}`, `{"acceptance":[""]}`, `{"source":"../x"}`, `{"x":1}`, `[]`, `{"acceptance":["a"]} {}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spec, err := queue.DecodeRunSpec(data)
+		if err != nil {
+			if exitcode.Of(err) != exitcode.Usage {
+				t.Fatalf("DecodeRunSpec(%q) = %v: not a usage error", data, err)
+			}
+			return
+		}
+		if err := spec.Validate(); err != nil {
+			t.Fatalf("accepted %q but it does not validate: %v", data, err)
+		}
+		enc, err := jsonx.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := queue.DecodeRunSpec(enc)
+		if err != nil || again.Mode() != spec.Mode() || again.Source != spec.Source || strings.Join(again.Acceptance, "\x00") != strings.Join(spec.Acceptance, "\x00") {
+			t.Fatalf("round trip of %q: %+v, %v; want %+v", enc, again, err, spec)
+		}
+	})
 }
