@@ -587,19 +587,10 @@ func (p *parser) escape(buf []byte) ([]byte, error) {
 	}
 	c := p.data[p.i+1]
 	p.i += 2
+	if b, ok := SimpleEscape(c); ok {
+		return append(buf, b), nil
+	}
 	switch c {
-	case '"', '\\', '/':
-		return append(buf, c), nil
-	case 'b':
-		return append(buf, '\b'), nil
-	case 'f':
-		return append(buf, '\f'), nil
-	case 'n':
-		return append(buf, '\n'), nil
-	case 'r':
-		return append(buf, '\r'), nil
-	case 't':
-		return append(buf, '\t'), nil
 	case 'u':
 		r, ok := p.hex4()
 		if !ok {
@@ -627,24 +618,11 @@ func (p *parser) escape(buf []byte) ([]byte, error) {
 }
 
 func (p *parser) hex4() (rune, bool) {
-	if p.i+4 > len(p.data) {
-		return 0, false
+	r, ok := Hex4(p.data[p.i:])
+	if ok {
+		p.i += 4
 	}
-	var r rune
-	for _, c := range p.data[p.i : p.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	p.i += 4
-	return r, true
+	return r, ok
 }
 
 func (p *parser) number() (any, error) {

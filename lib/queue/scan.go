@@ -5,6 +5,8 @@ import (
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/art-runtime/art/lib/jsonx"
 )
 
 // scanner is a strict, single-pass JSON reader for records and snapshot
@@ -148,19 +150,11 @@ func (s *scanner) escaped(start int) ([]byte, error) {
 		}
 		e := s.b[s.i+1]
 		s.i += 2
+		if b, ok := jsonx.SimpleEscape(e); ok {
+			out = append(out, b)
+			continue
+		}
 		switch e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
 		case 'u':
 			r, ok := s.hex4()
 			if !ok {
@@ -185,24 +179,11 @@ func (s *scanner) escaped(start int) ([]byte, error) {
 }
 
 func (s *scanner) hex4() (rune, bool) {
-	if s.i+4 > len(s.b) {
-		return 0, false
+	r, ok := jsonx.Hex4(s.b[s.i:])
+	if ok {
+		s.i += 4
 	}
-	var r rune
-	for _, c := range s.b[s.i : s.i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	s.i += 4
-	return r, true
+	return r, ok
 }
 
 // uint reads a canonical unsigned integer (see parseUint).
