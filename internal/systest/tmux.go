@@ -22,12 +22,15 @@ const Deadline = 90 * time.Second
 // so the program's stdin, stdout and stderr are a real pty and isatty says
 // yes. The test reads what a person would see with Screen and History.
 //
-// The pane stays after the program exits (remain-on-exit), so its last
-// screen can still be read and its exit status is known (Wait).
+// The program runs under a small sh that outlives it, so its last screen
+// can still be read after it exits and its exit status is known (Wait).
+// (tmux's own remain-on-exit is not used: tmux 3.3 can mark a pane dead
+// before it has read the program's last output or learnt its status.)
 type Term struct {
 	t      testing.TB
 	tmux   string
 	socket string
+	status string // the file the wrapper writes the exit status to
 }
 
 // TermOptions size and place the terminal.
@@ -53,21 +56,26 @@ func StartTerm(t testing.TB, o TermOptions, argv ...string) *Term {
 	if o.Rows == 0 {
 		o.Rows = 30
 	}
-	conf := filepath.Join(t.TempDir(), "tmux.conf")
-	// remain-on-exit is in the configuration, read before the first pane
-	// starts, so even a program that exits at once leaves its pane.
-	if err := os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g history-limit 10000\n"), 0o600); err != nil {
+	tmp := t.TempDir()
+	conf := filepath.Join(tmp, "tmux.conf")
+	if err := os.WriteFile(conf, []byte("set -g history-limit 10000\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tm := &Term{t: t, tmux: tmux, socket: fmt.Sprintf("art-test-%d-%d", os.Getpid(), termSeq.Add(1))}
+	tm := &Term{t: t, tmux: tmux, socket: fmt.Sprintf("art-test-%d-%d", os.Getpid(), termSeq.Add(1)),
+		status: filepath.Join(tmp, "status")}
 	args := []string{"-f", conf, "new-session", "-d", "-s", "t",
 		"-x", strconv.Itoa(o.Cols), "-y", strconv.Itoa(o.Rows)}
 	if o.Dir != "" {
 		args = append(args, "-c", o.Dir)
 	}
-	// tmux joins a command's words with spaces and hands the line to a
-	// shell: quote each word so argv arrives as given.
-	args = append(args, ShellQuote(argv...))
+	// The wrapper waits for the program (a trap keeps Ctrl-C, which the
+	// terminal sends to both, from ending the wrapper first; the program
+	// gets the default action back at exec), records its status ($? is
+	// 128+N after signal N), and keeps the pane open. tmux joins a
+	// command's words with spaces and hands the line to a shell: quote
+	// each word so argv arrives as given.
+	wrapper := `trap : INT; f=$1; shift; "$@"; echo $? >"$f.tmp"; mv "$f.tmp" "$f"; exec sleep 86400`
+	args = append(args, ShellQuote(append([]string{"sh", "-c", wrapper, "sh", tm.status}, argv...)...))
 	// The server starts with this client's environment, and the pane
 	// inherits it: the test's PATH (where testscript put the tools), plus
 	// o.Env, minus what would tie it to an outer tmux.
@@ -162,18 +170,15 @@ func (tm *Term) Wait() int {
 	tm.t.Helper()
 	var code int
 	tm.wait("the program exit", func() string {
-		return tm.run(nil, "display-message", "-p", "-t", "t", "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}")
+		b, err := os.ReadFile(tm.status)
+		if err != nil {
+			return "(running)"
+		}
+		return string(b)
 	}, func(s string) bool {
-		f := strings.Split(strings.TrimSpace(s), ":")
-		if len(f) != 3 || f[0] != "1" {
-			return false
-		}
-		if n, err := strconv.Atoi(f[2]); err == nil && n > 0 {
-			code = 128 + n
-			return true
-		}
-		code, _ = strconv.Atoi(f[1])
-		return true
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		code = n
+		return err == nil
 	})
 	return code
 }
