@@ -32,6 +32,12 @@ task's status: TaskStatus JSON, or just the id with -o text. Nothing runs
 until a worker ('artq work') claims the task. Invalid input (unknown field,
 bad duration, missing program) exits 2 and leaves the log untouched.
 
+--workspace-mode copy|worktree gives every attempt a fresh tree of its own
+made from --workspace-source; --acceptance names a command the worker runs
+itself after the task's command succeeds. Both are stored with the task
+(the same id with other values exits 3). --events jsonl:PATH records the
+enqueue as a redacted event.
+
 Example:
   artq enqueue -- make test
   id=$(artq enqueue -o text --max-attempts 3 -- ./deploy.sh staging)

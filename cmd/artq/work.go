@@ -46,11 +46,22 @@ read or written; 2 for a bad policy or flags.
 
 Each task sees ARTQ_TASK_ID and ARTQ_ATTEMPT in its environment: use them as
 idempotency keys, since an attempt interrupted before its trace was synced
-runs again under the same number.
+runs again under the same number. It also sees ART_CORRELATION
+(queue/NAME/task/ID) and, with --events, ART_CAUSATION (its task.started
+event), which artagent --events records in its own events.
+
+A task enqueued with --workspace-mode copy or worktree runs in its own tree,
+WORKSPACE/.artq/work/ID-ATTEMPT, under the policy narrowed to that tree;
+--keep-workspaces says which trees stay. A task enqueued with --acceptance
+succeeds only if that command, run by the worker in the same tree after the
+task's command exits 0, passes too. Cancelling a task kills every process
+of it. With --events, every change and run is recorded as redacted events;
+a sink failure is a warning, never a failed task.
 
 Example:
   artq work --drain --allow make --allow go --workspace ~/src/app
   artq work --policy /etc/art/policy.json --concurrency 4 --output-dir /var/log/artq
+  artq work --drain --policy agents.json --events jsonl:events.jsonl --keep-workspaces always
   */5 * * * *  artq work --drain --policy /etc/art/policy.json`
 }
 
