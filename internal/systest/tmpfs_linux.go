@@ -101,3 +101,20 @@ func (m *Tmpfs) remount(flags uintptr) {
 		m.t.Fatalf("remount %s: %v", m.Dir, err)
 	}
 }
+
+// A Fault is a way a filesystem refuses writes, with the words of the
+// error the kernel then gives (as strerror spells them), how to cause it
+// and how to end it.
+type Fault struct {
+	Name  string
+	Cause string
+	Break func(*Tmpfs)
+	Mend  func(*Tmpfs)
+}
+
+// Faults are the two ways a durable writer meets a filesystem that will
+// not take its bytes: full (ENOSPC) and read-only (EROFS).
+var Faults = []Fault{
+	{"full", "no space left on device", func(m *Tmpfs) { m.Fill() }, (*Tmpfs).Free},
+	{"read-only", "read-only file system", (*Tmpfs).ReadOnly, (*Tmpfs).ReadWrite},
+}
