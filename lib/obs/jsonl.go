@@ -25,7 +25,9 @@ import (
 //     by the effective user and not accessible by group or others. A new
 //     file is created 0600.
 //   - One write(2) per record on an O_APPEND descriptor, so a record is never
-//     interleaved with another writer's. A short write poisons the sink:
+//     interleaved with another writer's. A short write (a full disk) is cut
+//     off again under the lock, so the file stays what it was and that
+//     append fails as a whole; only if the cut fails is the sink poisoned:
 //     every later append fails rather than writing after half a record. A
 //     failed fsync poisons it too (after fsync fails the kernel may have
 //     dropped the dirty pages; retrying would report success for lost data).
@@ -306,6 +308,24 @@ func (j *JSONL) scan(from, size int64, partial bool) error {
 	return nil
 }
 
+// cutBack removes the n bytes a failed write left at the end of the file
+// (a full disk takes what fits in the last page), so that readers never see
+// half a record and the file is what it was before the append. The caller
+// holds the flock, and every writer appends under it, so the file ended at
+// j.size when the write began. Only if the cut fails is the sink poisoned;
+// the next opener then truncates the torn record.
+func (j *JSONL) cutBack(n int, err error) error {
+	t, ok := j.w.(interface{ Truncate(int64) error })
+	if !ok {
+		t = j.f
+	}
+	if terr := t.Truncate(j.size); terr != nil {
+		j.poisoned = fmt.Errorf("%w: wrote %d of %d bytes: %v; and could not cut them off: %v", ErrPoisoned, n, len(j.buf), err, terr)
+		return j.poisoned
+	}
+	return fmt.Errorf("wrote %d of %d bytes, then cut them off: %w", n, len(j.buf), err)
+}
+
 func (j *JSONL) learn(line []byte, off int64) error {
 	if !bytes.HasPrefix(line, []byte(apiPrefix)) {
 		if bytes.HasPrefix(line, []byte(`{"apiVersion":"`)) {
@@ -330,8 +350,8 @@ func (j *JSONL) learn(line []byte, off int64) error {
 
 // appendBatch writes every new envelope of a batch with one write(2); the
 // caller holds begin. A duplicate or stale envelope is skipped (reported
-// per envelope); a failed write fails every envelope that was in it, and a
-// partial one poisons the sink.
+// per envelope); a failed write fails every envelope that was in it, and
+// what a partial one wrote is cut off again (cutBack).
 func (j *JSONL) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []error, func() error) {
 	outs, errs := make([]Outcome, len(envs)), make([]error, len(envs))
 	failAll := func(err error) ([]Outcome, []error, func() error) {
@@ -396,8 +416,7 @@ func (j *JSONL) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []e
 			err = io.ErrShortWrite
 		}
 		if n > 0 {
-			j.poisoned = fmt.Errorf("%w: wrote %d of %d bytes: %v", ErrPoisoned, n, len(j.buf), err)
-			err = j.poisoned
+			err = j.cutBack(n, err)
 		}
 		return failAll(j.err("append", err))
 	}

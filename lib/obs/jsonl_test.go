@@ -238,10 +238,12 @@ func TestJSONLIdempotentAcrossReopen(t *testing.T) {
 }
 
 // shortWriter writes only the first n bytes of each record to the file, as
-// a full disk would.
+// a full disk would. cut, when set, is the error its Truncate returns (the
+// sink cuts a partial write off through its writer).
 type shortWriter struct {
-	f *os.File
-	n int
+	f   *os.File
+	n   int
+	cut error
 }
 
 func (s shortWriter) Write(p []byte) (int, error) {
@@ -255,7 +257,14 @@ func (s shortWriter) Write(p []byte) (int, error) {
 	return n, syscall.ENOSPC
 }
 
-func TestJSONLPartialWritePoisons(t *testing.T) {
+func (s shortWriter) Truncate(size int64) error {
+	if s.cut != nil {
+		return s.cut
+	}
+	return s.f.Truncate(size)
+}
+
+func TestJSONLPartialWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.jsonl")
 	j := openJSONL(t, path, JSONLOptions{})
 	e := New(Options{}, j)
@@ -271,11 +280,28 @@ func TestJSONLPartialWritePoisons(t *testing.T) {
 		t.Errorf("after a clean failure: %v", d.Err)
 	}
 
-	// Half a record: poisoned for good, even once the disk has room again.
+	// Half a record: cut off again, so the file is what it was and the
+	// sink stays usable.
+	before, _ := os.ReadFile(path)
 	j.w = shortWriter{f: j.f, n: 17}
 	d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"})
+	if !errors.Is(d.Err, syscall.ENOSPC) || errors.Is(d.Err, ErrPoisoned) || exitcode.Of(d.Err) != exitcode.Internal {
+		t.Fatalf("partial write = %v; want the ENOSPC, exit 125, not poisoned", d.Err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Errorf("after a partial write that was cut off the file holds:\n%s\nwant what it held before:\n%s", after, before)
+	}
+	j.w = j.f
+	if d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"}); d.Err != nil {
+		t.Errorf("after a partial write that was cut off: %v", d.Err)
+	}
+
+	// Half a record that cannot be cut off: poisoned for good, even once
+	// the disk has room again.
+	j.w = shortWriter{f: j.f, n: 17, cut: syscall.EIO}
+	d = e.Emit(context.Background(), Draft{Subject: "s", Type: "t"})
 	if !errors.Is(d.Err, ErrPoisoned) || exitcode.Of(d.Err) != exitcode.Internal {
-		t.Fatalf("partial write = %v; want ErrPoisoned", d.Err)
+		t.Fatalf("partial write that could not be cut off = %v; want ErrPoisoned", d.Err)
 	}
 	j.w = j.f
 	for range 2 {
@@ -285,8 +311,8 @@ func TestJSONLPartialWritePoisons(t *testing.T) {
 	}
 	e.Close()
 	b, _ := os.ReadFile(path)
-	if strings.Count(string(b), "\n") != 3 || strings.HasSuffix(string(b), "\n") {
-		t.Errorf("file should hold 3 records and a 17-byte torn tail:\n%s", b)
+	if strings.Count(string(b), "\n") != 4 || strings.HasSuffix(string(b), "\n") {
+		t.Errorf("file should hold 4 records and a 17-byte torn tail:\n%s", b)
 	}
 	// The next opener cuts the torn tail; the file verifies again.
 	j2 := openJSONL(t, path, JSONLOptions{})
@@ -294,13 +320,14 @@ func TestJSONLPartialWritePoisons(t *testing.T) {
 		t.Errorf("recovery = %+v; want 17 torn bytes", r)
 	}
 	j2.Close()
-	// The event whose write failed cleanly is missing: verify says so.
+	// The two events whose writes failed and were cut off are missing:
+	// verify says so.
 	var problems []string
 	if _, err := VerifyFile(path, nil, func(f Finding) { problems = append(problems, f.Problem) }); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(problems, ",") != "gap" {
-		t.Errorf("findings %v; want one gap (the lost event)", problems)
+	if strings.Join(problems, ",") != "gap,gap" {
+		t.Errorf("findings %v; want two gaps (the lost events)", problems)
 	}
 }
 

@@ -17,9 +17,9 @@
 // literals beyond 2^53, unknown fields or a bad header (exit 2); sink paths
 // that are symlinks, not regular files, not owned by the caller or readable
 // by others (exit 126); appending to a sink whose tail is corrupt or of
-// another version (exit 125), or after a partial write (the sink is
-// poisoned: exit 125); an envelope older than what a sink already holds for
-// its subject (exit 3).
+// another version (exit 125), or after a partial write that could not be
+// cut off again or a failed fsync (the sink is poisoned: exit 125); an
+// envelope older than what a sink already holds for its subject (exit 3).
 package obs
 
 import (
