@@ -462,7 +462,10 @@ func (w *worker) run(tctx, bg context.Context, t *Task) error {
 		env[EnvCorrelation] = Correlation(w.cfg.Queue, t.ID)
 		task.Env.Set = env
 		res, err = w.runOne(tctx, tw, task, t.Attempt, "command")
-		if err == nil && res.Status == execx.StatusSucceeded && len(spec.Acceptance) > 0 && tctx.Err() == nil {
+		// Even when a cancel arrived as the command finished: an acceptance
+		// that cannot run is recorded as cancelled, never skipped (the task
+		// must not succeed on the command's word alone).
+		if err == nil && res.Status == execx.StatusSucceeded && len(spec.Acceptance) > 0 {
 			accept = w.accept(tctx, tw, task, spec, t.Attempt)
 		}
 	}

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -448,4 +449,38 @@ func FuzzDecodeRunSpec(f *testing.F) {
 			t.Fatalf("round trip of %q: %+v, %v; want %+v", enc, again, err, spec)
 		}
 	})
+}
+
+// TestWorkAcceptanceAfterCancel: a cancel that arrives just as the command
+// succeeds does not let the task succeed without its acceptance: the
+// acceptance is recorded cancelled, and so is the task.
+func TestWorkAcceptanceAfterCancel(t *testing.T) {
+	e := newEnv(t)
+	e.enqueueRun(t, "racy", &queue.RunSpec{Acceptance: []string{"true"}}, "true")
+	var steps []string
+	run := func(ctx context.Context, p *execx.Policy, task *execx.Task, opt execx.Options) (*execx.Result, error) {
+		steps = append(steps, task.Program)
+		if len(steps) == 1 {
+			// The command: a cancel is requested while it runs, and it
+			// finishes successfully as the worker acts on the request.
+			if _, err := queue.New(e.b).Cancel(bg, "racy"); err != nil {
+				return nil, err
+			}
+			<-ctx.Done()
+			return &execx.Result{Program: task.Program, Status: execx.StatusSucceeded}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		return &execx.Result{Program: task.Program, Status: execx.StatusSucceeded}, nil
+	}
+	e.drain(t, queue.WorkerConfig{Run: run, Poll: 20 * time.Millisecond})
+	if got := strings.Join(steps, " "); got != "true true" {
+		t.Errorf("runs = %q; want the command, then the acceptance attempted", got)
+	}
+	ts := e.status(t, "racy")
+	tr := e.trace(t, "racy", 1)
+	if ts.State != queue.StateCancelled || tr.Acceptance == nil || tr.Acceptance.Status != execx.StatusCancelled {
+		t.Errorf("racy = %s, trace %+v acceptance %+v; want cancelled with a cancelled acceptance", ts.State, tr, tr.Acceptance)
+	}
 }
