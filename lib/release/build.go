@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
@@ -83,13 +85,26 @@ func Build(ctx context.Context, o BuildOptions) (*Manifest, error) {
 		return nil, context.Cause(ctx)
 	}
 	if err != nil {
-		return nil, err
+		return nil, outputError(o.Out, tmp, err)
 	}
 	if err := publish(tmp, out, o.Force); err != nil {
 		return nil, err
 	}
 	published = true
 	return m, nil
+}
+
+// outputError names the output directory in a failure to write a file of
+// the release (a full disk, a failing device): the file was in tmp, a name
+// the user never gave, gone by the time they read the error. Other errors
+// (an unknown ref, a bad contract) are not about the output and pass as
+// they are.
+func outputError(out, tmp string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Path, tmp+string(filepath.Separator)) {
+		return fmt.Errorf("output directory %s: %w", out, err)
+	}
+	return err
 }
 
 // checkOut refuses an output path that is not a directory, or a non-empty
