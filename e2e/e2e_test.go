@@ -59,11 +59,19 @@ func run(m *testing.M) int {
 		args = append(args, "./cmd/"+t)
 	}
 	start := time.Now()
-	build := exec.Command("go", args...)
-	build.Dir = repo
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build: %v\n%s", err, out)
-		return 1
+	// Once more on failure: a build cache shared with concurrent builds
+	// can lose an entry under a compile (seen as "could not import").
+	for try := 1; ; try++ {
+		build := exec.Command("go", args...)
+		build.Dir = repo
+		out, err := build.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 2 {
+			fmt.Fprintf(os.Stderr, "e2e: go build: %v\n%s", err, out)
+			return 1
+		}
 	}
 	if testing.Verbose() {
 		fmt.Fprintf(os.Stderr, "e2e: built %s in %s\n", strings.Join(tools, ", "), time.Since(start).Round(time.Millisecond))
