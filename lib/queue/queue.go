@@ -1,7 +1,10 @@
 // Package queue owns artq's task queue: the event record, the reducer (the
 // one state machine every task goes through), replay from a snapshot and the
 // log, recovery of tasks whose worker died, the worker that runs tasks
-// through lib/execx, and the Backend interface that a durable log implements
+// through lib/execx (each attempt in the shared workspace or in a fresh copy
+// or git worktree of its own, with an optional acceptance command the worker
+// runs itself: RunSpec), the Observer that records all of it as lib/obs
+// events, and the Backend interface that a durable log implements
 // (lib/queue/file by default; NATS JetStream by design).
 //
 // State is never stored, only derived: every change is an event appended to
