@@ -37,7 +37,7 @@ type IO struct {
 type Globals struct {
 	Dir     string           `name:"dir" placeholder:"DIR" help:"State home (default: $$ART_HOME, else $$XDG_STATE_HOME/art, else ~/.local/state/art)."`
 	Output  string           `name:"output" short:"o" enum:"auto,json,text" default:"auto" help:"Output format: auto (text on a terminal, JSON otherwise), json or text."`
-	Events  []string         `name:"events" placeholder:"SINK" help:"Also emit redacted events to SINK (jsonl:PATH or stdout); repeatable. A sink failure is reported, never fails the work."`
+	Events  []string         `name:"events" sep:"none" placeholder:"SINK" help:"Also emit redacted events to SINK (jsonl:PATH or stdout); repeatable. A sink failure is reported, never fails the work."`
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 }
 
