@@ -76,6 +76,22 @@ show artobs tail "$events" -n 3 -o text
 if grep -q ghp_0123456789 "$events"; then echo "demo: a secret reached the sink" >&2; exit 1; fi
 echo "no secret in $events"
 
+step "the pipeline: an agent run as a queue task, in its own copy, accepted by the worker's own go test"
+mkdir -p "$work/pws" && cp -R testdata/agent/goproject "$work/pws/calc"
+cat >"$work/agent-policy.json" <<JSON
+{"apiVersion": "art/v1alpha1", "kind": "Policy", "allow": ["artagent", "go"],
+ "workspace": "$work/pws", "env_allow": ["PATH", "HOME", "GOCACHE", "GOPATH", "GOFLAGS"]}
+JSON
+artq --queue agents enqueue --id fix-add --workspace-mode copy --workspace-source calc \
+	--acceptance 'go test ./...' --events "jsonl:$events" -- \
+	artagent run --workspace . --task 'make go test ./... pass' \
+	--provider mock --mock-script "$repo/testdata/agent/goproject-fix.jsonl" \
+	--allow go --verify 'go test ./...' --env GOCACHE --env GOPATH --env GOFLAGS --events "jsonl:$events" >/dev/null
+show artq --queue agents work --drain --policy "$work/agent-policy.json" --events "jsonl:$events" --keep-workspaces always
+show artq --queue agents status -o text
+grep -H 'return a +' "$work/pws/.artq/work/fix-add-1/calc.go"
+show artobs tail "$events" --subject queue/agents/task/fix-add -n 4 -o text
+
 step "artgoal: a goal walked through its eight phases with evidence from the queue, then closed"
 printf 'calc: Add adds\n' >"$work/design.md"
 show artgoal new calc --title 'Fix calc.Add' --non-goal 'no new API' \
