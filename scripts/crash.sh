@@ -13,7 +13,7 @@
 # on bad usage or a missing tool.
 #
 # Uses the artq and artgoal on PATH, else the ones in the repository's bin/
-# (make build), and jq. On two cores 200 iterations take about two minutes,
+# (make build), and jq. On two cores 200 iterations take 2–3 minutes,
 # almost all of it the queue soak.
 set -euo pipefail
 
