@@ -31,6 +31,7 @@ func TestUnwritable(t *testing.T) {
 }
 
 func testUnwritable(t *testing.T, fault systest.Fault) {
+	m := systest.MountTmpfs(t, 256<<10)
 	// Git isolated from the machine, with fixed identity and times (as in
 	// TestScripts).
 	work := t.TempDir()
@@ -81,7 +82,6 @@ func testUnwritable(t *testing.T, fault systest.Fault) {
 	must("git", "-C", "repo", "add", "-A")
 	must("git", "-C", "repo", "commit", "-q", "-m", "feat: first")
 
-	m := systest.MountTmpfs(t, 256<<10)
 	dist, fresh := m.Path("dist"), m.Path("fresh")
 	must("artrelease", "build", "--ref", "HEAD", "--repo", "repo", "--out", dist)
 	released := systest.Tree(t, dist)
