@@ -10,7 +10,7 @@ FUZZTIME    ?= 60s
 
 export GOTOOLCHAIN ?= local
 
-.PHONY: all build test vet lint unit demo fuzz bench release clean
+.PHONY: all build test vet lint unit demo fuzz bench crash release clean
 
 all: build
 
@@ -46,6 +46,10 @@ fuzz:
 
 bench: build
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/bench.sh
+
+# The queue and goal kill -9 soaks as one run: make crash N=200
+crash: build
+	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/crash.sh $(N)
 
 release: build
 	$(BIN)/artrelease build --ref HEAD --out dist --force

@@ -8,6 +8,7 @@
 package fsx
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	}
 	tmp, err := os.CreateTemp(dir, base)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	done := false
 	defer func() {
@@ -48,22 +49,37 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync: %w", path, err)
+		return fmt.Errorf("write %s: sync: %w", path, cause(err))
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	if err := atomic.ReplaceFile(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
 	done = true
 	return SyncDir(dir)
+}
+
+// cause drops the *os.PathError layer that names the temporary file: the
+// caller's message names the real path, and the temp name (gone by now) would
+// only confuse. errors.Is(err, syscall.ENOSPC) still holds.
+func cause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // SyncDir fsyncs a directory so that a rename or create in it survives a crash.

@@ -45,7 +45,7 @@ func lock(path string, how int, create bool) (*Lock, error) {
 	}
 	f, err := os.OpenFile(path, flags, FileMode)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, fmt.Errorf("lock %s: %w", path, cause(err))
 	}
 	for {
 		err = unix.Flock(int(f.Fd()), how)
