@@ -9,7 +9,6 @@ package e2e_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -114,29 +114,12 @@ func TestPipeline(t *testing.T) {
 	})
 }
 
-// withArg returns the pids of processes that have arg as one whole
-// argument (from /proc: the scripts run on Linux only).
+// withArg returns the pids of processes (other than this one) that have
+// arg as one whole argument.
 func withArg(ts *testscript.TestScript, arg string) []int {
-	ents, err := os.ReadDir("/proc")
+	pids, err := systest.PidsWithArg(arg)
 	ts.Check(err)
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, a := range bytes.Split(cmd, []byte{0}) {
-			if string(a) == arg {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
+	return pids
 }
 
 // procs ARG N: wait (up to 60 s) until at least N processes have ARG as an

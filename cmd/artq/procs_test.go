@@ -1,39 +1,19 @@
 package main
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // withArg returns the pids of processes (other than this one) that have
-// arg as one whole argument, from /proc (Linux; scripts using it say
-// [!linux] skip).
+// arg as one whole argument.
 func withArg(ts *testscript.TestScript, arg string) []int {
-	ents, err := os.ReadDir("/proc")
+	pids, err := systest.PidsWithArg(arg)
 	ts.Check(err)
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, a := range bytes.Split(cmd, []byte{0}) {
-			if string(a) == arg {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
+	return pids
 }
 
 // procs ARG N: wait (up to 30 s) until at least N processes have ARG as

@@ -3,15 +3,14 @@
 package queue_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
 )
@@ -48,28 +47,11 @@ func fakeAgent(marker string) int {
 // as a whole argument.
 func procsWith(t *testing.T, marker string) []int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc")
+	pids, err := systest.PidsWithArg(marker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		for _, arg := range bytes.Split(cmd, []byte{0}) {
-			if string(arg) == marker {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
+	return pids
 }
 
 // TestWorkCancelKillsEveryProcess: cancelling a task kills the agent and
