@@ -20,19 +20,18 @@ echo "bench: $(go version), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg
 
 section() { printf '\n### %s\n\n' "$*"; }
 
-# gobench PKG REGEX: medians over -count runs, per benchmark.
+# gobench PKG REGEX: the median over -count runs of every metric of every
+# benchmark (plain POSIX awk: no gawk needed).
 gobench() {
 	go test -run '^$' -bench "$2" -benchmem -count "$count" "$1" 2>&1 |
 		awk '/^Benchmark/ {
-			name=$1; sub(/-[0-9]+$/, "", name)
-			for (i = 3; i < NF; i++) if ($(i+1) ~ /\/op$|\/s$/) v[name "\t" $(i+1)] = v[name "\t" $(i+1)] " " $i
-		}
-		END {
-			for (k in v) {
-				n = split(substr(v[k], 2), a, " "); asort(a)
-				printf "%s\t%s\n", k, a[int((n+1)/2)]
-			}
-		}' | sort | awk -F'\t' '{ printf "%-60s %14s %s\n", $1, $3, $2 }'
+			name = $1; sub(/-[0-9]+$/, "", name)
+			for (i = 3; i < NF; i++) if ($(i+1) ~ /\/op$|\/s$/) print name "\t" $(i+1) "\t" $i
+		}' |
+		sort -t "$(printf '\t')" -k1,1 -k2,2 -k3,3g |
+		awk -F'\t' '{ k = $1 "\t" $2; v[k, ++n[k]] = $3 }
+		END { for (k in n) { split(k, p, "\t"); printf "%-60s %14s %s\n", p[1], v[k, int((n[k] + 1) / 2)], p[2] } }' |
+		sort
 }
 
 section "artexec: per-command cost and bounded capture (scripts/bench-artexec.sh)"
