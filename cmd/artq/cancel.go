@@ -30,10 +30,17 @@ Example:
 
 // Run cancels.
 func (c *CancelCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueFlags) error {
+	return transition(ctx, std, g, f, c.ID, (*queue.Queue).Cancel)
+}
+
+// transition runs one request on one task (cancel, retry) with the events
+// the flags ask for, and prints the task's new status.
+func transition(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueFlags, id string,
+	op func(*queue.Queue, context.Context, string) (queue.TaskStatus, error)) error {
 	if err := cancelled(ctx); err != nil {
 		return err
 	}
-	if err := queue.ValidName("id", c.ID); err != nil {
+	if err := queue.ValidName("id", id); err != nil {
 		return err
 	}
 	o, closeEvents, err := openEvents(std, g, f, obs.RoleDispatcher, false)
@@ -46,7 +53,7 @@ func (c *CancelCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 		return err
 	}
 	defer b.Close()
-	ts, err := queue.New(b).Cancel(ctx, c.ID)
+	ts, err := op(queue.New(b), ctx, id)
 	if err != nil {
 		return err
 	}

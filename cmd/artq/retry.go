@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/art-runtime/art/internal/cli"
-	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 )
 
@@ -28,25 +27,5 @@ Example:
 
 // Run retries.
 func (c *RetryCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueFlags) error {
-	if err := cancelled(ctx); err != nil {
-		return err
-	}
-	if err := queue.ValidName("id", c.ID); err != nil {
-		return err
-	}
-	o, closeEvents, err := openEvents(std, g, f, obs.RoleDispatcher, false)
-	if err != nil {
-		return err
-	}
-	defer closeEvents()
-	b, err := f.openObserved(g, o)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	ts, err := queue.New(b).Retry(ctx, c.ID)
-	if err != nil {
-		return err
-	}
-	return printOne(std, g, ts)
+	return transition(ctx, std, g, f, c.ID, (*queue.Queue).Retry)
 }
