@@ -93,6 +93,10 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		progress = std.Err
 	}
 	opt := agent.Options{Progress: progress}
+	if std.ErrTTY {
+		// A long tool or verify shows it is still running.
+		opt.Live = std.Err
+	}
 	if jsonOut {
 		opt.Events = std.Out
 	} else {

@@ -67,6 +67,8 @@ const (
 // Config is the operator's side of a run. Nothing in it comes from the
 // model.
 type Config struct {
+	// Task is what the model is asked to do: required by Run, optional for
+	// NewCore (a client brings its own), recorded in the transcript.
 	Task      string
 	Workspace string
 	// Allow names the programs run_tool may start (bare names, looked up
@@ -124,11 +126,18 @@ func (c *Config) Default() {
 	}
 }
 
-// Validate checks the configuration on its own (exit 2).
+// Validate checks the configuration of a loop on its own (exit 2).
 func (c *Config) Validate() error {
-	switch {
-	case strings.TrimSpace(c.Task) == "":
+	if strings.TrimSpace(c.Task) == "" {
 		return exitcode.Errorf(exitcode.Usage, "task: required and must not be blank")
+	}
+	return c.check()
+}
+
+// check is Validate without the task, which a core driven by a client does
+// not need (NewCore).
+func (c *Config) check() error {
+	switch {
 	case c.Workspace == "":
 		return exitcode.Errorf(exitcode.Usage, "workspace: required")
 	case len(c.Verify) == 0 || c.Verify[0] == "":
