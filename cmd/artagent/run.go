@@ -103,24 +103,9 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		opt.Progress = std.Out
 	}
 
-	if len(g.Events) > 0 {
-		em, err := obs.Open(g.Events, obs.Options{Warn: obs.WarnTo("artagent", std.Err), Stdout: std.Out})
-		if err != nil {
-			fmt.Fprintf(std.Err, "artagent: warning: --events: %s (no events emitted)\n", oneLine(err))
-		} else {
-			defer em.Close()
-			subject := runSubject(cfg)
-			// Run as an artq task, the worker names the task and the event
-			// that started this run: the agent's events join its chain.
-			corr, cause := os.Getenv("ART_CORRELATION"), os.Getenv("ART_CAUSATION")
-			opt.Observe = func(ev *agent.Event) {
-				d := draft(subject, ev)
-				d.Correlation, d.Causation = corr, cause
-				// Detached: a cancelled run's result is still recorded.
-				em.Emit(context.WithoutCancel(ctx), d)
-			}
-		}
-	}
+	observe, closeEvents := eventObserver(ctx, std, g.Events, std.Out, runSubject(cfg))
+	defer closeEvents()
+	opt.Observe = observe
 
 	p, closeP, err := c.provider(std)
 	if err != nil {

@@ -79,6 +79,12 @@ type Config struct {
 	// configured it, the model cannot change it. A program given as a path
 	// is resolved against the current directory once, here.
 	Verify []string
+	// Policy, if set, is the operator's execx policy document for
+	// run_tool (and, with the verify program as its only allowed name, for
+	// verify): its allowlist, search path, environment, isolation and
+	// ceilings. Its workspace must be empty or Workspace. Allow, Env and
+	// Isolation must then be unset: the document is the whole policy.
+	Policy *execx.Policy
 	// Env names environment variables tools and verify receive in addition
 	// to execx.DefaultEnvAllow.
 	Env []string
@@ -153,6 +159,9 @@ func (c *Config) check() error {
 	case c.Deadline < 0, c.ToolTimeout < 0, c.VerifyTimeout < 0, c.MaxTokens < 0, c.MaxFileBytes < 0:
 		return exitcode.Errorf(exitcode.Usage, "deadline, timeouts, max-tokens and file sizes must not be negative")
 	}
+	if c.Policy != nil && (len(c.Allow) > 0 || len(c.Env) > 0 || (c.Isolation != "" && c.Isolation != execx.IsolationNone) || c.IsolationBestEffort) {
+		return exitcode.Errorf(exitcode.Usage, "policy: allow, env and isolation come from the policy document; do not also give them")
+	}
 	for _, name := range c.Allow {
 		if name == "" || strings.ContainsAny(name, "/\x00") {
 			return exitcode.Errorf(exitcode.Usage, "allow: %q is not a bare program name", name)
@@ -216,7 +225,20 @@ func verifyPolicy(tools *execx.Policy, verify []string) (*execx.Policy, string, 
 }
 
 // toolsPolicy is the policy every run_tool is checked against.
-func toolsPolicy(c *Config, root string) *execx.Policy {
+func toolsPolicy(c *Config, root string) (*execx.Policy, error) {
+	if c.Policy != nil {
+		p := *c.Policy
+		if p.Workspace != "" {
+			ws, err := filepath.EvalSymlinks(p.Workspace)
+			if err != nil || ws != root {
+				return nil, exitcode.Errorf(exitcode.Usage, "policy.workspace: %s is not the workspace %s", p.Workspace, root)
+			}
+		}
+		p.Workspace = root
+		p.Allow = slices.Clone(p.Allow)
+		p.Default()
+		return &p, nil
+	}
 	env := slices.Clone(execx.DefaultEnvAllow)
 	for _, n := range c.Env {
 		if !slices.Contains(env, n) {
@@ -232,7 +254,7 @@ func toolsPolicy(c *Config, root string) *execx.Policy {
 		IsolationBestEffort: c.IsolationBestEffort,
 	}
 	p.Default()
-	return p
+	return p, nil
 }
 
 var errDeadline = errors.New("run deadline reached")

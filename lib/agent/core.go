@@ -150,7 +150,13 @@ func newCore(cfg Config, opt Options) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools := toolsPolicy(&cfg, ed.Root())
+	tools, err := toolsPolicy(&cfg, ed.Root())
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Policy != nil {
+		cfg.Allow = slices.Clone(tools.Allow)
+	}
 	if err := tools.Validate(); err != nil {
 		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
