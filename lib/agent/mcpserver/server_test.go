@@ -28,7 +28,27 @@ func TestMain(m *testing.M) {
 	if execx.IsShim() {
 		os.Exit(execx.RunShim())
 	}
+	if ws := os.Getenv(stdioServerEnv); ws != "" {
+		os.Exit(serveStdio(ws))
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// stdioServerEnv makes the test binary an MCP server on stdio for the
+// workspace it names (the stdio benchmark's subprocess).
+const stdioServerEnv = "MCPSERVER_TEST_STDIO_WORKSPACE"
+
+func serveStdio(ws string) int {
+	core, err := agent.NewCore(agent.Config{Workspace: ws, Allow: []string{"true"}, Verify: []string{"true"}, MaxSteps: 1 << 30}, agent.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := mcpserver.New(core, mcpserver.Options{}).ServeStdio(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // syncBuffer is a bytes.Buffer safe for the core's writers and the test.
