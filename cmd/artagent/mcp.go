@@ -167,12 +167,12 @@ func (c *McpCmd) config() (*agent.Config, error) {
 		Provider:            "mcp",
 	}
 	if c.Policy != "" {
+		if len(c.Allow) > 0 || len(c.Env) > 0 || c.Isolation != string(execx.IsolationNone) || c.IsolationBestEffort {
+			return nil, exitcode.Errorf(exitcode.Usage, "--policy is the whole run_tool policy: drop --allow, --env, --isolation and --isolation-best-effort")
+		}
 		p, err := execx.LoadPolicy(c.Policy)
 		if err != nil {
 			return nil, fmt.Errorf("--policy: %w", err)
-		}
-		if len(c.Allow) > 0 || len(c.Env) > 0 || c.Isolation != string(execx.IsolationNone) || c.IsolationBestEffort {
-			return nil, exitcode.Errorf(exitcode.Usage, "--policy is the whole run_tool policy: drop --allow, --env, --isolation and --isolation-best-effort")
 		}
 		cfg.Policy = p
 		cfg.Isolation = ""

@@ -290,3 +290,98 @@ func noSurvivor(t *testing.T, mark string) {
 	}
 	t.Fatalf("processes survived: %v", pids)
 }
+
+// TestMCPInspectorCLI: the MCP Inspector's headless CLI
+// (@modelcontextprotocol/inspector, installed beside the TypeScript SDK in
+// ART_MCP_TS_SDK) lists the six tools of `artagent mcp` and sees an escape
+// refused as an isError result.
+func TestMCPInspectorCLI(t *testing.T) {
+	sdk := os.Getenv("ART_MCP_TS_SDK")
+	inspector := filepath.Join(sdk, "node_modules", ".bin", "mcp-inspector")
+	if _, err := os.Stat(inspector); sdk == "" || err != nil {
+		why := "no mcp-inspector in ART_MCP_TS_SDK (npm install @modelcontextprotocol/inspector there)"
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the MCP Inspector check must run in CI: %s", why)
+		}
+		t.Skip(why)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	bin, err := exec.LookPath("artagent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := goProject(t)
+	inspect := func(method ...string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		args := append(append([]string{"--cli"}, method...), "--", bin, "mcp", "--workspace", ws, "--verify", "go test ./...")
+		cmd := exec.CommandContext(ctx, inspector, args...)
+		cmd.Env = goEnv(t)
+		return cmd.Output()
+	}
+	out, err := inspect("--method", "tools/list")
+	if err != nil {
+		t.Fatalf("mcp-inspector tools/list: %v\n%s", err, out)
+	}
+	var list struct {
+		Tools []struct {
+			Name         string
+			InputSchema  map[string]any
+			OutputSchema map[string]any
+		}
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("tools/list output: %v\n%s", err, out)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.InputSchema["type"] != "object" || tool.OutputSchema["type"] != "object" {
+			t.Errorf("%s: schemas %v %v", tool.Name, tool.InputSchema, tool.OutputSchema)
+		}
+	}
+	if got, want := strings.Join(names, " "), "finish read_file replace_text run_tool status verify"; got != want {
+		t.Errorf("tools %q; want %q", got, want)
+	}
+	out, err = inspect("--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=../../etc/passwd")
+	if err == nil || !strings.Contains(string(out), `"isError": true`) || !strings.Contains(string(out), `"refusal": "path"`) {
+		t.Errorf("mcp-inspector tools/call read_file ../../etc/passwd: %v; want an isError result refused for its path\n%s", err, out)
+	}
+}
+
+// TestMCPPolicyFile: with --policy the document is run_tool's whole
+// policy: its allowlist admits cat and nothing else, whatever the client
+// asks.
+func TestMCPPolicyFile(t *testing.T) {
+	ws := goProject(t)
+	pol := filepath.Join(t.TempDir(), "policy.json")
+	doc := fmt.Sprintf(`{"apiVersion": "art/v1alpha1", "kind": "Policy", "allow": ["cat"], "workspace": %q}`, ws)
+	if err := os.WriteFile(pol, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("artagent", "mcp", "--workspace", ws, "--policy", pol, "--verify", "true")
+	cmd.Env = goEnv(t)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res, out := callTool(t, cs, "run_tool", map[string]any{"program": "cat", "args": []string{"go.mod"}}); res.IsError || !strings.Contains(out.Observation, "module") {
+		t.Errorf("cat under the policy: %+v", out)
+	}
+	if res, out := callTool(t, cs, "run_tool", map[string]any{"program": "sh", "args": []string{"-c", "id"}}); !res.IsError || out.Refusal != "program" {
+		t.Errorf("sh, not in the policy: %+v", out)
+	}
+	var st mcpserver.StatusOutput
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "status", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &st)
+	if strings.Join(st.Allow, ",") != "cat" {
+		t.Errorf("status allow %v; want the policy's [cat]", st.Allow)
+	}
+}
