@@ -78,11 +78,15 @@ func (c *McpCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if std.ErrTTY {
 		opt.Live = std.Err
 	}
-	// On stdio, stdout carries the protocol: an events "stdout" sink is
-	// refused there (obs says why).
+	// On stdio, stdout carries the protocol: no events there.
 	var eventsOut = std.Out
 	if addr == "" {
 		eventsOut = nil
+		for _, sink := range g.Events {
+			if strings.TrimSpace(sink) == "stdout" {
+				return exitcode.Errorf(exitcode.Usage, "--events stdout: on stdio, stdout carries the MCP protocol; use jsonl:PATH (or --listen)")
+			}
+		}
 	}
 	observe, closeEvents := eventObserver(ctx, std, g.Events, eventsOut, runSubject(cfg))
 	defer closeEvents()
@@ -119,12 +123,18 @@ func (c *McpCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	} else {
 		serveErr = serveHTTP(ctx, std, addr, srv)
 	}
+	// A run not yet ended ends here: as its budget says if one ran out
+	// with no call after it, else cancelled (the client left, a signal
+	// came, or serving failed).
 	status, why := agent.StatusCancelled, errors.New("the client closed the session before a finish")
 	if ctx.Err() != nil {
 		why = context.Cause(ctx)
 	}
 	if serveErr != nil {
 		why = serveErr
+	}
+	if st, err := core.Budget(context.Background()); st != "" {
+		status, why = st, err
 	}
 	res, err := core.End(status, why, 0, "")
 	if err != nil {

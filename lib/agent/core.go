@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,8 +69,9 @@ type Move struct {
 	// client's typed call); when nil, Reply is decoded as a Decision and a
 	// reply that does not decode is a format refusal.
 	Decision *provider.Decision
-	// RequestHash names the provider request this answers ("" for a
-	// client's call).
+	// RequestHash names the provider request this answers; empty, it is
+	// the sha256 of Reply (a client's call has no request: the call
+	// itself is what the records name).
 	RequestHash string
 	Usage       *provider.Usage
 	Latency     time.Duration
@@ -300,6 +303,10 @@ func (c *Core) Call(ctx context.Context, m Move) (*Outcome, *Result, error) {
 }
 
 func (c *Core) take(ctx context.Context, m Move) (*Outcome, error) {
+	if m.RequestHash == "" {
+		sum := sha256.Sum256([]byte(m.Reply))
+		m.RequestHash = "sha256:" + hex.EncodeToString(sum[:])
+	}
 	c.mu.Lock()
 	step, st := c.step+1, c.st
 	c.mu.Unlock()

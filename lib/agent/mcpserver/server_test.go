@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/art-runtime/art/internal/schematest"
 	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/agent"
 	"github.com/art-runtime/art/lib/agent/mcpserver"
@@ -377,14 +378,25 @@ func TestDebtOpenClearedReopened(t *testing.T) {
 	if last := recs[len(recs)-1]; last.Type != transcript.TypeEnd || last.Status != "finished" {
 		t.Errorf("last record %+v; want end, finished", last)
 	}
-	// The events: as the loop emits them, ending with one result.
+	// The events: as the loop emits them, ending with one result; events
+	// and records both valid against the loop's schemas.
 	var types []string
+	evSchema := schematest.Compile(t, "agent-event.schema.json")
 	for _, line := range strings.Split(strings.TrimSpace(f.events.String()), "\n") {
 		var ev agent.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatal(err)
 		}
 		types = append(types, string(ev.Type))
+		schematest.Validate(t, evSchema, "event "+line, []byte(line))
+	}
+	trSchema := schematest.Compile(t, "transcript-record.schema.json")
+	raw, err := os.ReadFile(f.tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		schematest.Validate(t, trSchema, fmt.Sprintf("transcript line %d", i+1), []byte(line))
 	}
 	if n := len(types); n != 2*len(want) || types[n-1] != "result" || types[0] != "step" {
 		t.Errorf("events %v", types)
