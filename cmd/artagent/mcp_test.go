@@ -385,3 +385,36 @@ func TestMCPPolicyFile(t *testing.T) {
 		t.Errorf("status allow %v; want the policy's [cat]", st.Allow)
 	}
 }
+
+// TestMCPStdioStepLimit: --max-steps bounds a client as it bounds a
+// model: the call past it is refused, the run ends step_limit, exit 1.
+func TestMCPStdioStepLimit(t *testing.T) {
+	ws := goProject(t)
+	tr := filepath.Join(t.TempDir(), "mcp.jsonl")
+	cmd := exec.Command("artagent", mcpArgs(ws, tr, "--max-steps", "1")...)
+	cmd.Env = goEnv(t)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := callTool(t, cs, "read_file", map[string]any{"path": "calc.go"}); res.IsError {
+		t.Fatalf("step 1 refused")
+	}
+	if res, out := callTool(t, cs, "replace_text", map[string]any{"path": "calc.go", "old": "return a - b", "new": "return a + b"}); !res.IsError || out.Status != "step_limit" {
+		t.Fatalf("step 2 of 1: %+v", out)
+	}
+	cs.Close()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Errorf("exit %d; want 1", code)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "calc.go")); !strings.Contains(string(b), "return a - b") {
+		t.Errorf("the refused edit landed")
+	}
+	recs, err := transcript.Read(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.Type != transcript.TypeEnd || last.Status != "step_limit" {
+		t.Errorf("last record %+v; want end step_limit", last)
+	}
+}
