@@ -67,6 +67,10 @@ type Options struct {
 	// Transcript is the path of the core's transcript, served as a
 	// resource ("" serves none).
 	Transcript string
+	// ProgressInterval is how often a call that asked for progress (a
+	// progress token) hears that its tool or verify is still running
+	// (default 1s).
+	ProgressInterval time.Duration
 }
 
 // Server is one core behind one MCP server.
@@ -74,6 +78,7 @@ type Server struct {
 	core       *agent.Core
 	srv        *mcp.Server
 	transcript string
+	every      time.Duration
 }
 
 // RunToolInput is run_tool's arguments.
@@ -162,7 +167,10 @@ type LastVerify struct {
 
 // New builds the server and registers its tools and resources.
 func New(core *agent.Core, opt Options) *Server {
-	s := &Server{core: core, transcript: opt.Transcript}
+	s := &Server{core: core, transcript: opt.Transcript, every: opt.ProgressInterval}
+	if s.every <= 0 {
+		s.every = time.Second
+	}
 	cfg := core.Config()
 	version := opt.Version
 	if version == "" {
@@ -292,7 +300,9 @@ func (s *Server) step(ctx context.Context, req *mcp.CallToolRequest, d *provider
 		// program name).
 		return s.refuse(strings.Replace(err.Error(), "decision.", string(d.Action)+".", 1), string(agent.RefusalFormat))
 	}
+	stop := s.progress(ctx, req, d)
 	out, res, err := s.core.Call(ctx, m)
+	stop()
 	switch {
 	case errors.Is(err, agent.ErrEnded):
 		return s.refuse(fmt.Sprintf("%s refused: the session's run has ended (%s); only status and the resources remain", d.Action, res.Status), "")
@@ -327,6 +337,42 @@ func (s *Server) step(ctx context.Context, req *mcp.CallToolRequest, d *provider
 	// and failed, is not a refusal: its exit_code and passed say so.
 	r.IsError = out.Kind == agent.EventRejected
 	return r, o, nil
+}
+
+// progress tells a client that asked (with a progress token) that its
+// run_tool or verify is still going, once per interval: "run_tool: 12s",
+// progress counting seconds. It returns what stops it.
+func (s *Server) progress(ctx context.Context, req *mcp.CallToolRequest, d *provider.Decision) func() {
+	tok := req.Params.GetProgressToken()
+	if tok == nil || req.Session == nil || (d.Action != provider.ActionRunTool && d.Action != provider.ActionVerify) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		start := time.Now()
+		t := time.NewTicker(s.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				secs := now.Sub(start).Seconds()
+				// Best effort: a client that stopped listening does not
+				// stop the tool.
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: secs,
+					Message: fmt.Sprintf("%s: running… %ds", d.Action, int(secs+0.5))})
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
 }
 
 func (s *Server) refuse(text, refusal string) (*mcp.CallToolResult, StepOutput, error) {

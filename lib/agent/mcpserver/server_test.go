@@ -555,3 +555,59 @@ func TestCallsTakeTurns(t *testing.T) {
 		t.Errorf("a.txt = %q; want both edits", b)
 	}
 }
+
+// TestProgressWhileRunning: a call with a progress token hears that its
+// tool is still running. The tool waits for a file the test writes only
+// after the first notification arrived: by order, not by timing.
+func TestProgressWhileRunning(t *testing.T) {
+	cfg := config(t)
+	core, err := agent.NewCore(cfg, agent.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := mcpserver.New(core, mcpserver.Options{ProgressInterval: 5 * time.Millisecond})
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, st) }()
+	heard := make(chan string, 100)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			select {
+			case heard <- r.Params.Message:
+			default:
+			}
+		}})
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cs.Close()
+		cancel()
+		<-done
+	}()
+	params := &mcp.CallToolParams{Name: "run_tool", Arguments: map[string]any{
+		"program": "sh", "args": []string{"-c", "while [ ! -e go-on ]; do sleep 0.01; done"}}}
+	params.SetProgressToken("t1")
+	res := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, params)
+		res <- err
+	}()
+	select {
+	case msg := <-heard:
+		if !strings.HasPrefix(msg, "run_tool: running… ") {
+			t.Errorf("progress message %q", msg)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress notification while the tool ran")
+	}
+	if err := os.WriteFile(filepath.Join(cfg.Workspace, "go-on"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-res; err != nil {
+		t.Fatal(err)
+	}
+}
