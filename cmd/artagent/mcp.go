@@ -60,7 +60,7 @@ when interrupted.
 
 Example (an MCP client's server entry runs this):
   artagent mcp --workspace ./calc --allow go --allow cat \
-    --verify 'go test ./...' --env GOCACHE --env HOME \
+    --verify 'go test ./...' --env GOCACHE --env GOPATH \
     --transcript /tmp/calc-mcp.jsonl`
 }
 

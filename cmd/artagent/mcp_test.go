@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,6 +195,20 @@ func TestMCPHTTP(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
+	// A page in a browser that rebinds a name to 127.0.0.1 sends its own
+	// Host: refused before any MCP handling.
+	req, err := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "attacker.example:80"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a request with Host attacker.example: HTTP %d; want 403", resp.StatusCode)
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
 	if err != nil {
