@@ -21,7 +21,7 @@ import (
 // loop handles) and says what the model observes and how the state moves.
 func (r *runner) act(ctx context.Context, d *provider.Decision) *outcome {
 	next := r.st
-	next.FormatErrors = 0
+	next.FormatErrors, next.Truncations = 0, 0
 	switch d.Action {
 	case provider.ActionRunTool:
 		return r.runTool(ctx, d, next)

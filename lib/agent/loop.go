@@ -62,8 +62,9 @@ type runner struct {
 	history    []provider.Turn
 	summary    string
 	// set when a provider call fails, for the end record
-	failStep int
-	failHash string
+	failStep    int
+	failHash    string
+	failRetries []provider.Attempt
 }
 
 // Run runs the loop until the model finishes or a limit, a provider error
@@ -127,7 +128,7 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 	if r.tr != nil {
 		end := transcript.New(transcript.TypeEnd)
 		end.Status = string(res.Status)
-		end.Step, end.RequestHash = r.failStep, r.failHash
+		end.Step, end.RequestHash, end.Retries = r.failStep, r.failHash, r.failRetries
 		if res.Err != nil {
 			end.Error = res.Err.Error()
 		}
@@ -135,7 +136,9 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 			return nil, err
 		}
 	}
-	r.ev.emit(ResultEvent(res))
+	rev := ResultEvent(res)
+	rev.Retries = r.failRetries
+	r.ev.emit(rev)
 	verified := "not verified"
 	if res.Verified {
 		verified = "verified"
@@ -169,6 +172,10 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		reply, err := r.p.Decide(ctx, req)
 		if err != nil {
 			r.failStep, r.failHash = req.Step, hash
+			var pe *provider.Error
+			if errors.As(err, &pe) {
+				r.failRetries = pe.Retries
+			}
 			return r.result(r.classify(ctx, err), err), nil
 		}
 		if reply.Latency <= 0 {
@@ -178,14 +185,33 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		r.account(reply)
 
 		s := &stepRec{step: req.Step, hash: hash, reply: reply}
-		dec, derr := provider.DecodeDecision([]byte(reply.Text))
 		ev := newEvent(EventStep, s.step)
-		ev.RequestHash, ev.Usage, ev.LatencyMS = hash, reply.Usage, ptr(reply.Latency.Milliseconds())
+		ev.RequestHash, ev.Usage, ev.LatencyMS, ev.Retries = hash, reply.Usage, ptr(reply.Latency.Milliseconds()), reply.Retries
+		if reply.Truncated {
+			// Cut off at the token limit: not the model's format mistake,
+			// and nothing in it is acted on.
+			ev.Reply = ptr(reply.Text)
+			r.ev.emit(ev)
+			next := r.st
+			next.Truncations++
+			out := &outcome{kind: EventTruncated, state: next, text: fmt.Sprintf(
+				"reply cut off: the provider stopped your reply at its token limit after %d bytes, before the decision was complete; nothing was done. Reply with a shorter decision (for replace_text, a smaller old/new pair; split a large edit into several) (%d of %d cut-off replies in a row allowed).",
+				len(reply.Text), next.Truncations, MaxTruncations)}
+			if err := r.commit(s, nil, out); err != nil {
+				return nil, err
+			}
+			if r.st.Truncations >= MaxTruncations {
+				return r.result(StatusTruncated, fmt.Errorf("%d replies in a row cut off at the provider's token limit (raise --max-tokens)", r.st.Truncations)), nil
+			}
+			continue
+		}
+		dec, derr := provider.DecodeDecision([]byte(reply.Text))
 		if derr != nil {
 			ev.Reply = ptr(reply.Text)
 			r.ev.emit(ev)
 			next := r.st
 			next.FormatErrors++
+			next.Truncations = 0
 			out := &outcome{kind: EventRejected, refusal: RefusalFormat, text: fmt.Sprintf(
 				"malformed decision: %v. Reply with exactly one JSON object and nothing else, for example {\"action\":\"read_file\",\"path\":\"main.go\"} (%d of %d malformed replies in a row allowed).",
 				derr, next.FormatErrors, r.cfg.MaxFormatErrors), state: next}
@@ -203,7 +229,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 
 		if dec.Action == provider.ActionFinish && !r.st.Debt {
 			next := r.st
-			next.FormatErrors = 0
+			next.FormatErrors, next.Truncations = 0, 0
 			if err := r.commit(s, dec, &outcome{kind: "finished", state: next}); err != nil {
 				return nil, err
 			}
@@ -353,12 +379,17 @@ func (r *runner) commit(s *stepRec, dec *provider.Decision, out *outcome) error 
 		rec.Edited = out.edit != nil
 		rec.State = ptr(out.state)
 		rec.Usage, rec.LatencyMS = s.reply.Usage, s.reply.Latency.Milliseconds()
+		rec.Retries = s.reply.Retries
 		if err := r.tr.Append(rec); err != nil {
 			return err
 		}
 	}
 	r.st = out.state
-	r.history = append(r.history, provider.Turn{Step: s.step, Reply: s.reply.Text, Observation: obs})
+	var canon []byte
+	if dec != nil {
+		canon = mustJSON(dec)
+	}
+	r.history = append(r.history, provider.NewTurn(s.step, s.reply.Text, canon, string(out.kind), string(out.refusal), out.exitCode, obs))
 	if out.kind != "finished" {
 		ev := newEvent(out.kind, s.step)
 		ev.Observation, ev.Elided, ev.Refusal = ptr(obs), elided, out.refusal
@@ -380,6 +411,9 @@ func (r *runner) progressLine(s *stepRec, dec *provider.Decision, out *outcome) 
 		return
 	}
 	what := "malformed reply"
+	if out.kind == EventTruncated {
+		what = "truncated reply"
+	}
 	if dec != nil {
 		what = dec.String()
 	}
@@ -394,6 +428,8 @@ func (r *runner) progressLine(s *stepRec, dec *provider.Decision, out *outcome) 
 		}
 	case "finished":
 		how = "finished"
+	case EventTruncated:
+		how = "reply cut off at the token limit"
 	default:
 		how = "ok"
 		if out.exitCode != nil && *out.exitCode != 0 {
