@@ -55,14 +55,14 @@ func turnTokens(a, o string) int {
 // replayed run sends the same messages. In order, until it fits:
 //
 //  1. every step as it was: the canonical decision and the observation;
-//  2. every observation but the latest cut head-and-tail to
+//  2. every observation and decision but the latest cut head-and-tail to
 //     OlderObservationBytes;
 //  3. the oldest steps, one by one, collapsed into a summary of one line
 //     each: step, action, outcome, refusal or exit code (the summary keeps
 //     its latest lines when it alone would take more than a quarter of the
 //     budget);
-//  4. only the latest step left, its observation cut head-and-tail to what
-//     remains (at least 256 bytes).
+//  4. only the latest step left, its decision and observation cut
+//     head-and-tail to what remains (at least 512 bytes between them).
 //
 // Nothing is dropped without a word: the summary says how many steps it
 // covers and how many it omits, and each cut says how many bytes it elided.
@@ -91,6 +91,7 @@ func Fit(history []Turn, budget int) Conversation {
 	// 2: older observations cut.
 	for i := 0; i < len(shown)-1; i++ {
 		shown[i].Observation, _ = HeadTail(shown[i].Observation, OlderObservationBytes)
+		shown[i].Assistant, _ = HeadTail(shown[i].Assistant, OlderObservationBytes)
 	}
 	if total("", shown) <= budget {
 		return done("", shown)
@@ -116,12 +117,17 @@ func Fit(history []Turn, budget int) Conversation {
 	k := len(shown) - 1
 	summary := summarize(lines[:k], maxSummary)
 	last := shown[k]
-	used := EstimateTokens(summary) + MessageOverheadTokens + turnTokens(last.Assistant, "")
-	room := (budget - used) * BytesPerToken
-	if room < 256 {
-		room = 256
+	room := (budget - EstimateTokens(summary) - MessageOverheadTokens - turnTokens("", "")) * BytesPerToken
+	if room < 512 {
+		room = 512
 	}
-	last.Observation, _ = HeadTail(last.Observation, room)
+	// The decision keeps up to half the room (a replace_text with a large
+	// new text is shown cut, as an observation is); the observation the
+	// rest.
+	if len(last.Assistant) > room/2 {
+		last.Assistant, _ = HeadTail(last.Assistant, room/2)
+	}
+	last.Observation, _ = HeadTail(last.Observation, room-len(last.Assistant))
 	return done(summary, []Shown{last})
 }
 
