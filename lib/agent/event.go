@@ -47,10 +47,11 @@ const (
 	RefusalChanged Refusal = "changed" // the file changed during the edit
 	RefusalDebt    Refusal = "debt"    // finish with verification debt open
 	RefusalInvalid Refusal = "invalid" // the runner refused the request as invalid
+	RefusalTool    Refusal = "tool"    // the model used its CLI's own tools, which were denied
 )
 
 // Refusals lists every refusal, for schemas and parity tests.
-var Refusals = []Refusal{RefusalFormat, RefusalProgram, RefusalPath, RefusalFile, RefusalMatch, RefusalChanged, RefusalDebt, RefusalInvalid}
+var Refusals = []Refusal{RefusalFormat, RefusalProgram, RefusalPath, RefusalFile, RefusalMatch, RefusalChanged, RefusalDebt, RefusalInvalid, RefusalTool}
 
 // Event is one AgentEvent line. Fields are set by type: step (action,
 // decision or reply, request_hash, usage, latency_ms), observation /

@@ -205,6 +205,26 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 			}
 			continue
 		}
+		if len(reply.Denied) > 0 {
+			// The model used its CLI's own tools, which that CLI denied
+			// headless: not a decision, told to the model like a malformed
+			// one; a run of them ends as denied.
+			ev.Reply = ptr(reply.Text)
+			r.ev.emit(ev)
+			next := r.st
+			next.FormatErrors++
+			next.Truncations = 0
+			out := &outcome{kind: EventRejected, refusal: RefusalTool, state: next, text: fmt.Sprintf(
+				"denied: you tried to use your own tools (%s), which are not available here and were denied. Act only through the five actions, replying with one JSON object, for example {\"action\":\"read_file\",\"path\":\"main.go\"} (%d of %d such replies in a row allowed).",
+				strings.Join(reply.Denied, "; "), next.FormatErrors, r.cfg.MaxFormatErrors)}
+			if err := r.commit(s, nil, out); err != nil {
+				return nil, err
+			}
+			if r.st.FormatErrors >= r.cfg.MaxFormatErrors {
+				return r.result(StatusDenied, fmt.Errorf("%d replies in a row without a decision, the last one using denied tools: %s", r.st.FormatErrors, strings.Join(reply.Denied, "; "))), nil
+			}
+			continue
+		}
 		dec, derr := provider.DecodeDecision([]byte(reply.Text))
 		if derr != nil {
 			ev.Reply = ptr(reply.Text)

@@ -134,6 +134,10 @@ type Reply struct {
 	// Retries are the failed attempts that preceded this reply (only with
 	// an explicit retry count; empty otherwise).
 	Retries []Attempt
+	// Denied, when set, says the model tried its CLI's own tools instead
+	// of deciding, and the CLI denied them (agy headless): one entry per
+	// denied tool. The loop tells the model, as for a malformed reply.
+	Denied []string
 }
 
 // Attempt is one failed provider call that was retried (or, as the last
@@ -153,6 +157,13 @@ type Usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 	TotalTokens  int64 `json:"total_tokens"`
+	// CacheReadTokens are input tokens served from the provider's cache
+	// (agy reports them; they are part of InputTokens' cost story, not
+	// added to TotalTokens).
+	CacheReadTokens int64 `json:"cache_read_tokens,omitempty"`
+	// ThinkingTokens are reasoning tokens the provider reported apart
+	// from OutputTokens (agy).
+	ThinkingTokens int64 `json:"thinking_tokens,omitempty"`
 }
 
 // Add sums u and v; a nil v adds nothing.
@@ -163,6 +174,8 @@ func (u *Usage) Add(v *Usage) {
 	u.InputTokens += v.InputTokens
 	u.OutputTokens += v.OutputTokens
 	u.TotalTokens += v.TotalTokens
+	u.CacheReadTokens += v.CacheReadTokens
+	u.ThinkingTokens += v.ThinkingTokens
 }
 
 // Classified provider failures. The loop maps ErrTimeout to the run status
