@@ -127,3 +127,20 @@ func TestRetriesRecorded(t *testing.T) {
 		t.Fatalf("transcript retries: step %+v end %+v", recs[1].Retries, recs[len(recs)-1].Retries)
 	}
 }
+
+// A reply that used the provider CLI's own (denied) tools is told to the
+// model as a rejected step (refusal tool); MaxFormatErrors of them in a
+// row end the run as denied, and a real decision in between resets it.
+func TestDeniedToolReplies(t *testing.T) {
+	denied := &provider.Reply{Denied: []string{"run_command (Run command)"}}
+	p, _ := scripted(denied, &provider.Reply{Text: `{"action":"read_file","path":"a.txt"}`}, denied, denied, denied)
+	cfg := config(workspace(t))
+	r := runLoop(t, context.Background(), cfg, p, agent.Options{})
+	want := "rejected:tool observation rejected:tool rejected:tool rejected:tool result"
+	if got := strings.Join(r.outcomes(), " "); got != want {
+		t.Fatalf("outcomes %s; want %s", got, want)
+	}
+	if r.res.Status != agent.StatusDenied || r.res.Steps != 5 || !strings.Contains(r.res.Err.Error(), "run_command (Run command)") {
+		t.Fatalf("result %+v", r.res)
+	}
+}

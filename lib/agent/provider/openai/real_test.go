@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -280,4 +281,22 @@ func TestRetriesWithinTimeout(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("took %v", d)
 	}
+}
+
+// FuzzWhole feeds arbitrary bytes as a whole completion body, in both
+// modes: no panic, and every failure is a provider error.
+func FuzzWhole(f *testing.F) {
+	f.Add([]byte(wholeReply))
+	f.Add([]byte(`{"choices":[{"finish_reason":"length","message":{"content":"{\"a"}}]}`))
+	f.Add([]byte(`{"choices":[{"message":{"tool_calls":[{"function":{"name":"decide","arguments":"{}"}}]}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, tools := range []bool{false, true} {
+			p := &Provider{cfg: Config{MaxReplyBytes: 1 << 12, ToolCall: tools}}
+			_, err := p.readWhole(bytes.NewReader(body))
+			var pe *provider.Error
+			if err != nil && !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a provider error", err)
+			}
+		}
+	})
 }
