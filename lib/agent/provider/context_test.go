@@ -112,3 +112,30 @@ func TestNormalizeMasksVolatileText(t *testing.T) {
 		t.Fatal("hash ignores a real difference")
 	}
 }
+
+func TestNormalizeCases(t *testing.T) {
+	for in, want := range map[string]string{
+		"ok  \tcalc\t0.123s":                 "ok  \tcalc\t<t>",
+		"took 1m2.5s and 15ms, 3µs, 2h3m4s":  "took <t> and <t>, <t>, <t>",
+		"at 2026-12-01T09:53:00.123+01:00 x": "at <t> x",
+		"log 2026/12/01 09:53:00 started":    "log <t> started",
+		"ok calc (cached)":                   "ok calc <t>",
+		"5 files, line 12, v1.2s, 10sec":     "5 files, line 12, v1.2s, 10sec",
+		"a.go:12:3: x2s 5m":                  "a.go:12:3: x2s 5m",
+		"":                                   "",
+	} {
+		if got := Normalize(in); got != want {
+			t.Errorf("Normalize(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzNormalize(f *testing.F) {
+	f.Add("ok pkg 0.1s 2026-12-01T09:53:00Z (cached)")
+	f.Fuzz(func(t *testing.T, s string) {
+		n := Normalize(s)
+		if Normalize(n) != n {
+			t.Fatalf("not idempotent: %q → %q → %q", s, n, Normalize(n))
+		}
+	})
+}
