@@ -17,8 +17,8 @@ const KindEvent = "AgentEvent"
 type EventType string
 
 // Event types (DESIGN.md §5). Each step emits step, then exactly one of
-// observation, rejected or verify (a finish that is accepted emits none);
-// the run ends with one result.
+// observation, rejected, verify or truncated (a finish that is accepted
+// emits none); the run ends with one result.
 const (
 	EventStep        EventType = "step"
 	EventObservation EventType = "observation"
