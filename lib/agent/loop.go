@@ -399,7 +399,7 @@ func (r *runner) commit(s *stepRec, dec *provider.Decision, out *outcome) error 
 		rec.Edited = out.edit != nil
 		rec.State = ptr(out.state)
 		rec.Usage, rec.LatencyMS = s.reply.Usage, s.reply.Latency.Milliseconds()
-		rec.Retries = s.reply.Retries
+		rec.Retries, rec.Denied = s.reply.Retries, s.reply.Denied
 		if err := r.tr.Append(rec); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/art-runtime/art/lib/agent"
 	"github.com/art-runtime/art/lib/agent/provider"
+	"github.com/art-runtime/art/lib/agent/provider/mock"
 	"github.com/art-runtime/art/lib/agent/transcript"
 )
 
@@ -142,5 +143,36 @@ func TestDeniedToolReplies(t *testing.T) {
 	}
 	if r.res.Status != agent.StatusDenied || r.res.Steps != 5 || !strings.Contains(r.res.Err.Error(), "run_command (Run command)") {
 		t.Fatalf("result %+v", r.res)
+	}
+}
+
+// A recorded run with truncated and denied-tool steps replays as a
+// cassette: the cassette gives back the cut-off and the denial, so the
+// requests hash the same.
+func TestCassetteReplaysTruncatedAndDenied(t *testing.T) {
+	p, _ := scripted(
+		&provider.Reply{Text: `{"action":"finish","summary":"aaa`, Truncated: true},
+		&provider.Reply{Denied: []string{"run_command (Run command)"}},
+		&provider.Reply{Text: `{"action":"read_file","path":"a.txt"}`},
+		&provider.Reply{Text: `{"action":"verify"}`},
+		&provider.Reply{Text: `{"action":"finish","summary":"done"}`},
+	)
+	tp := filepath.Join(t.TempDir(), "t.jsonl")
+	w, err := transcript.Create(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config(workspace(t))
+	cfg.Verify = []string{"true"}
+	first := runLoop(t, context.Background(), cfg, p, agent.Options{Transcript: w})
+	w.Close()
+	validateTranscript(t, tp)
+	c, err := mock.Cassette(tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := runLoop(t, context.Background(), cfg, c, agent.Options{})
+	if first.res.Status != agent.StatusFinished || again.res.Status != agent.StatusFinished || strings.Join(again.outcomes(), " ") != strings.Join(first.outcomes(), " ") {
+		t.Fatalf("replay %v %v; recorded %v %v", again.res, again.outcomes(), first.res, first.outcomes())
 	}
 }

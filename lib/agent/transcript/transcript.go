@@ -76,6 +76,10 @@ type Record struct {
 	// Retries are the failed provider attempts before the step's reply
 	// (on an end record: before the provider gave up).
 	Retries []provider.Attempt `json:"retries,omitempty"`
+	// Denied names the CLI tools the provider reported denied instead of
+	// a decision (step records with refusal "tool"), so a cassette can
+	// replay them.
+	Denied []string `json:"denied,omitempty"`
 
 	// resume
 	DroppedBytes int64 `json:"dropped_bytes,omitempty"`
