@@ -83,7 +83,13 @@ Example:
   artagent run --workspace ./calc --task 'make go test pass' \
     --provider mock --mock-script fix.jsonl \
     --allow go --allow cat --verify 'go test ./...' --env GOCACHE \
-    --transcript run.jsonl`
+    --transcript run.jsonl
+
+  # against llama-server started with -c 4096:
+  artagent run --workspace ./calc --task 'make go test pass' \
+    --provider openai --base-url http://127.0.0.1:8080/v1 --model m \
+    --context-tokens 4096 --max-tokens 1024 --provider-retries 2 \
+    --allow go --verify 'go test ./...' --env GOCACHE`
 }
 
 // Run runs the loop.
