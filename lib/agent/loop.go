@@ -201,7 +201,7 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 				return nil, err
 			}
 			if r.st.Truncations >= MaxTruncations {
-				return r.result(StatusTruncated, fmt.Errorf("%d replies in a row cut off at the provider's token limit (raise --max-tokens)", r.st.Truncations)), nil
+				return r.result(StatusTruncated, fmt.Errorf("%d replies in a row cut off at the provider's reply token limit", r.st.Truncations)), nil
 			}
 			continue
 		}
