@@ -117,10 +117,10 @@ func (p *Provider) Body(req *provider.Request) ([]byte, error) {
 	}
 	msgs := Messages(req, budget, p.cfg.ToolCall)
 	body := map[string]any{
-		"model":          p.cfg.Model,
-		"messages":       msgs,
-		p.cfg.TokenField: p.cfg.MaxTokens,
-		"stream":         p.cfg.Stream,
+		"model":        p.cfg.Model,
+		"messages":     msgs,
+		p.tokenField(): p.cfg.MaxTokens,
+		"stream":       p.cfg.Stream,
 	}
 	for k, v := range p.schemaPart() {
 		body[k] = v

@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -91,7 +92,10 @@ type Config struct {
 	MaxTokens int
 	// TokenField is the request field MaxTokens is sent as: FieldMaxTokens
 	// or FieldMaxCompletionTokens; empty chooses max_completion_tokens for
-	// api.openai.com and max_tokens for everything else.
+	// api.openai.com and max_tokens for everything else, and switches to
+	// the other name, once, when the server refuses the first with an HTTP
+	// 400 that names the other (OpenAI: "Unsupported parameter:
+	// 'max_tokens' ... Use 'max_completion_tokens' instead.").
 	TokenField string
 	// ContextTokens is the model's context: the conversation is fitted to
 	// ContextTokens - MaxTokens (estimated, see provider.BytesPerToken)
@@ -121,6 +125,10 @@ type Provider struct {
 	endpoint string
 	client   *http.Client
 	own      bool
+
+	mu        sync.Mutex
+	field     string // the token-limit field sent now
+	autoField bool   // field was chosen, not configured: it may switch once
 }
 
 // New validates cfg and returns a provider.
@@ -155,6 +163,7 @@ func New(cfg Config) (*Provider, error) {
 	case cfg.Retries < 0 || cfg.Retries > MaxRetries:
 		return nil, exitcode.Errorf(exitcode.Usage, "provider-retries: must be between 0 and %d, got %d", MaxRetries, cfg.Retries)
 	}
+	auto := cfg.TokenField == ""
 	switch cfg.TokenField {
 	case "":
 		cfg.TokenField = FieldMaxTokens
@@ -165,7 +174,7 @@ func New(cfg Config) (*Provider, error) {
 	default:
 		return nil, exitcode.Errorf(exitcode.Usage, "max-tokens-field: %q is neither %s nor %s", cfg.TokenField, FieldMaxTokens, FieldMaxCompletionTokens)
 	}
-	p := &Provider{cfg: cfg, endpoint: strings.TrimSuffix(u.String(), "/") + "/chat/completions", client: cfg.Client}
+	p := &Provider{cfg: cfg, endpoint: strings.TrimSuffix(u.String(), "/") + "/chat/completions", client: cfg.Client, field: cfg.TokenField, autoField: auto}
 	if p.client == nil {
 		p.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		p.own = true
@@ -190,6 +199,15 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 			reply.Latency = time.Since(start)
 			reply.Retries = retries
 			return reply, nil
+		}
+		if p.switchField(err) {
+			// The server named the other token-limit field: send it
+			// again under that name (not a retry of a transient failure).
+			retries = append(retries, provider.Attempt{Attempt: attempt, Error: oneLine(err)})
+			if body, err = p.Body(req); err != nil {
+				return nil, withRetries(err, retries, attempt+1)
+			}
+			continue
 		}
 		var tr *transient
 		isTransient := errors.As(err, &tr)
@@ -261,7 +279,7 @@ func (p *Provider) once(parent, cctx context.Context, body []byte) (*provider.Re
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		err := provider.Errorf(Name, "%s: HTTP %d: %s", redact(p.endpoint), resp.StatusCode, errorText(b))
+		err := provider.Errorf(Name, "%s: %w", redact(p.endpoint), &statusError{code: resp.StatusCode, text: errorText(b)})
 		if retryableStatus(resp.StatusCode) {
 			return nil, &transient{err: err.(*provider.Error), retryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
 		}
@@ -280,6 +298,43 @@ func (p *Provider) once(parent, cctx context.Context, body []byte) (*provider.Re
 		return nil, err
 	}
 	return reply, nil
+}
+
+// statusError is a non-2xx reply: "HTTP 503: message".
+type statusError struct {
+	code int
+	text string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.text) }
+
+// switchField reports whether err is an HTTP 400 naming the other
+// token-limit field while the field was chosen automatically and has not
+// switched yet; if so it switches.
+func (p *Provider) switchField(err error) bool {
+	var se *statusError
+	if !errors.As(err, &se) || se.code != http.StatusBadRequest {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	other := FieldMaxCompletionTokens
+	if p.field == FieldMaxCompletionTokens {
+		other = FieldMaxTokens
+	}
+	low := strings.ToLower(se.text)
+	refused := strings.Contains(low, "unsupported") || strings.Contains(low, "not supported") || strings.Contains(low, "unrecognized") || strings.Contains(low, "unknown")
+	if !p.autoField || !(strings.Contains(se.text, other) || (refused && strings.Contains(se.text, p.field))) {
+		return false
+	}
+	p.field, p.autoField = other, false
+	return true
+}
+
+func (p *Provider) tokenField() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.field
 }
 
 // unwrapURL drops *url.Error's "Post \"URL\":" prefix: the endpoint is

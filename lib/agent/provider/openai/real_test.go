@@ -300,3 +300,47 @@ func FuzzWhole(f *testing.F) {
 		}
 	})
 }
+
+// With the field chosen automatically, a 400 that names the other
+// token-limit field switches to it, once, and the request is sent again;
+// a configured field never switches.
+func TestTokenFieldSwitch(t *testing.T) {
+	for _, tt := range []struct {
+		name, field, refusal string
+		calls                int
+		ok                   bool
+	}{
+		{"openai wants max_completion_tokens", "", `Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.`, 2, true},
+		{"configured field does not switch", FieldMaxTokens, `Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.`, 1, false},
+		{"other 400 does not switch", "", `max_tokens is too large: 9999`, 1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var fields []string
+			p := server(t, Config{TokenField: tt.field}, func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				doc := gjson.ParseBytes(b)
+				if doc.Get("max_tokens").Exists() {
+					fields = append(fields, "max_tokens")
+					w.WriteHeader(400)
+					io.WriteString(w, `{"error":{"message":`+jsonString(tt.refusal)+`,"type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}`)
+					return
+				}
+				fields = append(fields, "max_completion_tokens")
+				io.WriteString(w, wholeReply)
+			})
+			reply, err := p.Decide(context.Background(), request())
+			if len(fields) != tt.calls || (err == nil) != tt.ok {
+				t.Fatalf("fields sent %v, error %v", fields, err)
+			}
+			if tt.ok && (len(reply.Retries) != 1 || !strings.Contains(reply.Retries[0].Error, "HTTP 400")) {
+				t.Fatalf("retries %+v", reply.Retries)
+			}
+			if tt.ok {
+				// The switch is remembered.
+				if _, err := p.Decide(context.Background(), request()); err != nil || len(fields) != 3 || fields[2] != "max_completion_tokens" {
+					t.Fatalf("second call: fields %v, %v", fields, err)
+				}
+			}
+		})
+	}
+}
