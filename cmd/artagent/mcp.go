@@ -136,7 +136,7 @@ func (c *McpCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if st, err := core.Budget(context.Background()); st != "" {
 		status, why = st, err
 	}
-	res, err := core.End(status, why, 0, "")
+	res, err := core.End(status, why, agent.Failure{})
 	if err != nil {
 		return err
 	}

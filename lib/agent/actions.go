@@ -22,7 +22,7 @@ import (
 // moves from st.
 func (c *Core) act(ctx context.Context, d *provider.Decision, m *Move, st transcript.State) *outcome {
 	next := st
-	next.FormatErrors = 0
+	next.FormatErrors, next.Truncations = 0, 0
 	switch d.Action {
 	case provider.ActionRunTool:
 		return c.runTool(ctx, d, m, next)

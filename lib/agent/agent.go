@@ -44,18 +44,27 @@ const (
 	StatusFormatError   Status = "format_error"
 	StatusProviderError Status = "provider_error"
 	StatusCancelled     Status = "cancelled"
+	// StatusTruncated: MaxTruncations replies in a row were cut off at the
+	// provider's token limit (a reply cut once is a step, told to the
+	// model, and not a format error).
+	StatusTruncated Status = "truncated"
 )
 
 // Statuses lists every status, for schemas and parity tests.
-var Statuses = []Status{StatusFinished, StatusStepLimit, StatusBudgetLimit, StatusTimeout, StatusDenied, StatusFormatError, StatusProviderError, StatusCancelled}
+var Statuses = []Status{StatusFinished, StatusStepLimit, StatusBudgetLimit, StatusTimeout, StatusDenied, StatusFormatError, StatusProviderError, StatusCancelled, StatusTruncated}
 
 // Defaults.
 const (
 	DefaultMaxSteps         = 30
 	DefaultObservationBytes = 16384
 	DefaultMaxFormatErrors  = 3
-	DefaultToolTimeout      = 2 * time.Minute
-	DefaultVerifyTimeout    = 10 * time.Minute
+	// MaxTruncations ends a run (status truncated) after this many replies
+	// in a row were cut off at the provider's token limit: a model that
+	// cannot fit its decision in the limit twice running will not a third
+	// time, and every attempt costs a full limit of tokens.
+	MaxTruncations       = 2
+	DefaultToolTimeout   = 2 * time.Minute
+	DefaultVerifyTimeout = 10 * time.Minute
 	// MinObservationBytes leaves room for the elision marker and some text
 	// on both sides of it.
 	MinObservationBytes = 256

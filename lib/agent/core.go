@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,24 @@ type Move struct {
 	// Config.ToolTimeout. They can only narrow: a longer timeout is refused.
 	Dir     string
 	Timeout time.Duration
+	// Truncated says the provider cut Reply off at its token limit: the
+	// step is told to the decider and nothing in it is acted on (not a
+	// format error).
+	Truncated bool
+	// Denied lists the decider's own tools its CLI denied (agy): not a
+	// decision, refused like a malformed one (refusal tool).
+	Denied []string
+	// Retries are the failed provider attempts before Reply, recorded
+	// with the step.
+	Retries []provider.Attempt
+}
+
+// Failure names the provider call that ended a run, for the end record
+// and the result event; zero when none failed.
+type Failure struct {
+	Step        int
+	RequestHash string
+	Retries     []provider.Attempt
 }
 
 // OutcomeFinished is the Kind of an accepted finish (it emits no event of
@@ -285,7 +304,7 @@ func (c *Core) Call(ctx context.Context, m Move) (*Outcome, *Result, error) {
 			// The caller gave up on this call; the run goes on.
 			return nil, nil, err
 		}
-		res, werr := c.end(status, err, 0, "")
+		res, werr := c.end(status, err, Failure{})
 		if werr != nil {
 			return nil, nil, werr
 		}
@@ -296,7 +315,7 @@ func (c *Core) Call(ctx context.Context, m Move) (*Outcome, *Result, error) {
 		return nil, nil, err
 	}
 	if out.Kind == OutcomeFinished {
-		res, err := c.end(StatusFinished, nil, 0, "")
+		res, err := c.end(StatusFinished, nil, Failure{})
 		return out, res, err
 	}
 	return out, nil, nil
@@ -317,12 +336,37 @@ func (c *Core) take(ctx context.Context, m Move) (*Outcome, error) {
 		dec, derr = provider.DecodeDecision([]byte(m.Reply))
 	}
 	ev := newEvent(EventStep, step)
-	ev.RequestHash, ev.Usage, ev.LatencyMS = m.RequestHash, m.Usage, ptr(m.Latency.Milliseconds())
+	ev.RequestHash, ev.Usage, ev.LatencyMS, ev.Retries = m.RequestHash, m.Usage, ptr(m.Latency.Milliseconds()), m.Retries
+	switch {
+	case m.Truncated:
+		// Cut off at the token limit: not the decider's format mistake,
+		// and nothing in it is acted on.
+		ev.Reply = ptr(m.Reply)
+		c.ev.emit(ev)
+		next := st
+		next.Truncations++
+		return c.commit(step, &m, nil, &outcome{kind: EventTruncated, state: next, text: fmt.Sprintf(
+			"reply cut off: the provider stopped your reply at its token limit after %d bytes, before the decision was complete; nothing was done. Reply with a shorter decision (for replace_text, a smaller old/new pair; split a large edit into several) (%d of %d cut-off replies in a row allowed).",
+			len(m.Reply), next.Truncations, MaxTruncations)})
+	case len(m.Denied) > 0:
+		// The model used its CLI's own tools, which that CLI denied
+		// headless: told to the model like a malformed reply; a run of
+		// them ends as denied.
+		ev.Reply = ptr(m.Reply)
+		c.ev.emit(ev)
+		next := st
+		next.FormatErrors++
+		next.Truncations = 0
+		return c.commit(step, &m, nil, &outcome{kind: EventRejected, refusal: RefusalTool, state: next, text: fmt.Sprintf(
+			"denied: you tried to use your own tools (%s), which are not available here and were denied. Act only through the five actions, replying with one JSON object, for example {\"action\":\"read_file\",\"path\":\"main.go\"} (%d of %d such replies in a row allowed).",
+			strings.Join(m.Denied, "; "), next.FormatErrors, c.cfg.MaxFormatErrors)})
+	}
 	if derr != nil {
 		ev.Reply = ptr(m.Reply)
 		c.ev.emit(ev)
 		next := st
 		next.FormatErrors++
+		next.Truncations = 0
 		out := &outcome{kind: EventRejected, refusal: RefusalFormat, text: fmt.Sprintf(
 			"malformed decision: %v. Reply with exactly one JSON object and nothing else, for example {\"action\":\"read_file\",\"path\":\"main.go\"} (%d of %d malformed replies in a row allowed).",
 			derr, next.FormatErrors, c.cfg.MaxFormatErrors), state: next}
@@ -337,7 +381,7 @@ func (c *Core) take(ctx context.Context, m Move) (*Outcome, error) {
 
 	if dec.Action == provider.ActionFinish && !st.Debt {
 		next := st
-		next.FormatErrors = 0
+		next.FormatErrors, next.Truncations = 0, 0
 		o, err := c.commit(step, &m, dec, &outcome{kind: OutcomeFinished, state: next})
 		if err == nil {
 			c.mu.Lock()
@@ -393,6 +437,7 @@ func (c *Core) commit(step int, m *Move, dec *provider.Decision, out *outcome) (
 		rec.Edited = out.edit != nil
 		rec.State = ptr(out.state)
 		rec.Usage, rec.LatencyMS = m.Usage, m.Latency.Milliseconds()
+		rec.Retries, rec.Denied = m.Retries, m.Denied
 		if err := c.tr.Append(rec); err != nil {
 			return nil, err
 		}
@@ -419,17 +464,17 @@ func (c *Core) commit(step int, m *Move, dec *provider.Decision, out *outcome) (
 }
 
 // End ends the run with status (err says why a run that did not finish
-// stopped; failStep and failHash name a provider call that failed): the
+// stopped; fail names a provider call that failed): the
 // transcript's end record, the result event, the last progress line. It
 // is idempotent: a second call returns the first result. The error is a
 // transcript or event write failure.
-func (c *Core) End(status Status, err error, failStep int, failHash string) (*Result, error) {
+func (c *Core) End(status Status, err error, fail Failure) (*Result, error) {
 	c.turn <- struct{}{}
 	defer c.unlock()
-	return c.end(status, err, failStep, failHash)
+	return c.end(status, err, fail)
 }
 
-func (c *Core) end(status Status, cause error, failStep int, failHash string) (*Result, error) {
+func (c *Core) end(status Status, cause error, fail Failure) (*Result, error) {
 	if s := c.Snapshot(); s.Ended != nil {
 		return s.Ended, nil
 	}
@@ -437,7 +482,7 @@ func (c *Core) end(status Status, cause error, failStep int, failHash string) (*
 	if c.tr != nil {
 		end := transcript.New(transcript.TypeEnd)
 		end.Status = string(res.Status)
-		end.Step, end.RequestHash = failStep, failHash
+		end.Step, end.RequestHash, end.Retries = fail.Step, fail.RequestHash, fail.Retries
 		if res.Err != nil {
 			end.Error = res.Err.Error()
 		}
@@ -448,7 +493,9 @@ func (c *Core) end(status Status, cause error, failStep int, failHash string) (*
 	c.mu.Lock()
 	c.ended = res
 	c.mu.Unlock()
-	c.ev.emit(ResultEvent(res))
+	rev := ResultEvent(res)
+	rev.Retries = fail.Retries
+	c.ev.emit(rev)
 	verified := "not verified"
 	if res.Verified {
 		verified = "verified"

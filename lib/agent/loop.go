@@ -54,8 +54,9 @@ type runner struct {
 	p       provider.Provider
 	history []provider.Turn
 	// set when a provider call fails, for the end record
-	failStep int
-	failHash string
+	failStep    int
+	failHash    string
+	failRetries []provider.Attempt
 }
 
 // Run runs the loop until the model finishes or a limit, a provider error
@@ -86,7 +87,7 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 	if err != nil {
 		return nil, err
 	}
-	return c.End(status, why, r.failStep, r.failHash)
+	return c.End(status, why, Failure{Step: r.failStep, RequestHash: r.failHash, Retries: r.failRetries})
 }
 
 func plural(n int, what string) string {
@@ -116,19 +117,34 @@ func (r *runner) loop(ctx context.Context) (Status, error, error) {
 		reply, err := r.p.Decide(ctx, req)
 		if err != nil {
 			r.failStep, r.failHash = req.Step, hash
+			var pe *provider.Error
+			if errors.As(err, &pe) {
+				r.failRetries = pe.Retries
+			}
 			return r.classify(ctx, err), err, nil
 		}
 		if reply.Latency <= 0 {
 			reply.Latency = time.Since(start)
 		}
-		out, err := r.c.Take(ctx, Move{Reply: reply.Text, RequestHash: hash, Usage: reply.Usage, Latency: reply.Latency})
+		out, err := r.c.Take(ctx, Move{
+			Reply: reply.Text, RequestHash: hash, Usage: reply.Usage, Latency: reply.Latency,
+			Truncated: reply.Truncated, Denied: reply.Denied, Retries: reply.Retries,
+		})
 		if err != nil {
 			return "", nil, err
 		}
-		r.history = append(r.history, provider.Turn{Step: out.Step, Reply: reply.Text, Observation: out.Observation})
+		var canon []byte
+		if out.Decision != nil {
+			canon = mustJSON(out.Decision)
+		}
+		r.history = append(r.history, provider.NewTurn(out.Step, reply.Text, canon, string(out.Kind), string(out.Refusal), out.ExitCode, out.Observation))
 		switch {
 		case out.Kind == OutcomeFinished:
 			return StatusFinished, nil, nil
+		case out.Kind == EventTruncated && out.State.Truncations >= MaxTruncations:
+			return StatusTruncated, fmt.Errorf("%d replies in a row cut off at the provider's reply token limit", out.State.Truncations), nil
+		case out.Refusal == RefusalTool && out.State.FormatErrors >= r.c.cfg.MaxFormatErrors:
+			return StatusDenied, fmt.Errorf("%d replies in a row without a decision, the last one using denied tools: %s", out.State.FormatErrors, strings.Join(reply.Denied, "; ")), nil
 		case out.FormatErr != nil && out.State.FormatErrors >= r.c.cfg.MaxFormatErrors:
 			return StatusFormatError, fmt.Errorf("%d malformed decisions in a row; the last: %w", out.State.FormatErrors, out.FormatErr), nil
 		}
@@ -193,6 +209,9 @@ func (c *Core) progressLine(step int, dec *provider.Decision, out *outcome) {
 		return
 	}
 	what := "malformed reply"
+	if out.kind == EventTruncated {
+		what = "truncated reply"
+	}
 	if dec != nil {
 		what = dec.String()
 	}
@@ -213,6 +232,8 @@ func (c *Core) progressLine(step int, dec *provider.Decision, out *outcome) {
 		}
 	case OutcomeFinished:
 		how = "finished"
+	case EventTruncated:
+		how = "reply cut off at the token limit"
 	default:
 		how = "ok"
 		switch {

@@ -41,7 +41,7 @@ func (r *runner) restore(res *Resume, info *transcript.Run) error {
 				return fmt.Errorf("resume: %w: record %d: step %d after step %d, or fields missing", transcript.ErrCorrupt, i+1, rec.Step, r.c.step)
 			}
 			r.c.step, r.c.st = rec.Step, *rec.State
-			r.history = append(r.history, provider.Turn{Step: rec.Step, Reply: *rec.Reply, Observation: *rec.Observation})
+			r.history = append(r.history, provider.NewTurn(rec.Step, *rec.Reply, rec.Decision, rec.Outcome, rec.Refusal, rec.ExitCode, *rec.Observation))
 			r.addRecorded(rec)
 			pending = nil
 			if rec.Outcome == "finished" {
@@ -92,7 +92,7 @@ func (r *runner) restore(res *Resume, info *transcript.Run) error {
 		}
 	}
 	r.c.step, r.c.st = pending.Step, next
-	r.history = append(r.history, provider.Turn{Step: pending.Step, Reply: *pending.Reply, Observation: obs})
+	r.history = append(r.history, provider.NewTurn(pending.Step, *pending.Reply, pending.Decision, string(EventObservation), "", nil, obs))
 	r.addRecorded(pending)
 	return nil
 }
