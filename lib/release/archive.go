@@ -72,7 +72,32 @@ func planArchive(prefix string, tree []TreeEntry, submodules string) ([]archiveE
 	}
 	sort.Slice(plan, func(i, j int) bool { return plan[i].name < plan[j].name })
 	sort.Strings(omitted)
-	return plan, omitted, nil
+	return dropEmptyDirs(plan), omitted, nil
+}
+
+// dropEmptyDirs leaves out directories with no file or symlink below them
+// (an empty tree, or one holding only omitted submodules), as git archive
+// does: it writes a directory only on the way to a file. plan is sorted, so
+// a directory's contents follow it directly; walking backwards, a directory
+// is kept when the next kept entry lies inside it. The top directory (plan[0])
+// is always kept.
+func dropEmptyDirs(plan []archiveEntry) []archiveEntry {
+	keep := make([]bool, len(plan))
+	nextKept := ""
+	for i := len(plan) - 1; i >= 1; i-- {
+		e := plan[i]
+		if e.entry.Type != typeTree || strings.HasPrefix(nextKept, e.name) {
+			keep[i] = true
+			nextKept = e.name
+		}
+	}
+	out := plan[:1]
+	for i := 1; i < len(plan); i++ {
+		if keep[i] {
+			out = append(out, plan[i])
+		}
+	}
+	return out
 }
 
 // writeArchive writes the gzip-compressed tar of plan to w, reading blob

@@ -366,6 +366,11 @@ const (
 // ListTree lists every entry of a tree, directories included, recursively.
 func (r *Repo) ListTree(ctx context.Context, tree string) ([]TreeEntry, error) {
 	out, err := r.git(ctx, "ls-tree", "-r", "-t", "-z", "--full-tree", tree)
+	var ge *gitError
+	if errors.As(err, &ge) && strings.Contains(ge.stderr, "empty filename in tree entry") {
+		// git cannot even list it: a tree entry with an empty name.
+		return nil, &hostilePathError{path: "", reason: "a tree entry has an empty name (git ls-tree: " + ge.stderr + ")"}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -394,10 +399,28 @@ func parseLsTree(out []byte) ([]TreeEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("git ls-tree: bad mode %q", f[0])
 		}
-		if err := checkTreePath(string(path)); err != nil {
-			return nil, fmt.Errorf("git ls-tree: %w", err)
+		if err := checkGitPath(string(path), uint32(mode)); err != nil {
+			return nil, err
 		}
 		entries = append(entries, TreeEntry{Mode: uint32(mode), Type: f[1], OID: f[2], Path: string(path)})
+	}
+	// ls-tree -r -t flattens the trees: a tree entry whose own name holds a
+	// slash (fsck's fullPathname) would pass as a nested path. Every path's
+	// parent must have been listed as a tree, and no path may repeat
+	// (duplicateEntries).
+	dirs := make(map[string]bool)
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if seen[e.Path] {
+			return nil, &hostilePathError{path: e.Path, reason: "listed twice (duplicate tree entries)"}
+		}
+		seen[e.Path] = true
+		if i := strings.LastIndexByte(e.Path, '/'); i >= 0 && !dirs[e.Path[:i]] {
+			return nil, &hostilePathError{path: e.Path, reason: "a tree entry name holds a slash"}
+		}
+		if e.Type == typeTree {
+			dirs[e.Path] = true
+		}
 	}
 	return entries, nil
 }

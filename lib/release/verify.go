@@ -308,7 +308,11 @@ func (v *verifier) archive(path string, a Artifact) {
 			report(h.Name, "out of order or repeated after %s", prev)
 		}
 		prev = h.Name
-		if err := checkPathSyntax(strings.TrimSuffix(strings.TrimPrefix(h.Name, prefix), "/")); err != nil && n > 0 {
+		var gitMode uint32
+		if h.Typeflag == tar.TypeSymlink {
+			gitMode = modeSymlink
+		}
+		if err := checkPathSyntax(strings.TrimSuffix(strings.TrimPrefix(h.Name, prefix), "/"), gitMode); err != nil && n > 0 {
 			report(h.Name, "%v", err)
 		}
 		switch h.Typeflag {
@@ -351,12 +355,14 @@ func (v *verifier) archive(path string, a Artifact) {
 	}
 }
 
-// checkPathSyntax refuses names an extractor could be tricked by.
-func checkPathSyntax(p string) error {
+// checkPathSyntax refuses names an extractor could be tricked by, and every
+// name git would refuse in a tree (checkGitPath): an archive holding .git/
+// is refused by verify however its digests were rewritten.
+func checkPathSyntax(p string, mode uint32) error {
 	if p == "" {
 		return errors.New("empty path")
 	}
-	return checkTreePath(p)
+	return checkGitPath(p, mode)
 }
 
 // sbom checks the SBOM is the canonical document for this release.
