@@ -237,22 +237,33 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	commitID := commit.ID
 	// The tags reachable from the commit and the tree listing are two git
 	// processes that need nothing from each other: run them together.
+	// Every tag is needed too: the go command reads retractions at a
+	// module's latest tag, and the notes look for the previous version
+	// line beyond this commit's history.
 	type tagsResult struct {
 		tags []RefTag
 		err  error
 	}
 	tagsCh := make(chan tagsResult, 1)
+	allCh := make(chan tagsResult, 1)
 	go func() {
 		tags, err := r.Tags(ctx, commitID)
 		tagsCh <- tagsResult{tags, err}
 	}()
+	go func() {
+		tags, err := r.Tags(ctx, "")
+		allCh <- tagsResult{tags, err}
+	}()
 	tree, err := r.ListTree(ctx, commit.Tree)
-	tr := <-tagsCh
+	tr, all := <-tagsCh, <-allCh
 	if err != nil {
 		return nil, err
 	}
 	if tr.err != nil {
 		return nil, tr.err
+	}
+	if all.err != nil {
+		return nil, all.err
 	}
 	contract, contractData, err := loadContract(r, o, tree, commitID)
 	if err != nil {
@@ -282,6 +293,12 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 			module = gomod.Module
 		} else if module != gomod.Module {
 			return nil, jsonx.Errorf("contract.module", "%q, but go.mod at %s declares %q", module, commitID[:12], gomod.Module)
+		}
+	}
+	gv := newGoVersioner(r, commit, tree, tr.tags, all.tags)
+	if module != "" {
+		if err := id.nameGoVersion(gv, module); err != nil {
+			return nil, err
 		}
 	}
 	if cl := contract.Notes.Changelog; cl != "" && contract.Wants(ArtifactNotes) {

@@ -273,6 +273,13 @@ func (r *Repo) stream(oids []string, fn func(i int, typ string, size int64, rd i
 		writeErr <- nil
 	}()
 	err := r.readAll(oids, fn)
+	var me *missingObjectError
+	if errors.As(err, &me) && len(oids) == 1 {
+		// The only request was answered "missing": nothing else is in
+		// flight, the stream is still in step.
+		<-writeErr
+		return err
+	}
 	if err != nil {
 		// The stream is out of step with the requests still in flight: the
 		// only safe state is a dead process.
@@ -297,7 +304,7 @@ func (r *Repo) readAll(oids []string, fn func(int, string, int64, io.Reader) err
 		}
 		fields := strings.Fields(line)
 		if strings.HasSuffix(line, " missing\n") || strings.HasSuffix(line, " ambiguous\n") {
-			return fmt.Errorf("object %s: %w: missing from the repository", oid, ErrNotFound)
+			return &missingObjectError{oid: oid}
 		}
 		if len(fields) != 3 || (fields[0] != oid && isHexOID(oid)) || !isHexOID(fields[0]) {
 			return fmt.Errorf("git cat-file: unexpected reply %q for %s", strings.TrimSpace(line), oid)
@@ -324,6 +331,46 @@ func (r *Repo) readAll(oids []string, fn func(int, string, int64, io.Reader) err
 		}
 	}
 	return nil
+}
+
+// missingObjectError is cat-file's "missing" (or "ambiguous") reply.
+type missingObjectError struct{ oid string }
+
+func (e *missingObjectError) Error() string {
+	return fmt.Sprintf("object %s: %s: missing from the repository", e.oid, ErrNotFound)
+}
+func (e *missingObjectError) Unwrap() error { return ErrNotFound }
+
+// readFileAt returns the bytes of a regular file at path in a commit's
+// tree, ok false when there is none (one cat-file round trip:
+// "COMMIT:PATH").
+func (r *Repo) readFileAt(commit, path string) ([]byte, bool, error) {
+	if !isHexOID(commit) || strings.ContainsAny(path, "\n\r\x00") {
+		return nil, false, fmt.Errorf("git cat-file: bad request %s:%s", commit, path)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return nil, false, errors.New("git cat-file: repository is closed")
+	}
+	if r.broken != nil {
+		return nil, false, r.broken
+	}
+	var data []byte
+	isBlob := false
+	err := r.stream([]string{commit + ":" + path}, func(_ int, typ string, size int64, rd io.Reader) error {
+		var err error
+		data, err = io.ReadAll(rd)
+		isBlob = typ == typeBlob
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return data, isBlob, nil
 }
 
 func eofIsUnexpected(err error) error {

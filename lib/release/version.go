@@ -21,6 +21,9 @@ type Identity struct {
 	GoVersion  string // the same as Go writes it: v1.2.3 (pseudo-versions included)
 	Previous   string // the previous release tag reachable from the commit; "" if none
 	PreviousID string // its commit
+	// ByTag is set when REF itself named the release tag (not a branch or
+	// commit that happens to carry it).
+	ByTag bool
 }
 
 // Time is the commit's committer time in UTC: the only clock a release uses.
@@ -67,7 +70,7 @@ func identify(ref string, commit *Commit, reachable []RefTag, prefix string) (*I
 		if !ok {
 			return nil, exitcode.Errorf(exitcode.Usage, "tag %s: not a release tag: want %s followed by a semantic version such as %s1.2.3", name, prefixOrNone(prefix), prefix)
 		}
-		id.Tag, id.GoVersion = name, v
+		id.Tag, id.GoVersion, id.ByTag = name, v, true
 	} else {
 		for _, t := range reachable {
 			if t.Commit != commitID {
