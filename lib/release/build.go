@@ -271,7 +271,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	}
 	contractSum := sha256.Sum256(contractData)
 	contractSHA := hex.EncodeToString(contractSum[:])
-	id, err := identify(o.Ref, commit, tr.tags, contract.Version.TagPrefix)
+	id, err := identify(o.Ref, commit, tr.tags, contract.Version.Prefix())
 	if err != nil {
 		return nil, err
 	}

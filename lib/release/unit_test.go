@@ -156,7 +156,7 @@ func TestDecodeContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(c.Artifacts, ",") != "archive,sbom,notes" || c.Version.TagPrefix != "v" || c.Notes.Group != GroupConventional || c.Submodules != SubmodulesRefuse {
+	if strings.Join(c.Artifacts, ",") != "archive,sbom,notes" || c.Version.Prefix() != "v" || c.Notes.Group != GroupConventional || c.Submodules != SubmodulesRefuse {
 		t.Errorf("defaults %+v", c)
 	}
 	for _, tc := range []struct{ doc, want string }{
@@ -380,5 +380,36 @@ func TestStreamErrors(t *testing.T) {
 	defer repo2.Close()
 	if _, err := repo2.ReadObject(strings.Repeat("0", 40)); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing object: %v", err)
+	}
+}
+
+// TestEmptyTagPrefix: "tag_prefix": "" is honoured (tags such as 7.8.1),
+// not replaced by the default "v".
+func TestEmptyTagPrefix(t *testing.T) {
+	c, err := DecodeContract([]byte(`{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"art","license":"MIT","version":{"tag_prefix":""}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version.Prefix() != "" {
+		t.Fatalf("prefix %q, want empty", c.Version.Prefix())
+	}
+	r := newTestRepo(t)
+	r.write("release.json", `{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"art","license":"MIT","version":{"tag_prefix":""}}`, 0o644)
+	r.commit("one")
+	r.git("tag", "-a", "-m", "7.8.0", "7.8.0")
+	r.commit("two")
+	r.git("tag", "-a", "-m", "7.8.1", "7.8.1")
+	r.git("tag", "-a", "-m", "v9.0.0", "v9.0.0") // not a release tag under this contract
+	_, m := build(t, r.dir, "7.8.1", false)
+	if m.Version != "7.8.1" || m.Tag != "7.8.1" || m.PreviousTag != "7.8.0" {
+		t.Errorf("version %s tag %s previous %s; want 7.8.1, 7.8.1, 7.8.0", m.Version, m.Tag, m.PreviousTag)
+	}
+	_, m = build(t, r.dir, "HEAD", false)
+	if m.Version != "7.8.1" {
+		t.Errorf("HEAD version %s, want 7.8.1", m.Version)
+	}
+	out := t.TempDir() + "/x"
+	if _, err := Build(context.Background(), BuildOptions{Repo: r.dir, Ref: "v9.0.0", Out: out}); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("build --ref v9.0.0 under prefix \"\": %v, want exit 2", err)
 	}
 }
