@@ -223,6 +223,34 @@ func readTreeFile(r *Repo, tree []TreeEntry, path string) ([]byte, bool, error) 
 	return obj.Data, true, nil
 }
 
+// readTreeModules finds and parses the Go modules of a tree (moduleDirs),
+// reading every go.mod, go.sum and go.work from the object database.
+func readTreeModules(r *Repo, tree map[string]TreeEntry) ([]TreeModule, error) {
+	files := make(map[string]bool)
+	for p, e := range tree {
+		if e.Type == typeBlob && e.Mode != modeSymlink {
+			files[p] = true
+		}
+	}
+	read := func(p string) ([]byte, error) {
+		e, ok := tree[p]
+		if !ok || !files[p] {
+			return nil, nil
+		}
+		obj, err := r.ReadObject(e.OID)
+		return obj.Data, err
+	}
+	gowork, err := read("go.work")
+	if err != nil {
+		return nil, err
+	}
+	dirs, work, err := moduleDirs(files, gowork)
+	if err != nil {
+		return nil, err
+	}
+	return parseTreeModules(dirs, work, read)
+}
+
 // buildInto writes every artifact of the release into dir, an empty
 // directory, and returns the manifest.
 func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manifest, error) {
@@ -278,26 +306,30 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	progress("release %s %s from commit %s", contract.Name, id.Version, commitID[:12])
 
 	module := contract.Module
-	var gomod *GoMod
-	if data, ok, err := readTreeFile(r, tree, "go.mod"); err != nil {
+	gv := newGoVersioner(r, commit, tree, tr.tags, all.tags)
+	mods, err := readTreeModules(r, gv.tree)
+	if err != nil {
 		return nil, err
-	} else if ok {
-		sum, _, err := readTreeFile(r, tree, "go.sum")
-		if err != nil {
-			return nil, err
-		}
-		if gomod, err = ParseGoMod(data, sum); err != nil {
-			return nil, err
-		}
+	}
+	if len(mods) > 0 && mods[0].Dir == "" {
+		root := mods[0].GoMod
 		if module == "" {
-			module = gomod.Module
-		} else if module != gomod.Module {
-			return nil, jsonx.Errorf("contract.module", "%q, but go.mod at %s declares %q", module, commitID[:12], gomod.Module)
+			module = root.Module
+		} else if module != root.Module {
+			return nil, jsonx.Errorf("contract.module", "%q, but go.mod at %s declares %q", module, commitID[:12], root.Module)
 		}
 	}
-	gv := newGoVersioner(r, commit, tree, tr.tags, all.tags)
 	if module != "" {
 		if err := id.nameGoVersion(gv, module); err != nil {
+			return nil, err
+		}
+	}
+	for i := range mods {
+		if mods[i].Dir == "" {
+			mods[i].Version = id.GoVersion
+			continue
+		}
+		if mods[i].Version, err = gv.Version(mods[i].GoMod.Module, mods[i].Dir, ""); err != nil {
 			return nil, err
 		}
 	}
@@ -346,7 +378,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		progress("writing %s", sname)
 		c := *contract
 		c.Module = module
-		data, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: aname, ArchiveSHA256: archive.SHA256, GoMod: gomod})
+		data, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: aname, ArchiveSHA256: archive.SHA256, Modules: mods})
 		if err != nil {
 			return nil, err
 		}
