@@ -211,3 +211,70 @@ func purlVersionIn(t *testing.T, out string) string {
 	t.Fatal("no purl on the source package")
 	return ""
 }
+
+// TestNestedModulesMatchTheGoCommand: every module of the tree is a package
+// of the SBOM, versioned as the go command versions it — a nested module by
+// its own DIR/vX.Y.Z tags, a /v2 module kept in a v2/ directory by its
+// parent's — go.work members included even where a go.mod alone would be
+// ignored (an underscore directory), testdata modules left out.
+func TestNestedModulesMatchTheGoCommand(t *testing.T) {
+	gocmd := newGoCommand(t)
+	r := newTestRepo(t)
+	gocmd.serve("nest", r.dir)
+	root := "github.com/fixture/nest"
+	r.write("release.json", `{"apiVersion": "art/v1alpha1", "kind": "ReleaseContract", "name": "nest", "license": "MIT"}`, 0o644)
+	r.write("go.mod", "module "+root+"\n\ngo 1.21\n\nrequire "+root+"/api v0.3.0\n\nreplace "+root+"/api => ./api\n", 0o644)
+	r.write("api/go.mod", "module "+root+"/api\n\ngo 1.21\n\nrequire golang.org/x/text v0.14.0\n", 0o644)
+	r.write("api/go.sum", "golang.org/x/text v0.14.0 h1:z3R8QgsVabzxZ3+/cW3dRrB09zQmQcwPUHCmvk9g8o4=\n", 0o644)
+	r.write("tools/v2/go.mod", "module "+root+"/tools/v2\n\ngo 1.21\n", 0o644)
+	r.write("testdata/mod/go.mod", "module example.com/fixture/ignored\n\ngo 1.21\n", 0o644)
+	r.write("_examples/go.mod", "module "+root+"/examples\n\ngo 1.21\n", 0o644)
+	r.write("go.work", "go 1.21\n\nuse (\n\t.\n\t./api\n\t./tools/v2\n\t./_examples\n)\n", 0o644)
+	r.commit("one")
+	for _, tag := range []string{"v1.0.0", "api/v0.3.0", "tools/v2.1.0"} {
+		r.git("tag", "-a", "-m", tag, tag)
+	}
+	r.write("api/doc.go", "package api\n", 0o644)
+	head := r.commit("two")
+
+	out, m := build(t, r.dir, "HEAD", false)
+	sb, _ := m.Artifact(ArtifactSBOM)
+	data, _ := os.ReadFile(filepath.Join(out, sb.Name))
+	checkSBOM(t, data)
+	var doc SPDXDocument
+	if err := jsonx.Unmarshal(data, "sbom", &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]SPDXPackage{}
+	for _, p := range doc.Packages[1:] {
+		got[p.Name] = p
+	}
+	for _, mod := range []string{root + "/api", root + "/tools/v2"} {
+		want, err := gocmd.version(mod, head)
+		if err != nil {
+			t.Fatalf("go list -m %s@%s: %v", mod, head, err)
+		}
+		t.Logf("%s@%s: go command %s", mod, head[:12], want)
+		if p, ok := got[mod]; !ok || p.VersionInfo != want {
+			t.Errorf("%s: SBOM version %q (present %v), go command %s", mod, p.VersionInfo, ok, want)
+		}
+	}
+	if want, _ := gocmd.version(root, head); "v"+m.Version != want {
+		t.Errorf("root version %s, go command %s", m.Version, want)
+	}
+	if p, ok := got[root+"/examples"]; !ok || !strings.Contains(p.Comment, "go.work member") {
+		t.Errorf("go.work member _examples: %+v (present %v)", p, ok)
+	}
+	if _, ok := got["example.com/fixture/ignored"]; ok {
+		t.Error("a testdata module is in the SBOM")
+	}
+	apiID := got[root+"/api"].SPDXID
+	var apiDeps, rootToAPI bool
+	for _, rel := range doc.Relationships {
+		apiDeps = apiDeps || rel.SPDXElementID == apiID && rel.RelationshipType == "DEPENDS_ON" && rel.RelatedSPDXElement == got["golang.org/x/text"].SPDXID
+		rootToAPI = rootToAPI || rel.SPDXElementID == spdxSourceID && rel.RelationshipType == "DEPENDS_ON" && rel.RelatedSPDXElement == apiID
+	}
+	if !apiDeps || !rootToAPI {
+		t.Errorf("edges: api DEPENDS_ON x/text %v, root DEPENDS_ON api (directory replace) %v", apiDeps, rootToAPI)
+	}
+}
