@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spdx/tools-golang/spdx"
 	spdxjson "github.com/spdx/tools-golang/json"
+	"github.com/spdx/tools-golang/spdx"
 	"github.com/spdx/tools-golang/spdxlib"
 )
 
@@ -119,7 +119,6 @@ func TestSBOMMinimumElementsAndValidators(t *testing.T) {
 		checkSBOM(t, data)
 	}
 }
-
 
 // TestNTIACheckCanFail: the minimum-elements check rejects a component
 // without a supplier, a version, or a relationship.
