@@ -131,6 +131,7 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 			Uid:     0, Gid: 0,
 			Uname: "", Gname: "",
 		}
+		binaryNames(h)
 		switch {
 		case e.entry.Mode == modeTree:
 			h.Typeflag, h.Mode = tar.TypeDir, archiveDirMode
@@ -183,6 +184,7 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 			if err := checkLinkname(e.entry.Path, h.Linkname); err != nil {
 				return err
 			}
+			binaryNames(h)
 			if err := tw.WriteHeader(h); err != nil {
 				return fmt.Errorf("archive %s: %w", e.name, err)
 			}
@@ -220,6 +222,35 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 	res.TarSize = count.n
 	return res, nil
 }
+
+// binaryNames marks a header whose name or link target has a byte outside
+// ASCII with the PAX record hdrcharset=BINARY. Git stores names as bytes,
+// not text in any charset; a PAX path record is UTF-8 unless that record
+// says otherwise (POSIX pax, "hdrcharset"). Without it bsdtar refuses a name
+// that is not UTF-8, and in a non-UTF-8 locale (LC_ALL=C) even a UTF-8 one;
+// with it bsdtar writes the bytes as they are in every locale, and GNU tar
+// (which always does) notes the keyword and extracts. ASCII names get no
+// record, so their headers are unchanged.
+func binaryNames(h *tar.Header) {
+	if isASCII(h.Name) && isASCII(h.Linkname) {
+		return
+	}
+	h.PAXRecords = map[string]string{paxHdrCharset: paxBinary}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	paxHdrCharset = "hdrcharset"
+	paxBinary     = "BINARY"
+)
 
 // checkLinkname refuses symlink targets tar cannot carry faithfully.
 func checkLinkname(path, target string) error {

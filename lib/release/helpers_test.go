@@ -188,6 +188,8 @@ func build(t testing.TB, repo, ref string, provenance bool) (string, *Manifest) 
 	if err != nil {
 		t.Fatalf("Build(%s, %s): %v", repo, ref, err)
 	}
+	a, _ := m.Artifact(ArtifactArchive)
+	extractEverywhere(t, filepath.Join(out, a.Name))
 	return out, m
 }
 

@@ -378,10 +378,17 @@ func (v *verifier) archive(path string, a Artifact) {
 		if !h.ModTime.Equal(mtime) || !h.AccessTime.IsZero() || !h.ChangeTime.IsZero() {
 			report(h.Name, "time %s (want the commit time %s only)", h.ModTime.UTC().Format(time.RFC3339), m.CommitTime)
 		}
-		for k := range h.PAXRecords {
-			if k != "path" && k != "linkpath" && k != "size" {
-				report(h.Name, "PAX record %q is never written by a build", k)
+		binary := !isASCII(h.Name) || !isASCII(h.Linkname)
+		for k, val := range h.PAXRecords {
+			switch {
+			case k == paxHdrCharset && val == paxBinary && binary:
+			case k == "path" || k == "linkpath" || k == "size":
+			default:
+				report(h.Name, "PAX record %s=%q is never written by a build", k, val)
 			}
+		}
+		if binary && h.PAXRecords[paxHdrCharset] != paxBinary {
+			report(h.Name, "a name outside ASCII without the PAX record hdrcharset=BINARY")
 		}
 		if rel := strings.TrimPrefix(h.Name, prefix); h.Typeflag == tar.TypeReg && n > 0 {
 			files[rel] = true
