@@ -110,3 +110,33 @@ func TestNonUTF8NamesExtract(t *testing.T) {
 		t.Fatalf("verify: %v %+v", err, rep)
 	}
 }
+
+// TestGitattributesNotApplied documents a decision: .gitattributes
+// conversions (text, eol=crlf, export-ignore, export-subst) are not applied,
+// so the archive holds the blobs exactly as the manifest's tree names them.
+// git archive converts *.bat to CRLF here; artrelease keeps the LF bytes —
+// and that one file is the only difference.
+func TestGitattributesNotApplied(t *testing.T) {
+	r, commit := plumbRepo(t,
+		plumbFile{path: ".gitattributes", mode: 0o100644, data: "*.bat eol=crlf\n*.txt text\n"},
+		plumbFile{path: "run.bat", mode: 0o100644, data: "echo one\necho two\n"},
+		plumbFile{path: "notes.txt", mode: 0o100644, data: "plain\n"},
+	)
+	out, m := build(t, r.dir, "HEAD", false)
+	got := readTarGz(t, filepath.Join(out, archiveName(m.Name, m.Version)))
+	want := gitArchive(t, r.dir, commit, m.Name+"-"+m.Version)
+	if len(got) != len(want) {
+		t.Fatalf("entries %v, git archive %v", names(got), names(want))
+	}
+	for i := range got {
+		isBat := strings.HasSuffix(got[i].Name, "/run.bat")
+		switch {
+		case isBat && got[i].Data != "echo one\necho two\n":
+			t.Errorf("run.bat = %q, want the blob's LF bytes", got[i].Data)
+		case isBat && want[i].Data != "echo one\r\necho two\r\n":
+			t.Errorf("git archive's run.bat = %q: expected CRLF (the documented difference)", want[i].Data)
+		case !isBat && got[i] != want[i]:
+			t.Errorf("%s differs from git archive: %+v vs %+v", got[i].Name, got[i], want[i])
+		}
+	}
+}
