@@ -303,6 +303,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	if err != nil {
 		return nil, err
 	}
+
 	progress("release %s %s from commit %s", contract.Name, id.Version, commitID[:12])
 
 	module := contract.Module
@@ -332,6 +333,9 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		if mods[i].Version, err = gv.Version(mods[i].GoMod.Module, mods[i].Dir, ""); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.previousLine(ctx, id, tr.tags, all.tags, contract.Version.Prefix()); err != nil {
+		return nil, err
 	}
 	if cl := contract.Notes.Changelog; cl != "" && contract.Wants(ArtifactNotes) {
 		if _, ok, err := readTreeFile(r, tree, cl); err != nil {
@@ -391,7 +395,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 
 	if contract.Wants(ArtifactNotes) {
 		progress("writing %s", NotesName)
-		nc, err := noteCommits(ctx, r, commitID, id.PreviousID)
+		nc, err := noteCommits(ctx, r, commitID, id.NotesFrom)
 		if err != nil {
 			return nil, err
 		}
