@@ -34,6 +34,9 @@ type BuildOptions struct {
 	// Progress, when set, receives one line per step (the CLI passes stderr
 	// on a terminal).
 	Progress func(format string, args ...any)
+	// previous, when set, is the previous release tag to use (verify's
+	// rebuild passes the manifest's) instead of the one found from tags.
+	previous *string
 }
 
 // Artifact file names.
@@ -334,7 +337,12 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 			return nil, err
 		}
 	}
-	if err := r.previousLine(ctx, id, tr.tags, all.tags, contract.Version.Prefix()); err != nil {
+	if o.previous != nil {
+		err = r.setPrevious(ctx, id, *o.previous, tr.tags, all.tags)
+	} else {
+		err = r.previousLine(ctx, id, tr.tags, all.tags, contract.Version.Prefix())
+	}
+	if err != nil {
 		return nil, err
 	}
 	if cl := contract.Notes.Changelog; cl != "" && contract.Wants(ArtifactNotes) {

@@ -462,3 +462,30 @@ func TestNotesPreviousLineNotInHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyRepoNotesFromManifest: verify --repo rebuilds the notes from
+// the manifest's previous tag, so a tag made after the release (a later
+// backport of the previous line) does not make a good release fail.
+func TestVerifyRepoNotesFromManifest(t *testing.T) {
+	r := newTestRepo(t)
+	r.write("release.json", `{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"line","license":"MIT"}`, 0o644)
+	r.commit("feat: one")
+	r.git("tag", "-a", "-m", "v1.0.0", "v1.0.0")
+	b := r.commit("feat: two")
+	r.commit("feat: three")
+	r.git("tag", "-a", "-m", "v1.1.0", "v1.1.0")
+	out, m := build(t, r.dir, "v1.1.0", false)
+	if m.PreviousTag != "v1.0.0" {
+		t.Fatalf("previous %s", m.PreviousTag)
+	}
+	// Later, v1.0.1 is tagged on a maintenance branch.
+	r.git("checkout", "-q", "-b", "release-1.0", b)
+	r.commit("fix: backport")
+	r.git("tag", "-a", "-m", "v1.0.1", "v1.0.1")
+	if _, m2 := build(t, r.dir, "v1.1.0", false); m2.PreviousTag != "v1.0.1" {
+		t.Fatalf("a fresh build's previous tag %s, want v1.0.1", m2.PreviousTag)
+	}
+	if rep, err := Verify(context.Background(), VerifyOptions{Dir: out, Repo: r.dir}); err != nil || !rep.Rebuilt {
+		t.Errorf("verify --repo after a later tag: %v %+v", err, rep)
+	}
+}

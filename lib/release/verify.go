@@ -705,7 +705,7 @@ func (v *verifier) rebuild(ctx context.Context, repoDir string) error {
 		ref = "refs/tags/" + m.Tag
 	}
 	_, hasProv := m.Artifact(ArtifactProvenance)
-	if _, err := buildInto(ctx, r, BuildOptions{Ref: ref, Provenance: hasProv, ContractFile: v.contractFile}, tmp); err != nil {
+	if _, err := buildInto(ctx, r, BuildOptions{Ref: ref, Provenance: hasProv, ContractFile: v.contractFile, previous: &m.PreviousTag}, tmp); err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}

@@ -107,6 +107,35 @@ func (r *Repo) previousLine(ctx context.Context, id *Identity, reachable, all []
 	return nil
 }
 
+// setPrevious makes name the previous release (verify --repo rebuilds
+// with the manifest's previous_tag, so tags made after the release cannot
+// change its notes): the notes start at its commit when it is in the
+// history, else at the merge base, as previousLine would have.
+func (r *Repo) setPrevious(ctx context.Context, id *Identity, name string, reachable, all []RefTag) error {
+	id.Previous, id.PreviousID, id.PreviousLine, id.NotesFrom = name, "", false, ""
+	if name == "" {
+		return nil
+	}
+	for _, t := range reachable {
+		if t.Name == name {
+			id.PreviousID, id.NotesFrom = t.Commit, t.Commit
+			return nil
+		}
+	}
+	for _, t := range all {
+		if t.Name == name && t.Commit != "" {
+			out, err := r.git(ctx, "merge-base", id.Commit.ID, t.Commit)
+			var ge *gitError
+			if err != nil && !errors.As(err, &ge) {
+				return err
+			}
+			id.PreviousID, id.PreviousLine, id.NotesFrom = t.Commit, true, strings.TrimSpace(string(out))
+			return nil
+		}
+	}
+	return fmt.Errorf("previous tag %s: %w", name, ErrNotFound)
+}
+
 // GoVersionOfTag is the release tag's version in Go's form ("v1.2.3").
 func (id *Identity) GoVersionOfTag(prefix string) string {
 	v, _ := tagVersion(id.Tag, prefix)
