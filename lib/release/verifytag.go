@@ -91,7 +91,8 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 	}
 	rep.Commit = tag.Object
 	if err := r.checkReleaseTag(ctx, name, rep.Commit, o.ContractFile); err != nil {
-		if errors.Is(err, ErrTagRefused) || errors.Is(err, ErrNotFound) || exitcode.Of(err) == exitcode.Usage {
+		var nr *notReleaseTagError
+		if errors.As(err, &nr) || exitcode.Of(err) == exitcode.Usage {
 			var h *hinted
 			hint := "tag the commit PREFIX + a semantic version, as the contract's version.tag_prefix says"
 			if errors.As(err, &h) {
@@ -185,7 +186,7 @@ func (r *Repo) checkReleaseTag(ctx context.Context, name, commitID, contractFile
 	}
 	prefix := c.Version.Prefix()
 	if _, ok := tagVersion(name, prefix); !ok {
-		return fmt.Errorf("%w: want %s followed by a semantic version such as %s1.2.3", ErrTagRefused, prefixOrNone(prefix), prefix)
+		return &notReleaseTagError{fmt.Sprintf("want %s followed by a semantic version such as %s1.2.3", prefixOrNone(prefix), prefix)}
 	}
 	commit, err := r.readRev(ctx, commitID)
 	if err != nil {
@@ -223,6 +224,12 @@ func (r *Repo) checkReleaseTag(ctx context.Context, name, commitID, contractFile
 	}
 	return id.nameGoVersion(gv, mod)
 }
+
+// notReleaseTagError is a tag name that is not the contract's prefix and a
+// canonical semantic version.
+type notReleaseTagError struct{ msg string }
+
+func (e *notReleaseTagError) Error() string { return e.msg }
 
 // verdictLine keeps the line of git's verify output that says why: on
 // success the "Good … signature" line; on failure the reason, never the
