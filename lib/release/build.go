@@ -307,7 +307,6 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		return nil, err
 	}
 
-	progress("release %s %s from commit %s", contract.Name, id.Version, commitID[:12])
 
 	module := contract.Module
 	gv := newGoVersioner(r, commit, tree, tr.tags, all.tags)
@@ -345,6 +344,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	if err != nil {
 		return nil, err
 	}
+	progress("release %s %s from commit %s", contract.Name, id.Version, commitID[:12])
 	if cl := contract.Notes.Changelog; cl != "" && contract.Wants(ArtifactNotes) {
 		if _, ok, err := readTreeFile(r, tree, cl); err != nil {
 			return nil, err
