@@ -307,7 +307,6 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		return nil, err
 	}
 
-
 	module := contract.Module
 	gv := newGoVersioner(r, commit, tree, tr.tags, all.tags)
 	mods, err := readTreeModules(r, gv.tree)
