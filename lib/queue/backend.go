@@ -89,6 +89,14 @@ type Lease interface {
 	// Lost is closed if the backend can no longer vouch for the lease (a
 	// NATS lease that could not be renewed). The file backend's never is.
 	Lost() <-chan struct{}
+	// Held reports, by the local clock and without a network call,
+	// whether the lease is certainly still held: false once Lost is
+	// closed, and on NATS as soon as a whole TTL has passed since the
+	// last renewal that the server acknowledged was sent (the server
+	// expires the key no sooner). The worker asks before every claim and
+	// every append for a run, so a worker that was stopped (SIGSTOP,
+	// a pause) past its lease claims nothing and records nothing.
+	Held() bool
 	// Release gives the lease up; tasks still marked running under it are
 	// then recovered by the next Open.
 	Release() error

@@ -402,7 +402,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (TaskStatus, error) {
 			if t.CancelRequested {
 				return nil, nil
 			}
-			ev.Type = EventCancelRequested
+			ev.Type, ev.Claim = EventCancelRequested, t.Claim
 		default:
 			return nil, exitcode.Errorf(exitcode.Conflict, "task %s is %s: nothing to cancel", id, t.State)
 		}
@@ -543,7 +543,7 @@ func (q *Queue) recoverTask(ctx context.Context, id, dead string) (*Event, error
 // gone: its trace's result if the attempt was traced, cancelled if a cancel
 // was requested, else requeued with the attempt preserved.
 func RecoveryEvent(t *Task, now time.Time) *Event {
-	ev := &Event{Time: now, Task: t.ID, Attempt: t.Attempt, Worker: t.Worker}
+	ev := &Event{Time: now, Task: t.ID, Attempt: t.Attempt, Worker: t.Worker, Claim: t.Claim}
 	switch {
 	case t.Trace != nil:
 		ev.Type = t.Trace.Outcome()

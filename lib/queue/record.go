@@ -93,6 +93,14 @@ func appendEventBody(dst []byte, ev *Event) []byte {
 		dst = append(dst, `,"through":`...)
 		dst = strconv.AppendUint(dst, ev.Through, 10)
 	}
+	if ev.Claim != 0 {
+		dst = append(dst, `,"claim":`...)
+		dst = strconv.AppendUint(dst, ev.Claim, 10)
+	}
+	if ev.Batch != 0 {
+		dst = append(dst, `,"batch":`...)
+		dst = strconv.AppendUint(dst, ev.Batch, 10)
+	}
 	if len(ev.Manifest) > 0 {
 		dst = append(dst, `,"manifest":`...)
 		dst = append(dst, ev.Manifest...)
@@ -121,6 +129,14 @@ func appendTrace(dst []byte, t *Trace) []byte {
 	dst = strconv.AppendBool(dst, t.OutputTruncated)
 	dst = append(dst, `,"output_incomplete":`...)
 	dst = strconv.AppendBool(dst, t.OutputIncomplete)
+	if t.OutputSaved != nil {
+		dst = append(dst, `,"output_saved":`...)
+		dst = strconv.AppendBool(dst, *t.OutputSaved)
+	}
+	if t.OutputError != "" {
+		dst = append(dst, `,"output_error":`...)
+		dst = appendString(dst, t.OutputError)
+	}
 	if t.Acceptance != nil {
 		dst = append(dst, `,"acceptance":`...)
 		dst = appendTrace(dst, t.Acceptance)
@@ -270,6 +286,8 @@ const (
 	mManifest
 	mRun
 	mCRC
+	mClaim
+	mBatch
 )
 
 func decodeEvent(data []byte, withCRC bool) (*Event, error) {
@@ -367,6 +385,12 @@ func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, er
 	case "through":
 		ev.Through, ok = s.uint()
 		return mThrough, want(ok, "through", "an unsigned integer")
+	case "claim":
+		ev.Claim, ok = s.uint()
+		return mClaim, want(ok && ev.Claim != 0, "claim", "a positive integer")
+	case "batch":
+		ev.Batch, ok = s.uint()
+		return mBatch, want(ok && ev.Batch != 0, "batch", "a positive integer")
 	case "manifest":
 		if s.peek() != '{' {
 			return 0, recordErrorf("manifest: want an object")
@@ -466,6 +490,8 @@ const (
 	tTruncated
 	tIncomplete
 	tAcceptance
+	tOutputSaved
+	tOutputError
 )
 
 // decodeTrace reads a trace; nested says it is an acceptance record, which
@@ -500,6 +526,13 @@ func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
 		case "output_incomplete":
 			t.OutputIncomplete, ok = s.bool()
 			bit = tIncomplete
+		case "output_saved":
+			var saved bool
+			saved, ok = s.bool()
+			t.OutputSaved, bit = &saved, tOutputSaved
+		case "output_error":
+			b, err := s.str()
+			t.OutputError, ok, bit = string(b), err == nil && len(b) > 0, tOutputError
 		case "acceptance":
 			if nested || s.peek() != '{' {
 				return recordErrorf("trace.acceptance: want an object, in a trace only")
@@ -526,6 +559,9 @@ func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
 	}
 	if seen&tStatus == 0 {
 		return nil, recordErrorf("trace: missing status")
+	}
+	if (t.OutputSaved != nil && !*t.OutputSaved) != (t.OutputError != "") {
+		return nil, recordErrorf("trace: output_error comes with output_saved false, and only with it")
 	}
 	return t, nil
 }

@@ -1055,6 +1055,9 @@ type lease struct {
 
 func (l *lease) Lost() <-chan struct{} { return nil }
 
+// Held implements queue.Lease: an flock is held until Release or death.
+func (l *lease) Held() bool { return true }
+
 // Release removes the lease file while still holding it (so no checker can
 // see an unlocked file that a live worker owns) and then unlocks.
 func (l *lease) Release() error {

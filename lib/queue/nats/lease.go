@@ -35,6 +35,10 @@ type lease struct {
 
 	mu   sync.Mutex
 	rev  uint64 // the key's revision we wrote last
+	// until is okSent+ttl of the last acknowledged write: the lease is
+	// held by the local clock before it (the server keeps the key at
+	// least that long).
+	until time.Time
 	n    int    // renewals written, part of the value so a retry is ours
 	lost chan struct{}
 	lose sync.Once
@@ -44,6 +48,19 @@ type lease struct {
 }
 
 func (l *lease) Lost() <-chan struct{} { return l.lost }
+
+// Held implements queue.Lease by the local monotonic clock.
+func (l *lease) Held() bool {
+	select {
+	case <-l.lost:
+		return false
+	default:
+	}
+	l.mu.Lock()
+	until := l.until
+	l.mu.Unlock()
+	return time.Now().Before(until)
+}
 
 // leaseValue says who holds the key, for operators reading the bucket.
 type leaseValue struct {
@@ -127,7 +144,7 @@ func (b *Backend) AcquireLease(ctx context.Context, worker string, ttl time.Dura
 		}
 		return nil, b.serverErr("lease "+worker, err)
 	}
-	l.rev = rev
+	l.rev, l.until = rev, sent.Add(ttl)
 	var once sync.Once
 	l.stop = func() {
 		once.Do(func() { close(l.quit) })
@@ -215,7 +232,7 @@ func (l *lease) renew(okSent time.Time) {
 		l.mu.Lock()
 		rev, err := l.write(ctx, l.rev)
 		if err == nil {
-			l.rev = rev
+			l.rev, l.until = rev, sent.Add(l.ttl)
 		}
 		l.mu.Unlock()
 		cancel()
