@@ -33,18 +33,18 @@ type lease struct {
 	worker string
 	ttl    time.Duration
 
-	mu   sync.Mutex
-	rev  uint64 // the key's revision we wrote last
+	mu  sync.Mutex
+	rev uint64 // the key's revision we wrote last
 	// until is okSent+ttl of the last acknowledged write: the lease is
 	// held by the local clock before it (the server keeps the key at
 	// least that long).
 	until time.Time
-	n    int    // renewals written, part of the value so a retry is ours
-	lost chan struct{}
-	lose sync.Once
-	quit chan struct{}
-	done chan struct{}
-	stop func()
+	n     int // renewals written, part of the value so a retry is ours
+	lost  chan struct{}
+	lose  sync.Once
+	quit  chan struct{}
+	done  chan struct{}
+	stop  func()
 }
 
 func (l *lease) Lost() <-chan struct{} { return l.lost }
