@@ -86,10 +86,12 @@ type Event struct {
 	// result for the newer claim. 0 only in logs written before claims.
 	Claim uint64 `json:"claim,omitempty"`
 	// Batch is set on every event of a multi-event append on the file
-	// backend: the sequence of the append's last event. A reader applies
-	// such events only once it has read that last one, so an append cut
-	// short by a crash is applied whole or not at all (see lib/queue/file).
-	Batch uint64 `json:"batch,omitempty"`
+	// backend: the sequence of the append's first event; Commit marks its
+	// last. A reader applies a batch's events only once it has read the
+	// committing one, and a writer cuts a batch a crash left without it,
+	// so a batch is applied whole or not at all (see lib/queue/file).
+	Batch  uint64 `json:"batch,omitempty"`
+	Commit bool   `json:"commit,omitempty"`
 	// Run is the task's RunSpec (enqueued only; absent for a task that
 	// asks for nothing beyond its manifest), stored as given and decoded
 	// by the worker that runs the task.

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -100,6 +101,9 @@ func appendEventBody(dst []byte, ev *Event) []byte {
 	if ev.Batch != 0 {
 		dst = append(dst, `,"batch":`...)
 		dst = strconv.AppendUint(dst, ev.Batch, 10)
+	}
+	if ev.Commit {
+		dst = append(dst, `,"commit":true`...)
 	}
 	if len(ev.Manifest) > 0 {
 		dst = append(dst, `,"manifest":`...)
@@ -236,6 +240,39 @@ func RecordSeq(line []byte) (uint64, error) {
 	return seq, nil
 }
 
+// RecordBatch checks a record's CRC and reads its sequence and batch
+// membership only: what a writer verifying a whole log needs. Batch and
+// commit precede manifest and run in the encoder's layout, and a JSON
+// string cannot hold an unescaped quote, so a batch member is found
+// without decoding the record; any other layout is decoded in full.
+func RecordBatch(line []byte) (seq, batch uint64, commit bool, err error) {
+	seq, err = RecordSeq(line)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	i := bytes.Index(line, []byte(`,"batch":`))
+	if i < 0 {
+		return seq, 0, false, nil
+	}
+	if m := bytes.Index(line, []byte(`,"manifest":`)); m >= 0 && m < i {
+		ev, err := decodeEvent(line, true)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		return ev.Seq, ev.Batch, ev.Commit, nil
+	}
+	j := i + len(`,"batch":`)
+	k := j
+	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
+		k++
+	}
+	batch, ok := parseUint(line[j:k])
+	if !ok || batch == 0 || batch > seq {
+		return 0, 0, false, recordErrorf("batch: want a positive integer, at most the event's seq")
+	}
+	return seq, batch, bytes.HasPrefix(line[k:], []byte(`,"commit":true`)), nil
+}
+
 // seqSlow is RecordSeq for a record not in the encoder's own layout.
 func seqSlow(line []byte) (uint64, error) {
 	ev, err := decodeEvent(line, true)
@@ -288,6 +325,7 @@ const (
 	mCRC
 	mClaim
 	mBatch
+	mCommit
 )
 
 func decodeEvent(data []byte, withCRC bool) (*Event, error) {
@@ -320,6 +358,8 @@ func decodeEvent(data []byte, withCRC bool) (*Event, error) {
 		return nil, recordErrorf("missing type")
 	case withCRC && seen&mCRC == 0:
 		return nil, recordErrorf("missing crc")
+	case ev.Commit && ev.Batch == 0, ev.Batch > ev.Seq && ev.Seq != 0:
+		return nil, recordErrorf("batch: commit without batch, or a batch that starts after its event")
 	}
 	return ev, nil
 }
@@ -391,6 +431,9 @@ func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, er
 	case "batch":
 		ev.Batch, ok = s.uint()
 		return mBatch, want(ok && ev.Batch != 0, "batch", "a positive integer")
+	case "commit":
+		ev.Commit, ok = s.bool()
+		return mCommit, want(ok && ev.Commit, "commit", "true")
 	case "manifest":
 		if s.peek() != '{' {
 			return 0, recordErrorf("manifest: want an object")
