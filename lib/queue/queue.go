@@ -22,9 +22,12 @@ package queue
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -290,6 +293,27 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 		}
 	}
 	return out, nil
+}
+
+// IdempotentIDs gives every request that has no id of its own (neither
+// ID nor the manifest's id) an id derived from key and the request's
+// position in the batch (1-based): "k" + 16 hex digits of SHA-256(key) +
+// "-" + position. Running the same batch again with the same key then
+// names the same tasks, so the enqueue is idempotent (the same tasks
+// again succeed without a second copy; different ones conflict, exit 3)
+// where generated ids would have enqueued everything twice.
+func IdempotentIDs(key string, reqs []EnqueueRequest) error {
+	if key == "" || len(key) > 1024 {
+		return exitcode.Errorf(exitcode.Usage, "--idempotency-key: want 1 to 1024 bytes, got %d", len(key))
+	}
+	sum := sha256.Sum256([]byte(key))
+	prefix := "k" + hex.EncodeToString(sum[:8]) + "-"
+	for i := range reqs {
+		if reqs[i].ID == "" && (reqs[i].Task == nil || reqs[i].Task.ID == "") {
+			reqs[i].ID = prefix + strconv.Itoa(i+1)
+		}
+	}
+	return nil
 }
 
 // DecodeBatch decodes JSON Lines of Task manifests (blank lines skipped) into

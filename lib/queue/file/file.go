@@ -500,6 +500,10 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	if err := b.hook("write"); err != nil {
 		return err
 	}
+	if k, ok := queue.TornWrite(); ok && k < int64(len(buf)) {
+		b.w.Write(buf[:k])
+		queue.Crash()
+	}
 	if _, err := b.w.Write(buf); err != nil {
 		werr := b.ioErr("append", err)
 		// Undo a partial write so the log ends at its last good record.

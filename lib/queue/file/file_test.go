@@ -22,6 +22,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("ARTQ_FILETEST_BATCH"); dir != "" {
+		os.Exit(batchChild(dir))
+	}
 	goleak.VerifyTestMain(m)
 }
 
