@@ -60,6 +60,10 @@ type Options struct {
 	// WatchInterval is how often Wait looks for appends by other processes
 	// (appends in this process wake it at once). Default 100ms.
 	WatchInterval time.Duration
+	// LockTimeout bounds the wait for the append lock (default
+	// DefaultLockTimeout, 30s); past it a write fails (exit 125) naming
+	// the holder's pid and command.
+	LockTimeout time.Duration
 
 	// hook, in tests, runs at named points of a commit or compaction; an
 	// error stops the operation there as a crash would.
@@ -134,9 +138,9 @@ func Open(dir string, opts Options) (*Backend, error) {
 	}
 	b.cmu.Lock()
 	defer b.cmu.Unlock()
-	lk, err := fsx.LockFile(b.lockPath)
+	lk, err := b.lock()
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "queue %s: %w", dir, err)
+		return nil, err
 	}
 	defer lk.Unlock()
 	torn, err := b.prepareLocked()
@@ -408,9 +412,9 @@ func (b *Backend) commit(batch []*request) {
 		fail(b.broken)
 		return
 	}
-	lk, err := fsx.LockFile(b.lockPath)
+	lk, err := b.lock()
 	if err != nil {
-		fail(exitcode.Errorf(exitcode.Internal, "append: %w", err))
+		fail(err)
 		return
 	}
 	defer lk.Unlock()
@@ -749,9 +753,9 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	if b.broken != nil {
 		return b.broken
 	}
-	lk, err := fsx.LockFile(b.lockPath)
+	lk, err := b.lock()
 	if err != nil {
-		return exitcode.Errorf(exitcode.Internal, "compact: %w", err)
+		return err
 	}
 	defer lk.Unlock()
 	torn, err := b.prepareLocked()
@@ -1136,6 +1140,9 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 				rep.Notes = append(rep.Notes, e.Name()+": temporary file of an interrupted compaction (the next writer removes it)")
 			}
 		}
+	}
+	if h, err := b.LockHolder(); err == nil && h != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the append lock is held by %s; writers wait for it up to --lock-timeout", LockName, h))
 	}
 	f, err := os.Open(b.logPath)
 	if errors.Is(err, os.ErrNotExist) {

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("ARTQ_FILETEST_BATCH"); dir != "" {
 		os.Exit(batchChild(dir))
 	}
+	if dir := os.Getenv("ARTQ_FILETEST_HOLDLOCK"); dir != "" {
+		os.Exit(holdLockChild(dir))
+	}
 	goleak.VerifyTestMain(m)
 }
 
