@@ -616,8 +616,12 @@ type FollowOptions struct {
 	After uint64
 	// Follow keeps waiting for new events until ctx ends.
 	Follow bool
-	// Skipped, if set, is told once about events compacted away before
-	// the first one still held.
+	// Skipped, if set, is told about events compacted away before the
+	// first one still held, when reading starts from the beginning (After
+	// 0): their result is in the snapshot, and the log holds what
+	// follows. A reader that asked for a position (After > 0), or that
+	// has read anything and then falls behind a compaction, never skips:
+	// Follow fails with a *GapError instead.
 	Skipped func(from, to uint64)
 	// Idle, if set, runs each time the events in hand are exhausted (flush
 	// output before waiting).
@@ -627,19 +631,27 @@ type FollowOptions struct {
 // Follow calls fn for every event after opt.After, in order, and with
 // opt.Follow for every event appended later, until ctx ends (returning its
 // cause). It only reads.
+//
+// Events compacted away before the reader got to them are never skipped
+// silently: see FollowOptions.Skipped and GapError.
 func Follow(ctx context.Context, b Backend, opt FollowOptions, fn func(*Event) error) error {
 	after := opt.After
+	read := false
 	for {
 		err := b.Read(ctx, after, func(ev *Event) error {
-			after = ev.Seq
+			after, read = ev.Seq, true
 			return fn(ev)
 		})
 		var ce *CompactedError
 		if errors.As(err, &ce) && ce.First > after+1 {
+			if read || opt.After > 0 {
+				return &GapError{From: after + 1, To: ce.First - 1}
+			}
 			if opt.Skipped != nil {
 				opt.Skipped(after+1, ce.First-1)
 			}
 			after = ce.First - 1
+			read = true
 			continue
 		}
 		if err != nil {
@@ -657,4 +669,21 @@ func Follow(ctx context.Context, b Backend, opt FollowOptions, fn func(*Event) e
 			return err
 		}
 	}
+}
+
+// GapError is a reader that fell behind compaction: events From..To were
+// folded into a snapshot before it read them, so it cannot go on without
+// missing them. It is a conflict (exit 3): the reader's position is stale.
+type GapError struct{ From, To uint64 }
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("events %d to %d were compacted into the snapshot before they were read; stopping rather than skipping them", e.From, e.To)
+}
+
+// ExitCode implements exitcode.Coder.
+func (e *GapError) ExitCode() int { return exitcode.Conflict }
+
+// Hint tells the user what to do.
+func (e *GapError) Hint() string {
+	return "their results are in 'artq status'; run 'artq log' again (without --after) to read what the log holds now"
 }

@@ -61,6 +61,7 @@ var cases = []struct {
 	{"QueueWorkers", testQueueWorkers},
 	{"CompactWhileWorking", testCompactWhileWorking},
 	{"ZombieFence", testZombieFence},
+	{"FollowBehindCompaction", testFollowBehindCompaction},
 }
 
 var bg = context.Background()
@@ -1171,5 +1172,59 @@ func testZombieFence(t *testing.T, s Store) {
 		if ev.Type == queue.EventTrace && ev.Task == "x" && ev.Trace.DurationMS == 4242 {
 			t.Errorf("the old run's result was recorded: %s", record(ev))
 		}
+	}
+}
+
+// testFollowBehindCompaction: a follower that falls two compactions
+// behind (it is busy while events are appended and folded into snapshots
+// twice) either reads every event in order or stops with a GapError
+// (exit 3) naming what it would miss; it never skips events silently.
+func testFollowBehindCompaction(t *testing.T, s Store) {
+	b := s.Open(t, false)
+	q := queue.New(b)
+	other := queue.New(s.Open(t, false))
+	enq := func(qq *queue.Queue, id string) {
+		t.Helper()
+		if _, err := qq.Enqueue(bg, []queue.EnqueueRequest{{ID: id, Task: newTask(t, "true"), MaxAttempts: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		enq(q, id)
+	}
+	var got []uint64
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	err := queue.Follow(ctx, s.Open(t, true), queue.FollowOptions{Follow: true}, func(ev *queue.Event) error {
+		got = append(got, ev.Seq)
+		if len(got) == 1 {
+			for _, id := range []string{"d", "e"} {
+				enq(other, id)
+				if _, err := other.Compact(bg); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if ev.Type == queue.EventEnqueued && ev.Task == "e" {
+			cancel() // read everything: done
+		}
+		return nil
+	})
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[i-1]+1 {
+			t.Fatalf("the follower skipped from %d to %d (got %v, err %v)", got[i-1], got[i], got, err)
+		}
+	}
+	t.Logf("read %v, then %v", got, err)
+	var gap *queue.GapError
+	switch {
+	case errors.As(err, &gap):
+		if exitcode.Of(err) != exitcode.Conflict || gap.From != got[len(got)-1]+1 {
+			t.Errorf("gap error %v (exit %d) after %v; want exit 3 from the next unread event", err, exitcode.Of(err), got)
+		}
+	case ctx.Err() != nil:
+		// Read everything in order.
+	default:
+		t.Fatalf("Follow = %v after %v; want every event or a GapError", err, got)
 	}
 }
