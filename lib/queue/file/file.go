@@ -942,7 +942,7 @@ func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh b
 	if first {
 		prev = 0
 	}
-	w := newWalker(c.f, b.logPath, c.off, -1, prev, func(seq uint64) bool { return seq > after || b.indexWants(seq) })
+	w := newWalker(c.f, b.logPath, c.off, -1, prev, func(seq, unit uint64) bool { return seq > after || b.indexWants(unit) })
 	for {
 		evs, _, end, err := w.next()
 		if err == io.EOF {
@@ -964,7 +964,7 @@ func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh b
 		}
 		c.off, c.seq = end, evs[len(evs)-1].Seq
 		for _, ev := range evs {
-			if ev.Type != "" {
+			if ev.Type != "" { // decoded in full (feed ignores what is not next)
 				b.feed(ev)
 			}
 		}

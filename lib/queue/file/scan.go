@@ -189,25 +189,25 @@ func (e *tornError) Error() string { return fmt.Sprintf("torn at byte %d: %s", e
 
 // walker reads a log forward unit by unit, checking every record's CRC,
 // sequence continuity and batch structure. It decodes in full the records
-// want says (nil: all of them) and every batch member; of the others it
-// reads only what RecordBatch reads and returns events holding Seq only
-// (Type empty).
+// want says (nil: all of them), given each record's sequence and the first
+// sequence of its unit; of the others it reads only what RecordBatch reads
+// and returns events holding Seq, Batch and Commit only (Type empty).
 type walker struct {
 	sc   *lineScanner
 	path string
-	want func(seq uint64) bool
+	want func(seq, unit uint64) bool
 	prev uint64 // sequence of the last record read; 0: none yet
 	// The open batch.
 	open []*queue.Event
 	boff int64
 }
 
-func newWalker(f *os.File, path string, off, limit int64, prev uint64, want func(uint64) bool) *walker {
+func newWalker(f *os.File, path string, off, limit int64, prev uint64, want func(seq, unit uint64) bool) *walker {
 	return &walker{sc: newScanner(f, off, limit), path: path, want: want, prev: prev}
 }
 
 // cheap is a walker's want that decodes nothing it need not.
-func cheap(uint64) bool { return false }
+func cheap(seq, unit uint64) bool { return false }
 
 // next returns the events of the next whole unit, the offset of its first
 // record, and the offset just past it. At a clean end it returns io.EOF;
@@ -272,7 +272,11 @@ func (w *walker) decode(line []byte) (*queue.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	if batch != 0 || w.want(seq) {
+	unit := seq
+	if batch != 0 {
+		unit = batch
+	}
+	if w.want(seq, unit) {
 		return queue.DecodeRecord(line)
 	}
 	return &queue.Event{Seq: seq, Batch: batch, Commit: commit}, nil
