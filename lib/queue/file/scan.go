@@ -57,16 +57,6 @@ func (s *lineScanner) next() (line []byte, off int64, complete bool, err error) 
 	}
 }
 
-// more reports whether anything follows what has been returned so far.
-func (s *lineScanner) more() (bool, error) {
-	for s.r == s.w && !s.eof {
-		if err := s.fill(); err != nil {
-			return false, err
-		}
-	}
-	return s.r < s.w, nil
-}
-
 // offset is the file offset just past the last line returned.
 func (s *lineScanner) offset() int64 { return s.base + int64(s.r) }
 

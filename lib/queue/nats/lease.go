@@ -37,7 +37,9 @@ type lease struct {
 	rev uint64 // the key's revision we wrote last
 	// until is okSent+ttl of the last acknowledged write: the lease is
 	// held by the local clock before it (the server keeps the key at
-	// least that long).
+	// least that long). Guarded by umu, not mu, which a renewal holds
+	// across its request: Held never waits for the network.
+	umu   sync.Mutex
 	until time.Time
 	n     int // renewals written, part of the value so a retry is ours
 	lost  chan struct{}
@@ -49,6 +51,12 @@ type lease struct {
 
 func (l *lease) Lost() <-chan struct{} { return l.lost }
 
+func (l *lease) setUntil(t time.Time) {
+	l.umu.Lock()
+	l.until = t
+	l.umu.Unlock()
+}
+
 // Held implements queue.Lease by the local monotonic clock.
 func (l *lease) Held() bool {
 	select {
@@ -56,9 +64,9 @@ func (l *lease) Held() bool {
 		return false
 	default:
 	}
-	l.mu.Lock()
+	l.umu.Lock()
 	until := l.until
-	l.mu.Unlock()
+	l.umu.Unlock()
 	return time.Now().Before(until)
 }
 
@@ -144,7 +152,8 @@ func (b *Backend) AcquireLease(ctx context.Context, worker string, ttl time.Dura
 		}
 		return nil, b.serverErr("lease "+worker, err)
 	}
-	l.rev, l.until = rev, sent.Add(ttl)
+	l.rev = rev
+	l.setUntil(sent.Add(ttl))
 	var once sync.Once
 	l.stop = func() {
 		once.Do(func() { close(l.quit) })
@@ -232,7 +241,8 @@ func (l *lease) renew(okSent time.Time) {
 		l.mu.Lock()
 		rev, err := l.write(ctx, l.rev)
 		if err == nil {
-			l.rev, l.until = rev, sent.Add(l.ttl)
+			l.rev = rev
+			l.setUntil(sent.Add(l.ttl))
 		}
 		l.mu.Unlock()
 		cancel()
