@@ -22,7 +22,9 @@ import (
 // decides again. Because a task's state is a function of that task's events
 // alone, an unchanged last event means the decision still holds.
 type Backend interface {
-	// Append appends the proposals in order, all of them or none, and
+	// Append appends the proposals in order, all of them or none (also
+	// across a crash in the middle of the append: replay applies them
+	// whole or not at all), and
 	// returns their events with Seq assigned. It returns only after the
 	// events are on stable storage; concurrent calls in one process may
 	// share one sync (group commit). A failed condition returns an error
@@ -121,8 +123,10 @@ type LogCheck struct {
 	Notes       []string  `json:"notes,omitempty"`
 }
 
-// TornTail is an incomplete or unreadable last record: what a crash in the
-// middle of an append leaves. Open cuts it and records a truncated event.
+// TornTail is what a crash in the middle of an append leaves: an incomplete
+// final line, or (file backend) a batch without its commit. A complete line
+// that does not check is corruption, never a torn tail. Open cuts a torn
+// tail and records a truncated event.
 type TornTail struct {
 	Offset int64 `json:"offset"`
 	Bytes  int64 `json:"bytes"`

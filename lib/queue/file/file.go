@@ -9,10 +9,16 @@
 //	lock             flock(2) held by whoever appends or compacts
 //	workers/ID.lock  flock(2) held by worker ID for its whole life
 //
-// Writers (Open without ReadOnly) take the lock for each commit, catch up on
-// records other processes appended, cut a torn tail (recording a truncated
-// event), check each proposal's condition, write the batch with one write(2)
-// and one fdatasync(2), and only then report success. Concurrent appenders in
+// Writers (Open without ReadOnly) verify the whole segment once when they
+// open it (every checksum, the sequence, every batch: nothing is appended
+// to a corrupt log), take the lock for each commit (waiting at most
+// Options.LockTimeout, then failing with the holder's pid and command),
+// catch up on records other processes appended, cut a torn tail (recording
+// a truncated event), check each proposal's condition, write the commit
+// with one write(2) and one fdatasync(2), and only then report success. The
+// events of one multi-event Append are a batch (see walker in scan.go):
+// readers apply it only once its commit record is read, and a writer cuts a
+// batch a crash left without one, whole. Concurrent appenders in
 // one process are batched by a leader that commits for all of them (group
 // commit). A write that fails is undone with ftruncate; a sync that fails
 // leaves the page cache in doubt, so the backend refuses all further appends

@@ -639,6 +639,9 @@ func testLeases(t *testing.T, s Store) {
 	if alive, err := b.Alive(bg, "w1"); err != nil || !alive {
 		t.Fatalf("Alive of a held lease, from another handle = %v, %v", alive, err)
 	}
+	if !l.Held() {
+		t.Error("Held of a lease just acquired = false")
+	}
 	if alive, _ := b.Alive(bg, "w2"); alive {
 		t.Error("Alive of another worker = true")
 	}
