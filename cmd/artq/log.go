@@ -20,9 +20,12 @@ func (c *LogCmd) Help() string {
 	return `Prints each event as a QueueEvent document, one JSON line each, in log
 order. Traces carry metadata only (status, exit code, signal, duration,
 output byte counts, truncation), never arguments or output. Events folded
-into a snapshot by 'artq compact' are no longer in the log; a note on stderr
-says which. Only reads: it writes nothing, not even a lock file. --follow
-exits 130 when interrupted.
+into a snapshot by 'artq compact' are no longer in the log: read from the
+start, a note on stderr says which. A reader never skips events silently:
+if the events after --after SEQ, or after what --follow has printed, were
+compacted before it read them (it fell behind compaction), it stops with
+exit 3 naming them. Only reads: it writes nothing, not even a lock file.
+--follow exits 130 when interrupted.
 
 Example:
   artq log | jq -c 'select(.type == "failed")'
