@@ -79,6 +79,7 @@ const drainWait = 100 * time.Millisecond
 // exitcode.Of gives the code. Once a process started, Run returns its
 // Result, whose Status says what happened, and a nil error.
 func Run(ctx context.Context, p *Policy, t *Task, opt Options) (*Result, error) {
+	markNonDumpable()
 	pl, err := prepare(p, t, &opt)
 	if err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 	started := time.Now()
 	res.StartedAt = started.UTC()
 	// Only now: a best-effort start may have dropped a feature.
-	res.Isolation = IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced}
+	res.Isolation = IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced, Dropped: pl.iso.dropped}
 	if res.Isolation.Enforced == nil {
 		res.Isolation.Enforced = []string{}
 	}
