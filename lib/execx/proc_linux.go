@@ -228,9 +228,6 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		}
 		ip.dropped = append(ip.dropped, layer+": "+err.Error())
 		ip.namespaces, ip.mountNS, ip.view = false, false, stage.View{}
-		if ip.seccomp == stage.SeccompStrict {
-			ip.seccomp = stage.SeccompLandlock // the strict filter assumes a network namespace
-		}
 		ip.recompute(pl)
 		setNamespaces(attr.Sys, ip)
 		pid, waited, err = startProcess(selfExe(), argv, attr, nil)
