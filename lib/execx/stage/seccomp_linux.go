@@ -32,69 +32,55 @@ var deniedSyscalls = []string{
 const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
 
-// policy is the go-seccomp-bpf policy of a profile. Sockets: unix ones
-// (unless denyUnix) and TCP over IPv4 and IPv6 (which Landlock or the
-// network namespace then confines); every other family and type — UDP,
-// raw, packet, netlink, ... — fails with EPERM. socketpair is always
-// allowed: its two ends reach nothing but each other.
-func policy(denyUnix bool) *seccomp.Policy {
-	var inetStream []seccomp.NameWithConditions
-	if !denyUnix {
-		inetStream = append(inetStream, seccomp.NameWithConditions{Name: "socket",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: unix.AF_UNIX}}})
-	}
-	for _, family := range []uint64{unix.AF_INET, unix.AF_INET6} {
-		for _, flags := range []uint64{0, unix.SOCK_CLOEXEC, unix.SOCK_NONBLOCK, unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK} {
-			for _, proto := range []uint64{0, unix.IPPROTO_TCP} {
-				inetStream = append(inetStream, seccomp.NameWithConditions{Name: "socket", Conditions: seccomp.ArgumentConditions{
-					{Argument: 0, Operation: seccomp.Equal, Value: family},
-					{Argument: 1, Operation: seccomp.Equal, Value: unix.SOCK_STREAM | flags},
-					{Argument: 2, Operation: seccomp.Equal, Value: proto},
-				}})
-			}
-		}
-	}
+// policy is the go-seccomp-bpf policy: the syscalls denied outright.
+// Rules on arguments live in the guard filter: go-seccomp-bpf v1.6.0
+// reuses the accumulator after a failed argument check as if it still
+// held the syscall number, so a later group would match (or miss) by an
+// argument's value.
+func policy() *seccomp.Policy {
 	eperm := seccomp.ActionErrno | seccomp.Action(unix.EPERM)
 	return &seccomp.Policy{
 		DefaultAction: seccomp.ActionAllow,
 		Syscalls: []seccomp.SyscallGroup{
 			{Names: deniedSyscalls, Action: eperm},
 			// glibc falls back to clone when clone3 is missing; clone3's
-			// flags live in memory the filter cannot read.
+			// flags live in memory no filter can read.
 			{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},
-			{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone", Conditions: seccomp.ArgumentConditions{
-				{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}}}}, Action: eperm},
-			{NamesWithCondtions: inetStream, Action: seccomp.ActionAllow},
-			{Names: []string{"socket"}, Action: eperm},
 		},
 	}
 }
 
 // loadSeccomp installs the profile's filters on the calling thread: the
-// go-seccomp-bpf policy, then guard. Both profiles share one filter today;
-// strict differs by denyUnix, decided by the caller.
+// go-seccomp-bpf policy, then the guard (the kernel applies the strictest
+// verdict of all filters). Both profiles share them; strict differs by
+// denyUnix, decided by the caller.
 func loadSeccomp(profile string, denyUnix bool) error {
 	switch profile {
 	case SeccompLandlock, SeccompStrict:
 	default:
 		return fmt.Errorf("unknown profile %q", profile)
 	}
-	if err := loadGuard(); err != nil {
+	if err := loadGuard(denyUnix); err != nil {
 		return err
 	}
-	return seccomp.LoadFilter(seccomp.Filter{Policy: *policy(denyUnix)})
+	return seccomp.LoadFilter(seccomp.Filter{Policy: *policy()})
 }
 
-// loadGuard installs the two rules go-seccomp-bpf cannot express, as a
-// filter of its own (the kernel applies the strictest verdict of all
-// filters):
-//   - a syscall made with another architecture's convention (int 0x80 on
-//     x86-64) fails: a policy is compiled for one syscall table, and
-//     go-seccomp-bpf lets a foreign one through to its default action;
-//   - ioctl TIOCSTI and TIOCLINUX fail, comparing only the low 32 bits of
-//     the request, as the kernel does: go-seccomp-bpf compares all 64, so
-//     0x1_00005412 would pass it and still be TIOCSTI.
-func loadGuard() error {
+// loadGuard installs the rules on arguments, as a small filter of its own
+// (go-seccomp-bpf cannot express them correctly, see policy). Arguments
+// are compared on their low 32 bits, as the kernel reads them (int or
+// unsigned int): a request of 0x1_00005412 is still TIOCSTI.
+//   - A syscall made with another architecture's convention (int 0x80 on
+//     x86-64) fails: the policy is compiled for one syscall table, and
+//     go-seccomp-bpf lets a foreign one through to its default action.
+//   - ioctl TIOCSTI and TIOCLINUX fail (typing into a terminal).
+//   - clone with a namespace flag fails (a user namespace would hand the
+//     task a fresh set of capabilities).
+//   - socket: unix (unless denyUnix) and TCP over IPv4 and IPv6, which
+//     Landlock or the network namespace then confines; every other family,
+//     type and protocol — UDP, raw, packet, netlink, MPTCP, ... — fails.
+//     socketpair is left alone: its two ends reach nothing but each other.
+func loadGuard(denyUnix bool) error {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return err
@@ -103,25 +89,59 @@ func loadGuard() error {
 		return fmt.Errorf("guard filter assumes a little-endian architecture, not %s", info.Name)
 	}
 	const (
-		ret      = uint32(seccomp.ActionAllow)
+		allow    = uint32(seccomp.ActionAllow)
 		eperm    = uint32(seccomp.ActionErrno) | uint32(unix.EPERM)
 		enosys   = uint32(seccomp.ActionErrno) | uint32(unix.ENOSYS)
 		offNR    = 0
 		offArch  = 4
-		offArg1L = 16 + 8*1 // args[1], low half on a little-endian machine
+		offArg0L = 16 // args[i]'s low half on a little-endian machine: 16+8i
+		offArg1L = 24
+		offArg2L = 32
 	)
-	prog := []bpf.Instruction{
-		bpf.LoadAbsolute{Off: offArch, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
-		bpf.RetConstant{Val: enosys},
-		bpf.LoadAbsolute{Off: offNR, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(unix.SYS_IOCTL), SkipTrue: 1},
-		bpf.RetConstant{Val: ret},
-		bpf.LoadAbsolute{Off: offArg1L, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCSTI, SkipTrue: 2},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCLINUX, SkipTrue: 1},
-		bpf.RetConstant{Val: ret},
-		bpf.RetConstant{Val: eperm},
+	unixVerdict := allow
+	if denyUnix {
+		unixVerdict = eperm
+	}
+	a := asm{jumps: map[int][2]string{}, labels: map[string]int{}}
+	a.ld(offArch)
+	a.jeq(uint32(info.ID), "", "foreign")
+	a.ld(offNR)
+	a.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
+	a.jeq(uint32(unix.SYS_SOCKET), "socket", "")
+	a.jeq(uint32(unix.SYS_CLONE), "clone", "")
+	a.ret(allow)
+	a.label("foreign")
+	a.ret(enosys)
+	a.label("ioctl")
+	a.ld(offArg1L)
+	a.jeq(unix.TIOCSTI, "deny", "")
+	a.jeq(unix.TIOCLINUX, "deny", "")
+	a.ret(allow)
+	a.label("clone")
+	a.ld(offArg0L)
+	a.jset(nsFlags, "deny", "")
+	a.ret(allow)
+	a.label("socket")
+	a.ld(offArg0L)
+	a.jeq(unix.AF_UNIX, "unix", "")
+	a.jeq(unix.AF_INET, "inet", "")
+	a.jeq(unix.AF_INET6, "inet", "deny")
+	a.label("unix")
+	a.ret(unixVerdict)
+	a.label("inet")
+	a.ld(offArg1L)
+	a.and(^uint32(unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK))
+	a.jeq(unix.SOCK_STREAM, "", "deny")
+	a.ld(offArg2L)
+	a.jeq(0, "ok", "")
+	a.jeq(unix.IPPROTO_TCP, "ok", "deny")
+	a.label("ok")
+	a.ret(allow)
+	a.label("deny")
+	a.ret(eperm)
+	prog, err := a.assemble()
+	if err != nil {
+		return err
 	}
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
@@ -136,6 +156,49 @@ func loadGuard() error {
 		return fmt.Errorf("guard filter: %w", errno)
 	}
 	return nil
+}
+
+// asm is a classic-BPF assembler with labels: a conditional jump names
+// where it goes when true and when false ("" is the next instruction).
+type asm struct {
+	ins    []bpf.Instruction
+	jumps  map[int][2]string
+	labels map[string]int
+}
+
+func (a *asm) ld(off uint32)  { a.ins = append(a.ins, bpf.LoadAbsolute{Off: off, Size: 4}) }
+func (a *asm) ret(v uint32)   { a.ins = append(a.ins, bpf.RetConstant{Val: v}) }
+func (a *asm) and(v uint32)   { a.ins = append(a.ins, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: v}) }
+func (a *asm) label(l string) { a.labels[l] = len(a.ins) }
+
+func (a *asm) jeq(v uint32, t, f string)  { a.jump(bpf.JumpEqual, v, t, f) }
+func (a *asm) jset(v uint32, t, f string) { a.jump(bpf.JumpBitsSet, v, t, f) }
+
+func (a *asm) jump(c bpf.JumpTest, v uint32, t, f string) {
+	a.jumps[len(a.ins)] = [2]string{t, f}
+	a.ins = append(a.ins, bpf.JumpIf{Cond: c, Val: v})
+}
+
+func (a *asm) assemble() ([]bpf.Instruction, error) {
+	for at, to := range a.jumps {
+		j := a.ins[at].(bpf.JumpIf)
+		for k, l := range to {
+			if l == "" {
+				continue
+			}
+			dest, ok := a.labels[l]
+			if !ok || dest <= at || dest-at-1 > 255 {
+				return nil, fmt.Errorf("guard filter: bad jump to %q", l)
+			}
+			if k == 0 {
+				j.SkipTrue = uint8(dest - at - 1)
+			} else {
+				j.SkipFalse = uint8(dest - at - 1)
+			}
+		}
+		a.ins[at] = j
+	}
+	return a.ins, nil
 }
 
 func littleEndian() bool {

@@ -1,0 +1,351 @@
+//go:build linux
+
+package execx
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// attackEnv is the attack program and runner binary, copied where an
+// unprivileged user can execute them: this test binary, and a link to it
+// named attackName in a directory of its own.
+type attackEnv struct {
+	exe, bin string
+}
+
+func newAttackEnv(t *testing.T) *attackEnv {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "execx-attack-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &attackEnv{exe: filepath.Join(dir, "execx.test"), bin: filepath.Join(dir, "bin")}
+	src, err := os.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(e.exe, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(e.bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(e.exe, filepath.Join(e.bin, attackName)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// attackUser is who the runner runs as: the test's own user, or (when
+// the test is root) also an unprivileged one.
+type attackUser struct {
+	name string
+	cred *syscall.Credential // nil: the test's own
+}
+
+func (u attackUser) uid() int {
+	if u.cred == nil {
+		return os.Geteuid()
+	}
+	return int(u.cred.Uid)
+}
+
+func (u attackUser) gid() int {
+	if u.cred == nil {
+		return os.Getegid()
+	}
+	return int(u.cred.Gid)
+}
+
+func attackUsers() []attackUser {
+	if os.Geteuid() != 0 {
+		return []attackUser{{name: "user"}}
+	}
+	return []attackUser{{name: "root"}, {name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534}}}
+}
+
+// runAttackRunner starts a runner as u with secrets in its environment
+// and on its stdin, and returns its REPORT and everything else it wrote
+// on stdout (where a forged Result would show).
+func runAttackRunner(t *testing.T, e *attackEnv, u attackUser, cfg attackRunner, secret string) (attackReport, string) {
+	t.Helper()
+	cfgJSON, _ := json.Marshal(cfg)
+	cmd := exec.Command(e.exe, "-test.run=^$")
+	cmd.Env = []string{"PATH=" + e.bin + ":/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/",
+		"EXECX_ATTACK_RUNNER=" + string(cfgJSON), "EXECX_SECRET=env-" + secret}
+	cmd.Stdin = strings.NewReader("stdin-" + secret + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("runner (%s, %s): %v\nstdout:\n%s\nstderr:\n%s", cfg.Mode, u.name, err, out, stderr.String())
+	}
+	before, line, ok := bytes.Cut(out, []byte("REPORT "))
+	if !ok {
+		t.Fatalf("runner (%s, %s) printed no report:\n%s\nstderr:\n%s", cfg.Mode, u.name, out, stderr.String())
+	}
+	var rep attackReport
+	if err := json.Unmarshal(bytes.TrimSpace(line), &rep); err != nil {
+		t.Fatalf("runner report %q: %v", line, err)
+	}
+	if rep.Error != "" && cfg.Mode != "bwrap" {
+		t.Fatalf("runner (%s, %s): %s", cfg.Mode, u.name, rep.Error)
+	}
+	return rep, string(before)
+}
+
+// acceptCounter counts connections accepted on l.
+func acceptCounter(t *testing.T, l net.Listener) func() int {
+	n := make(chan int, 1)
+	n <- 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n <- <-n + 1
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { l.Close(); <-done })
+	return func() int { v := <-n; n <- v; return v }
+}
+
+// attackScene is everything one run of the attacks aims at, set up fresh,
+// and how to see from outside whether each attack had its effect.
+type attackScene struct {
+	ws      string
+	targets attackTargets
+	effects map[string]func(rep attackReport, stdout string) bool
+}
+
+func newAttackScene(t *testing.T, u attackUser, secret string) *attackScene {
+	t.Helper()
+	base, err := os.MkdirTemp("", "execx-scene-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	_ = os.Chmod(base, 0o755)
+	sc := &attackScene{ws: filepath.Join(base, "ws")}
+	mustDo := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDo(os.Mkdir(sc.ws, 0o755))
+	mustDo(os.Chown(sc.ws, u.uid(), u.gid()))
+	// A file outside the workspace that the task's user owns.
+	file := filepath.Join(base, "outside.txt")
+	mustDo(os.WriteFile(file, []byte("precious\n"), 0o644))
+	mustDo(os.Chmod(file, 0o644))
+	mustDo(os.Chown(file, u.uid(), u.gid()))
+	st0, err := os.Stat(file)
+	mustDo(err)
+	// A SysV shared-memory segment of the task's user.
+	key := 0x5e000000 | (os.Getpid() & 0xffff) ^ int(nextShmKey())
+	shmid, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	mustDo(err)
+	t.Cleanup(func() { _, _ = unix.SysvShmCtl(shmid, unix.IPC_RMID, nil) })
+	var desc unix.SysvShmDesc
+	_, err = unix.SysvShmCtl(shmid, unix.IPC_STAT, &desc)
+	mustDo(err)
+	desc.Perm.Uid, desc.Perm.Gid = uint32(u.uid()), uint32(u.gid())
+	_, err = unix.SysvShmCtl(shmid, unix.IPC_SET, &desc)
+	mustDo(err)
+	// Listeners outside: a pathname and an abstract unix socket, TCP, UDP.
+	sockDir := filepath.Join(base, "sock")
+	mustDo(os.Mkdir(sockDir, 0o777))
+	mustDo(os.Chmod(sockDir, 0o777))
+	sock := filepath.Join(sockDir, "agent.sock")
+	ul, err := net.Listen("unix", sock)
+	mustDo(err)
+	mustDo(os.Chmod(sock, 0o777))
+	unixAccepted := acceptCounter(t, ul)
+	abstract := fmt.Sprintf("execx-attack-%d-%d", os.Getpid(), nextShmKey())
+	al, err := net.Listen("unix", "@"+abstract)
+	mustDo(err)
+	abstractAccepted := acceptCounter(t, al)
+	tcpPort, tcpAccepted := tcpListener(t)
+	udpPort, udpReceived := udpListener(t)
+	// An unrelated process of the task's user.
+	victim := exec.Command("sleep", "1000")
+	victim.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred, Setsid: true}
+	mustDo(victim.Start())
+	t.Cleanup(func() { _ = victim.Process.Kill(); _ = victim.Wait() })
+	var root unix.Stat_t
+	mustDo(unix.Stat("/", &root))
+
+	sc.targets = attackTargets{File: file, ShmKey: key, Sock: sock, Abstract: abstract,
+		TCP: tcpPort, UDP: udpPort, Victim: victim.Process.Pid, Dev: root.Dev}
+	stat := func() (unix.Stat_t, bool) {
+		var st unix.Stat_t
+		return st, unix.Stat(file, &st) == nil
+	}
+	sc.effects = map[string]func(attackReport, string) bool{
+		"mem-write-runner":    func(r attackReport, _ string) bool { return r.Canary != string(runnerCanary[:]) },
+		"pidfd-getfd-runner":  func(_ attackReport, out string) bool { return strings.Contains(out, "FORGED-BY-PIDFD") },
+		"read-runner-environ": func(r attackReport, _ string) bool { return strings.Contains(r.Output, "env-"+secret) },
+		"read-runner-stdin":   func(r attackReport, _ string) bool { return strings.Contains(r.Output, "stdin-"+secret) },
+		"write-runner-stdout": func(_ attackReport, out string) bool { return strings.Contains(out, `"FORGED":true`) },
+		"signal-runner":       func(r attackReport, _ string) bool { return r.Usr1 > 0 },
+		"signal-unrelated":    func(attackReport, string) bool { return !running(victim.Process.Pid) },
+		"mknod-block": func(attackReport, string) bool {
+			var st unix.Stat_t
+			return unix.Lstat(filepath.Join(sc.ws, "disk"), &st) == nil
+		},
+		"chmod-outside": func(attackReport, string) bool { st, _ := stat(); return st.Mode&0o777 != 0o644 },
+		"chown-outside": func(attackReport, string) bool { st, _ := stat(); return int(st.Uid) != u.uid() },
+		"xattr-outside": func(attackReport, string) bool {
+			_, err := unix.Getxattr(file, "user.pwned", make([]byte, 8))
+			return err == nil
+		},
+		"utime-outside": func(attackReport, string) bool { st, _ := stat(); return st.Mtim.Sec != st0.ModTime().Unix() },
+		"sysv-shm": func(attackReport, string) bool {
+			b, err := unix.SysvShmAttach(shmid, 0, unix.SHM_RDONLY)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.SysvShmDetach(b)
+			return string(b[:5]) == "PWNED"
+		},
+		"unix-pathname": func(attackReport, string) bool { return unixAccepted() > 0 },
+		"unix-abstract": func(attackReport, string) bool { return abstractAccepted() > 0 },
+		"tcp-loopback":  func(attackReport, string) bool { return tcpAccepted() > 0 },
+		"udp-loopback":  func(attackReport, string) bool { return udpReceived() != "" },
+	}
+	return sc
+}
+
+var shmSeq int32
+
+func nextShmKey() int32 { shmSeq++; return shmSeq }
+
+// attackModes are the runner's modes under attack and bubblewrap, the
+// trusted peer strict is held to.
+var attackModes = []string{"none", "landlock", "strict", "bwrap"}
+
+// runAttacks runs every attack once in mode as u and returns, per attack,
+// whether it had its effect: seen from outside where it can be, else the
+// attack's own report of its system calls.
+func runAttacks(t *testing.T, e *attackEnv, mode string, u attackUser) map[string]bool {
+	t.Helper()
+	secret := fmt.Sprintf("s3cr3t-%d-%s-%s", os.Getpid(), mode, u.name)
+	sc := newAttackScene(t, u, secret)
+	cfg := attackRunner{Mode: mode, WS: sc.ws, Bin: e.bin, Program: attackName, Args: []string{"all", "{targets}"}, Targets: sc.targets}
+	rep, stdout := runAttackRunner(t, e, u, cfg, secret)
+	said := parseAttacks(rep.Output)
+	got := map[string]bool{}
+	for _, a := range attacks {
+		verdict, ran := said[a.name]
+		if !ran {
+			t.Fatalf("%s as %s: attack %s did not run; task output:\n%s", mode, u.name, a.name, rep.Output)
+		}
+		ok := verdict == "ok"
+		if effect, seen := sc.effects[a.name]; seen {
+			outside := effect(rep, stdout)
+			if outside && !ok {
+				t.Errorf("%s as %s: %s had its effect although the task saw %q", mode, u.name, a.name, verdict)
+			}
+			ok = outside
+		}
+		got[a.name] = ok
+	}
+	return got
+}
+
+// TestAttacks runs every attack from inside a task, in every mode and as
+// root and an unprivileged user, next to bubblewrap on the same attacks;
+// strict must block everything bwrap blocks, and each mode exactly what
+// docs/artexec.md says it does.
+func TestAttacks(t *testing.T) {
+	needLandlock(t)
+	needNamespaces(t)
+	haveBwrap := true
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		haveBwrap = false
+	}
+	e := newAttackEnv(t)
+	for _, u := range attackUsers() {
+		t.Run(u.name, func(t *testing.T) {
+			results := map[string]map[string]bool{}
+			for _, mode := range attackModes {
+				if mode == "bwrap" && !haveBwrap {
+					t.Log("bwrap not on PATH (Debian: bubblewrap): no comparison")
+					continue
+				}
+				results[mode] = runAttacks(t, e, mode, u)
+			}
+			var table strings.Builder
+			fmt.Fprintf(&table, "%-22s", "attack ("+u.name+")")
+			for _, mode := range attackModes {
+				fmt.Fprintf(&table, " %-9s", mode)
+			}
+			table.WriteString("\n")
+			for _, a := range attacks {
+				fmt.Fprintf(&table, "%-22s", a.name)
+				for _, mode := range attackModes {
+					r, ok := results[mode]
+					cell := "-"
+					if ok {
+						cell = "blocked"
+						if r[a.name] {
+							cell = "WORKS"
+						}
+					}
+					fmt.Fprintf(&table, " %-9s", cell)
+				}
+				table.WriteString("\n")
+				for _, mode := range []string{"none", "landlock", "strict"} {
+					want := attackExpected(mode, u, a.name)
+					if results[mode][a.name] != want {
+						t.Errorf("%s as %s: attack %s works=%v; docs/artexec.md says %v", mode, u.name, a.name, results[mode][a.name], want)
+					}
+				}
+				if bw, ok := results["bwrap"]; ok && !bw[a.name] && results["strict"][a.name] {
+					t.Errorf("as %s: %s is blocked by bwrap but works under strict", u.name, a.name)
+				}
+			}
+			t.Logf("attack results:\n%s", table.String())
+		})
+	}
+}
+
+// attackExpected is the threat model of docs/artexec.md: whether attack
+// works in mode for user u.
+func attackExpected(mode string, u attackUser, attack string) bool {
+	return false
+}
