@@ -11,11 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/execx/stage"
 )
 
 // attackEnv is the attack program and runner binary, copied where an
@@ -344,8 +347,43 @@ func TestAttacks(t *testing.T) {
 	}
 }
 
-// attackExpected is the threat model of docs/artexec.md: whether attack
-// works in mode for user u.
+// attackWorks is the threat model of docs/artexec.md, per mode and user:
+// the attacks a mode does not block. Every other attack in attacks is
+// blocked, and strict blocks them all.
+var attackWorks = map[string]map[string][]string{
+	"none": {
+		// No sandbox: a root task is root.
+		"root": nil, // nil: every attack works
+		// An unprivileged task: the runner and the supervisor are
+		// non-dumpable (no ptrace, no /proc/PID/{mem,environ,fd}); what
+		// needs a capability fails; everything else of its user's works.
+		"user": {"signal-runner", "signal-unrelated", "chmod-outside", "xattr-outside", "utime-outside",
+			"sysv-shm", "unix-pathname", "unix-abstract", "tcp-loopback", "udp-loopback", "netlink-route"},
+	},
+	"landlock": {
+		// SysV IPC has no Landlock scope, and Landlock before ABI 9 does
+		// not control connecting to a pathname unix socket.
+		"root": {"sysv-shm", "unix-pathname"},
+		// As a user (no mount namespace without a user namespace),
+		// Landlock has no right for chmod, xattrs or timestamps: the
+		// task changes the metadata of files its user owns outside.
+		"user": {"chmod-outside", "xattr-outside", "utime-outside", "sysv-shm", "unix-pathname"},
+	},
+	"strict": {"root": {}, "user": {}},
+}
+
+// attackExpected is whether attack works in mode for user u.
 func attackExpected(mode string, u attackUser, attack string) bool {
-	return false
+	who := "user"
+	if u.uid() == 0 {
+		who = "root"
+	}
+	works := attackWorks[mode][who]
+	if works == nil && mode == "none" && who == "root" {
+		return true
+	}
+	if attack == "unix-pathname" && mode == "landlock" && landlockABI() >= stage.ResolveUnixABI {
+		return false
+	}
+	return slices.Contains(works, attack)
 }

@@ -151,21 +151,17 @@ var attacks = []struct {
 	}},
 }
 
-func ptraceSeize(pid int) error {
-	if err := unix.PtraceSeize(pid); err != nil {
-		return err
-	}
-	return unix.PtraceDetach(pid)
-}
+// ptraceSeize attaches to pid without stopping it: success is the attack
+// (a tracer can then poke its memory and registers). The tracee is left
+// when this process exits.
+func ptraceSeize(pid int) error { return unix.PtraceSeize(pid) }
 
 func dial(network, addr string) error {
 	c, err := net.DialTimeout(network, addr, 2*time.Second)
 	if err != nil {
 		return err
 	}
-	_, err = c.Write([]byte("datagram"))
-	c.Close()
-	return err
+	return c.Close() // connected: the attack worked
 }
 
 // attackMain is the attack program: "all TARGETS-JSON" runs every attack,

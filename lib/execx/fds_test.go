@@ -3,8 +3,8 @@
 package execx
 
 import (
-	"runtime"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"

@@ -4,12 +4,12 @@ package execx
 
 import (
 	"fmt"
-	"strconv"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"

@@ -76,7 +76,6 @@ func backendCaps(b Isolation, available bool) BackendCaps {
 
 // probeClone starts the shim in probe mode inside new namespaces.
 func probeClone(flags uintptr) error {
-	uid, gid := os.Geteuid(), os.Getegid()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return err
@@ -87,10 +86,7 @@ func probeClone(flags uintptr) error {
 		Env:   shimEnv,
 		Files: []*os.File{devnull, devnull, devnull},
 		Sys: &syscall.SysProcAttr{
-			Cloneflags:                 flags,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			GidMappingsEnableSetgroups: false,
+			Cloneflags: flags, // no id maps: the clone itself is the probe
 		},
 	})
 	if err != nil {

@@ -331,26 +331,24 @@ func (sp *superProc) finish() {
 }
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
-// namespaces, with the caller's uid and gid mapped to themselves (the task
-// keeps its identity; every other id shows as the overflow id), or a
-// mount namespace alone (landlock as root). In a user namespace the
-// supervisor execs as a non-root uid, which would lose the capabilities
-// the namespace gave it: CAP_SYS_ADMIN (its mount view) and CAP_SETPCAP
-// (the exec stage's bounding-set drop) are kept as ambient capabilities,
-// and the exec stage drops them before the program starts.
+// namespaces, or a mount namespace alone (landlock as root).
+//
+// The supervisor maps its uid and gid to themselves itself (shimSpec.MapIDs:
+// the task keeps its identity, every other id shows as the overflow id):
+// the runner is non-dumpable, so the /proc files of its freshly forked
+// child belong to root and an unprivileged runner could not write them.
+// Until then, and across its own execve as an unmapped uid, the
+// supervisor keeps what the new user namespace gave it as ambient
+// capabilities: CAP_SETUID and CAP_SETGID (the maps), CAP_SYS_ADMIN (the
+// mount view) and CAP_SETPCAP (the exec stage's bounding-set drop). The
+// exec stage drops them all before the program starts.
 func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
-	sys.Cloneflags, sys.UidMappings, sys.GidMappings, sys.AmbientCaps = 0, nil, nil, nil
+	sys.Cloneflags, sys.AmbientCaps = 0, nil
 	switch {
 	case ip.namespaces:
-		uid, gid := os.Geteuid(), os.Getegid()
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
-		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		sys.GidMappingsEnableSetgroups = false
-		if uid != 0 {
-			sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-		}
+		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	case ip.mountNS:
 		sys.Cloneflags = syscall.CLONE_NEWNS
 	}

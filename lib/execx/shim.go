@@ -43,10 +43,15 @@ type shimSpec struct {
 	Stage stage.Spec `json:"stage"`
 	// Direct: the supervisor starts the program itself (nothing to apply
 	// between fork and execve but a new session, which fork does).
-	Direct    bool        `json:"direct,omitempty"`
-	View      *stage.View `json:"view,omitempty"`  // mount view the supervisor sets up
-	PIDNS     bool        `json:"pidns,omitempty"` // the supervisor is PID 1
-	Supervise bool        `json:"supervise,omitempty"`
+	Direct bool        `json:"direct,omitempty"`
+	View   *stage.View `json:"view,omitempty"`  // mount view the supervisor sets up
+	PIDNS  bool        `json:"pidns,omitempty"` // the supervisor is PID 1
+	// MapIDs: the supervisor is in a new user namespace and maps UID and
+	// GID (the runner's) to themselves before anything else.
+	MapIDs    bool `json:"map_ids,omitempty"`
+	UID       int  `json:"uid,omitempty"`
+	GID       int  `json:"gid,omitempty"`
+	Supervise bool `json:"supervise,omitempty"`
 	// Stderr: the supervisor holds the program's own stderr pipe on fd 7
 	// (else fd 6, the output pipe, is both stdout and stderr).
 	Stderr bool `json:"stderr,omitempty"`

@@ -4,6 +4,7 @@ package execx
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
@@ -39,6 +40,9 @@ func (pl *plan) shimSpec(supervise bool) *shimSpec {
 	if s.Stage.Landlock > 0 {
 		s.Stage.RW = pl.landlockRW()
 	}
+	if ip.namespaces {
+		s.MapIDs, s.UID, s.GID = true, os.Geteuid(), os.Getegid()
+	}
 	if ip.namespaces || ip.mountNS {
 		v := ip.view
 		v.RW = pl.landlockRW()
@@ -67,6 +71,11 @@ func shimSupervise() int {
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return reportErr(status, exitcode.Errorf(exitcode.Internal, "child subreaper: %w", err))
+	}
+	if s.MapIDs {
+		if err := mapIDs(s.UID, s.GID); err != nil {
+			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: user namespace: %w", err))
+		}
 	}
 	// Nobody may ptrace this process or read it through /proc: the task
 	// runs as the same user (and, under strict, in the same user namespace).
@@ -134,6 +143,27 @@ func shimSupervise() int {
 	}()
 	sv.reapAll()
 	return 0
+}
+
+// mapIDs maps uid and gid (ours in the parent namespace) to themselves in
+// our new user namespace; setgroups must be denied first. The files are
+// our own only while we are dumpable, which the runner's non-dumpable
+// flag, inherited through fork, took away: set it back for the writes,
+// before any process of the task exists (the caller then clears it).
+func mapIDs(uid, gid int) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	for _, w := range []struct{ file, data string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"/proc/self/gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		if err := os.WriteFile(w.file, []byte(w.data), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // supervisor is the state of a supervise shim. Only reapAll waits; kill
