@@ -4,6 +4,7 @@ package execx
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,10 +16,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx/stage"
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // attackEnv is the attack program and runner binary, copied where an
@@ -386,4 +390,212 @@ func attackExpected(mode string, u attackUser, attack string) bool {
 		return false
 	}
 	return slices.Contains(works, attack)
+}
+
+// kill -9 of the runner leaves no process of the task running, in any
+// mode and as any user: not its direct child, not a grandchild, not one
+// that left for a session of its own. The supervisor (which the task can
+// neither trace nor, under landlock and strict, signal) kills them when
+// its parent-death signal comes; under strict the PID namespace dies with
+// the supervisor too.
+func TestRunnerKilledLeavesNothing(t *testing.T) {
+	e := newAttackEnv(t)
+	for _, u := range attackUsers() {
+		for _, mode := range []string{"none", "landlock", "strict"} {
+			t.Run(u.name+"/"+mode, func(t *testing.T) {
+				if mode != "none" {
+					needLandlock(t)
+				}
+				if mode == "strict" {
+					needNamespaces(t)
+				}
+				marker := fmt.Sprintf("execx-kill9-%d-%s-%s", os.Getpid(), u.name, mode)
+				ws, err := os.MkdirTemp("", "execx-kill9-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(ws) })
+				_ = os.Chown(ws, u.uid(), u.gid())
+				script := fmt.Sprintf(`%[1]s sleep %[2]s &
+sh -c '%[1]s sleep %[2]s & wait' &
+setsid sh -c '%[1]s sleep %[2]s &' &
+wait`, attackName, marker)
+				cfg, _ := json.Marshal(attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script}})
+				runner := exec.Command(e.exe, "-test.run=^$")
+				runner.Env = []string{"PATH=" + e.bin + ":/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/", "EXECX_ATTACK_RUNNER=" + string(cfg)}
+				runner.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
+				if err := runner.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					left, _ := systest.PidsWithArg(marker)
+					for _, p := range left {
+						_ = unix.Kill(p, unix.SIGKILL)
+					}
+				})
+				deadline := time.Now().Add(systest.Deadline)
+				for {
+					pids, _ := systest.PidsWithArg(marker)
+					if len(pids) == 3 {
+						break
+					}
+					if time.Now().After(deadline) {
+						_ = runner.Process.Kill()
+						t.Fatalf("the task's three sleepers never all started (%v)", pids)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				if err := runner.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+				_ = runner.Wait()
+				killed := time.Now()
+				for {
+					left, _ := systest.PidsWithArg(marker)
+					if len(left) == 0 {
+						t.Logf("every process of the task gone %v after the runner's SIGKILL", time.Since(killed).Round(time.Millisecond))
+						return
+					}
+					if time.Since(killed) > time.Second {
+						t.Fatalf("processes %v of the task still running 1s after the runner was killed", left)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			})
+		}
+	}
+}
+
+// A task cannot type into the terminal its runner was started from: the
+// runner runs on a real terminal (tmux), the task tries TIOCSTI on it,
+// and the shell reads the next line once the runner is gone. A line the
+// test types itself arrives intact exactly when nothing was injected.
+// Every task is in a new session (no controlling terminal, which the
+// kernel requires for TIOCSTI without CAP_SYS_ADMIN); landlock and strict
+// also drop every capability, deny the ioctl by seccomp and do not grant
+// device ioctls. A root task under none keeps CAP_SYS_ADMIN: documented.
+func TestTIOCSTIOnRealTerminal(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux not on PATH")
+	}
+	e := newAttackEnv(t)
+	for _, mode := range attackModes {
+		t.Run(mode, func(t *testing.T) {
+			switch mode {
+			case "landlock":
+				needLandlock(t)
+			case "strict":
+				needLandlock(t)
+				needNamespaces(t)
+			case "bwrap":
+				if _, err := exec.LookPath("bwrap"); err != nil {
+					t.Skip("bwrap not on PATH (Debian: bubblewrap)")
+				}
+			}
+			ws := t.TempDir()
+			cfg, _ := json.Marshal(attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: attackName,
+				Args: []string{"tiocsti", "{tty}", "echo PWNED-BY-TIOCSTI\n"}})
+			script := `env -i PATH="$P" TMPDIR=/tmp EXECX_ATTACK_RUNNER="$C" "$X" -test.run='^$' >report.txt 2>&1; echo RUNNER-DONE; read -r line; echo "GOT[$line]"`
+			term := systest.StartTerm(t, systest.TermOptions{Dir: ws,
+				Env: []string{"P=" + e.bin + ":/usr/bin:/bin", "C=" + string(cfg), "X=" + e.exe}}, "sh", "-c", script)
+			term.WaitFor("the runner to finish", func(s string) bool { return strings.Contains(s, "RUNNER-DONE") })
+			term.Keys("clean", "Enter")
+			screen := term.WaitFor("the shell to read a line", func(s string) bool { return strings.Contains(s, "GOT[") })
+			report, _ := os.ReadFile(filepath.Join(ws, "report.txt"))
+			injected := !strings.Contains(screen, "GOT[clean]")
+			want := mode == "none" && os.Geteuid() == 0
+			if injected != want {
+				t.Errorf("%s: injected=%v, want %v; screen:\n%s\nrunner:\n%s", mode, injected, want, screen, report)
+			}
+			var rep attackReport
+			if _, line, ok := strings.Cut(string(report), "REPORT "); !ok || json.Unmarshal([]byte(line), &rep) != nil {
+				t.Fatalf("%s: no runner report:\n%s", mode, report)
+			}
+			said := parseAttacks(rep.Output)
+			if (said["tiocsti"] == "ok") != injected {
+				t.Errorf("%s: the task says %q but injected=%v; runner:\n%s", mode, said["tiocsti"], injected, report)
+			}
+			t.Logf("%s: tiocsti %s", mode, said["tiocsti"])
+		})
+	}
+}
+
+// No thread of the runner or of the supervisor is ever restricted: while
+// a landlock or strict task runs, every thread of both has no seccomp
+// filter and no no_new_privs (the exec stage applied them, with Landlock,
+// in the task's own process only).
+func TestRunnerAndSupervisorUnrestricted(t *testing.T) {
+	needLandlock(t)
+	for _, iso := range []Isolation{IsolationLandlock, IsolationStrict} {
+		t.Run(string(iso), func(t *testing.T) {
+			if iso == IsolationStrict {
+				needNamespaces(t)
+			}
+			p := policyFor(t, iso, "sh")
+			done := make(chan *Result, 1)
+			go func() {
+				res, _ := Run(context.Background(), p, sh(`grep -E '^(NoNewPrivs|Seccomp):' /proc/self/status; echo > ready; while [ ! -e go ]; do sleep 0.01; done`), Options{})
+				done <- res
+			}()
+			ready := filepath.Join(p.Workspace, "ready")
+			deadline := time.Now().Add(systest.Deadline)
+			for _, err := os.Stat(ready); err != nil; _, err = os.Stat(ready) {
+				if time.Now().After(deadline) {
+					t.Fatal("the task never started")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			var sup int
+			for _, c := range childrenOf(os.Getpid()) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c)); string(b) == shimArg0+"\x00supervise\x00" {
+					sup = c
+				}
+			}
+			if sup == 0 {
+				t.Fatal("no supervisor among the test's children")
+			}
+			for _, pid := range []int{os.Getpid(), sup} {
+				tids, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+				for _, f := range tids {
+					b, _ := os.ReadFile(f)
+					for _, want := range []string{"NoNewPrivs:\t0\n", "Seccomp:\t0\n"} {
+						if !strings.Contains(string(b), want) {
+							t.Errorf("%s lacks %q: a runner or supervisor thread is restricted", f, want)
+						}
+					}
+				}
+			}
+			writeFile(t, filepath.Join(p.Workspace, "go"), "")
+			res := <-done
+			if res == nil || !strings.Contains(res.Output, "NoNewPrivs:\t1") || !strings.Contains(res.Output, "Seccomp:\t2") {
+				t.Errorf("the task itself is not restricted: %+v", res)
+			}
+		})
+	}
+}
+
+// A policy can keep named capabilities for a root task, and let the
+// workspace hold named kinds of special file; by default neither.
+func TestKeepCapabilitiesAndWorkspaceNodes(t *testing.T) {
+	needLandlock(t)
+	script := `grep '^CapEff:' /proc/self/status; mkfifo fifo && echo fifo-made`
+	p := policyFor(t, IsolationLandlock, "sh")
+	res := mustRun(t, p, sh(script), Options{})
+	if !strings.Contains(res.Output, "CapEff:\t0000000000000000") || strings.Contains(res.Output, "fifo-made") {
+		t.Errorf("default landlock: %q; want no capability and no FIFO", res.Output)
+	}
+	p = policyFor(t, IsolationLandlock, "sh")
+	p.KeepCapabilities, p.WorkspaceNodes = []string{"CAP_CHOWN"}, []string{"fifo"}
+	res = mustRun(t, p, sh(script), Options{})
+	wantCaps := "CapEff:\t0000000000000000"
+	if os.Geteuid() == 0 {
+		wantCaps = "CapEff:\t0000000000000001"
+	}
+	if !strings.Contains(res.Output, wantCaps) || !strings.Contains(res.Output, "fifo-made") {
+		t.Errorf("keep CAP_CHOWN, nodes fifo: %q; want %s and a FIFO", res.Output, wantCaps)
+	}
+	p.KeepCapabilities = []string{"CAP_NOPE"}
+	wantRefusal(t, p, sh("true"), exitcode.Usage, nil, "policy.keep_capabilities[0]")
+	p.KeepCapabilities, p.WorkspaceNodes = nil, []string{"pipe"}
+	wantRefusal(t, p, sh("true"), exitcode.Usage, nil, "policy.workspace_nodes[0]")
 }
