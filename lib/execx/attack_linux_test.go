@@ -182,6 +182,10 @@ func newAttackScene(t *testing.T, u attackUser, secret string) *attackScene {
 	mustDo(os.Chown(file, u.uid(), u.gid()))
 	st0, err := os.Stat(file)
 	mustDo(err)
+	sibling := filepath.Join(base, "sibling.txt")
+	mustDo(os.WriteFile(sibling, []byte("precious\n"), 0o644))
+	mustDo(os.Chmod(sibling, 0o644))
+	mustDo(os.Chown(sibling, u.uid(), u.gid()))
 	// A SysV shared-memory segment of the task's user.
 	key := 0x5e000000 | (os.Getpid() & 0xffff) ^ int(nextShmKey())
 	shmid, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
@@ -216,7 +220,7 @@ func newAttackScene(t *testing.T, u attackUser, secret string) *attackScene {
 	var root unix.Stat_t
 	mustDo(unix.Stat("/", &root))
 
-	sc.targets = attackTargets{File: file, ShmKey: key, Sock: sock, Abstract: abstract,
+	sc.targets = attackTargets{File: file, Sibling: "../sibling.txt", ShmKey: key, Sock: sock, Abstract: abstract,
 		TCP: tcpPort, UDP: udpPort, Victim: victim.Process.Pid, Dev: root.Dev}
 	stat := func() (unix.Stat_t, bool) {
 		var st unix.Stat_t
@@ -235,6 +239,10 @@ func newAttackScene(t *testing.T, u attackUser, secret string) *attackScene {
 			return unix.Lstat(filepath.Join(sc.ws, "disk"), &st) == nil
 		},
 		"chmod-outside": func(attackReport, string) bool { st, _ := stat(); return st.Mode&0o777 != 0o644 },
+		"chmod-outside-relative": func(attackReport, string) bool {
+			st, err := os.Stat(sibling)
+			return err == nil && st.Mode()&0o777 != 0o644
+		},
 		"chown-outside": func(attackReport, string) bool { st, _ := stat(); return int(st.Uid) != u.uid() },
 		"xattr-outside": func(attackReport, string) bool {
 			_, err := unix.Getxattr(file, "user.pwned", make([]byte, 8))
@@ -361,7 +369,7 @@ var attackWorks = map[string]map[string][]string{
 		// An unprivileged task: the runner and the supervisor are
 		// non-dumpable (no ptrace, no /proc/PID/{mem,environ,fd}); what
 		// needs a capability fails; everything else of its user's works.
-		"user": {"signal-runner", "signal-unrelated", "chmod-outside", "xattr-outside", "utime-outside",
+		"user": {"signal-runner", "signal-unrelated", "chmod-outside", "chmod-outside-relative", "xattr-outside", "utime-outside",
 			"sysv-shm", "unix-pathname", "unix-abstract", "tcp-loopback", "udp-loopback", "netlink-route"},
 	},
 	"landlock": {
@@ -371,7 +379,7 @@ var attackWorks = map[string]map[string][]string{
 		// As a user (no mount namespace without a user namespace),
 		// Landlock has no right for chmod, xattrs or timestamps: the
 		// task changes the metadata of files its user owns outside.
-		"user": {"chmod-outside", "xattr-outside", "utime-outside", "sysv-shm", "unix-pathname"},
+		"user": {"chmod-outside", "chmod-outside-relative", "xattr-outside", "utime-outside", "sysv-shm", "unix-pathname"},
 	},
 	"strict": {"root": {}, "user": {}},
 }

@@ -28,8 +28,9 @@ const attackName = "execx-attack"
 // JSON argument (pids, paths and ports of things the test set up outside).
 type attackTargets struct {
 	Runner   int    `json:"runner"`
-	Canary   uint64 `json:"canary"` // address of runnerCanary in the runner
-	File     string `json:"file"`   // a file outside the workspace, owned by the task's user
+	Canary   uint64 `json:"canary"`  // address of runnerCanary in the runner
+	File     string `json:"file"`    // a file outside the workspace, owned by the task's user
+	Sibling  string `json:"sibling"` // another, named relative to the workspace ("../x")
 	ShmKey   int    `json:"shm_key"`
 	Sock     string `json:"sock"`     // pathname unix socket outside the workspace
 	Abstract string `json:"abstract"` // abstract unix socket name (without the NUL)
@@ -99,6 +100,9 @@ var attacks = []struct {
 	{"signal-unrelated", func(t *attackTargets) error { return unix.Kill(t.Victim, unix.SIGTERM) }},
 	{"mknod-block", func(t *attackTargets) error { return unix.Mknod("disk", unix.S_IFBLK|0o600, int(t.Dev)) }},
 	{"chmod-outside", func(t *attackTargets) error { return unix.Chmod(t.File, 0o666) }},
+	// Relative to the working directory, which the runner opened in its
+	// own mount namespace: the view must hold for it too.
+	{"chmod-outside-relative", func(t *attackTargets) error { return unix.Chmod(t.Sibling, 0o666) }},
 	{"chown-outside", func(t *attackTargets) error { return unix.Chown(t.File, 12345, -1) }},
 	{"xattr-outside", func(t *attackTargets) error { return unix.Setxattr(t.File, "user.pwned", []byte("1"), 0) }},
 	{"utime-outside", func(t *attackTargets) error {

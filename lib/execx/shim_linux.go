@@ -45,7 +45,7 @@ func (pl *plan) shimSpec(supervise bool) *shimSpec {
 	}
 	if ip.namespaces || ip.mountNS {
 		v := ip.view
-		v.RW = pl.landlockRW()
+		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
 		s.View = &v
 	}
 	st := &s.Stage

@@ -42,5 +42,29 @@ func (v *View) Setup() error {
 			return fmt.Errorf("mount /proc: %w", err)
 		}
 	}
+	return reenterCwd(v.Cwd)
+}
+
+// reenterCwd moves the working directory into the view. The runner set it
+// through a descriptor opened in its own namespace, so it still points
+// into the runner's mounts, where ".." leads past the read-only view;
+// entering the same path (the runner's canonical one: getcwd cannot name
+// a directory of another namespace) resolves it through this namespace's
+// mounts. It must be the very same directory (device and inode), or the
+// path was swapped since.
+func reenterCwd(wd string) error {
+	var before, after unix.Stat_t
+	if err := unix.Stat(".", &before); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return fmt.Errorf("working directory %s: %w", wd, err)
+	}
+	if err := unix.Stat(".", &after); err != nil {
+		return fmt.Errorf("working directory %s: %w", wd, err)
+	}
+	if before.Dev != after.Dev || before.Ino != after.Ino {
+		return fmt.Errorf("working directory %s: replaced while the view was built", wd)
+	}
 	return nil
 }

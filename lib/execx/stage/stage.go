@@ -81,4 +81,7 @@ type View struct {
 	// outside them fail with EROFS, whoever owns the file.
 	ReadOnly bool     `json:"readonly,omitempty"`
 	RW       []string `json:"rw,omitempty"`
+	// Cwd is the task's working directory (canonical), entered again
+	// through the view once it is built.
+	Cwd string `json:"cwd"`
 }
