@@ -305,3 +305,19 @@ func TestStrictWithoutNamespaces(t *testing.T) {
 		t.Errorf("best-effort strict without namespaces: %s %+v; want succeeded with %v and the namespaces dropped", res.Status, res.Isolation, want)
 	}
 }
+
+// `artexec isolation` lists, per backend, exactly the layers a run of it
+// reports as enforced.
+func TestProbeMatchesRun(t *testing.T) {
+	needLandlock(t)
+	needNamespaces(t)
+	for _, b := range Probe().Backends {
+		if !b.Available || b.Backend == IsolationSeatbelt {
+			continue
+		}
+		res := mustRun(t, policyFor(t, b.Backend, "true"), NewTask("true"), Options{})
+		if !slices.Equal(res.Isolation.Enforced, b.Enforces) {
+			t.Errorf("%s: probe says %v, a run enforced %v", b.Backend, b.Enforces, res.Isolation.Enforced)
+		}
+	}
+}
