@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/art-runtime/art/lib/execx/stage"
 )
 
@@ -98,11 +100,12 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 				ip.seccomp = stage.SeccompStrict
 				ip.denyUnix = ip.landlock < stage.ResolveUnixABI
 			}
-		} else if os.Geteuid() == 0 {
+		} else if os.Geteuid() == 0 && stage.HasCap(unix.CAP_SYS_ADMIN) {
 			// Landlock has no right for chmod, chown, xattrs or
 			// timestamps, and root owns most of the system: as root (the
-			// only case a mount namespace needs no user namespace) the
-			// task also gets a read-only view.
+			// only case a mount namespace needs no user namespace; root
+			// in a container without CAP_SYS_ADMIN goes without) the task
+			// also gets a read-only view.
 			ip.mountNS = true
 			ip.view = stage.View{ReadOnly: true}
 		}
