@@ -490,45 +490,71 @@ func TestTIOCSTIOnRealTerminal(t *testing.T) {
 		t.Skip("tmux not on PATH")
 	}
 	e := newAttackEnv(t)
-	for _, mode := range attackModes {
-		t.Run(mode, func(t *testing.T) {
-			switch mode {
-			case "landlock":
-				needLandlock(t)
-			case "strict":
-				needLandlock(t)
-				needNamespaces(t)
-			case "bwrap":
-				if _, err := exec.LookPath("bwrap"); err != nil {
-					t.Skip("bwrap not on PATH (Debian: bubblewrap)")
-				}
-			}
-			ws := t.TempDir()
-			cfg, _ := json.Marshal(attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: attackName,
-				Args: []string{"tiocsti", "{tty}", "echo PWNED-BY-TIOCSTI\n"}})
-			script := `env -i PATH="$P" TMPDIR=/tmp EXECX_ATTACK_RUNNER="$C" "$X" -test.run='^$' >report.txt 2>&1; echo RUNNER-DONE; read -r line; echo "GOT[$line]"`
-			term := systest.StartTerm(t, systest.TermOptions{Dir: ws,
-				Env: []string{"P=" + e.bin + ":/usr/bin:/bin", "C=" + string(cfg), "X=" + e.exe}}, "sh", "-c", script)
-			term.WaitFor("the runner to finish", func(s string) bool { return strings.Contains(s, "RUNNER-DONE") })
-			term.Keys("clean", "Enter")
-			screen := term.WaitFor("the shell to read a line", func(s string) bool { return strings.Contains(s, "GOT[") })
-			report, _ := os.ReadFile(filepath.Join(ws, "report.txt"))
-			injected := !strings.Contains(screen, "GOT[clean]")
-			want := mode == "none" && os.Geteuid() == 0
-			if injected != want {
-				t.Errorf("%s: injected=%v, want %v; screen:\n%s\nrunner:\n%s", mode, injected, want, screen, report)
-			}
-			var rep attackReport
-			if _, line, ok := strings.Cut(string(report), "REPORT "); !ok || json.Unmarshal([]byte(line), &rep) != nil {
-				t.Fatalf("%s: no runner report:\n%s", mode, report)
-			}
-			said := parseAttacks(rep.Output)
-			if (said["tiocsti"] == "ok") != injected {
-				t.Errorf("%s: the task says %q but injected=%v; runner:\n%s", mode, said["tiocsti"], injected, report)
-			}
-			t.Logf("%s: tiocsti %s", mode, said["tiocsti"])
-		})
+	for _, u := range attackUsers() {
+		for _, mode := range attackModes {
+			t.Run(u.name+"/"+mode, func(t *testing.T) { tiocstiRun(t, e, u, mode) })
+		}
 	}
+}
+
+// tiocstiRun is one TIOCSTI attack as u in mode. For another user than
+// the test's, the terminal is handed to that user first (a terminal is
+// its user's own), and the runner runs as that user.
+func tiocstiRun(t *testing.T, e *attackEnv, u attackUser, mode string) {
+	switch mode {
+	case "landlock":
+		needLandlock(t)
+	case "strict":
+		needLandlock(t)
+		needNamespaces(t)
+	case "bwrap":
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			t.Skip("bwrap not on PATH (Debian: bubblewrap)")
+		}
+	}
+	dir, err := os.MkdirTemp("", "execx-tty-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	_ = os.Chmod(dir, 0o755)
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chown(ws, u.uid(), u.gid())
+	cfg, _ := json.Marshal(attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: attackName,
+		Args: []string{"tiocsti", "{tty}", "echo PWNED-BY-TIOCSTI\n"}})
+	as := ""
+	if u.cred != nil {
+		as = fmt.Sprintf("setpriv --reuid %d --regid %d --clear-groups ", u.uid(), u.gid())
+	}
+	script := `while [ ! -e go ]; do sleep 0.01; done; ` + as + `env -i PATH="$P" TMPDIR=/tmp EXECX_ATTACK_RUNNER="$C" "$X" -test.run='^$' >report.txt 2>&1; echo RUNNER-DONE; read -r line; echo "GOT[$line]"`
+	term := systest.StartTerm(t, systest.TermOptions{Dir: dir,
+		Env: []string{"P=" + e.bin + ":/usr/bin:/bin", "C=" + string(cfg), "X=" + e.exe}}, "sh", "-c", script)
+	if u.cred != nil {
+		if err := os.Chown(term.TTY(), u.uid(), u.gid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "go"), "")
+	term.WaitFor("the runner to finish", func(s string) bool { return strings.Contains(s, "RUNNER-DONE") })
+	term.Keys("clean", "Enter")
+	screen := term.WaitFor("the shell to read a line", func(s string) bool { return strings.Contains(s, "GOT[") })
+	report, _ := os.ReadFile(filepath.Join(dir, "report.txt"))
+	var rep attackReport
+	if _, line, ok := strings.Cut(string(report), "REPORT "); !ok || json.Unmarshal([]byte(line), &rep) != nil {
+		t.Fatalf("no runner report:\n%s", report)
+	}
+	said := parseAttacks(rep.Output)["tiocsti"]
+	injected := !strings.Contains(screen, "GOT[clean]")
+	if want := mode == "none" && u.uid() == 0; injected != want {
+		t.Errorf("injected=%v, want %v; screen:\n%s\nrunner:\n%s", injected, want, screen, report)
+	}
+	if (said == "ok") != injected {
+		t.Errorf("the task says %q but injected=%v; runner:\n%s", said, injected, report)
+	}
+	t.Logf("tiocsti %s", said)
 }
 
 // No thread of the runner or of the supervisor is ever restricted: while
