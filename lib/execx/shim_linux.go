@@ -65,6 +65,11 @@ func shimSupervise() int {
 	// through: the program gets 0-2 only, which ForkExec passes on by
 	// clearing the flag on its copies.
 	markCloexecFrom(3)
+	// The runner's death (SIGTERM, our parent-death signal) must not end
+	// this process by default action once a process of the task may
+	// exist: caught from here on, acted on once the task is known.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	s, err := readSpec()
 	if err != nil {
 		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
@@ -119,8 +124,6 @@ func shimSupervise() int {
 	// Commands from the runner, and the runner's death (its parent-death
 	// signal, or EOF on the control pipe), are acted on from their own
 	// goroutines: signalling needs nothing from the reaping loop below.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	go func() {
 		<-sigs
 		sv.kill()
