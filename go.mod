@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/alecthomas/kong v1.17.0
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/github/go-spdx/v2 v2.8.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/natefinch/atomic v1.0.1
@@ -11,6 +12,7 @@ require (
 	github.com/nats-io/nuid v1.0.1
 	github.com/tidwall/gjson v1.20.2
 	golang.org/x/mod v0.41.0
+	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.50.0
 )
 

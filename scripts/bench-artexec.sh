@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Whole-process cost of artexec, as ratios against baselines measured in the
-# same run (DESIGN.md §9):
+# same run:
 #   1. per-command cost of `artexec run -- true` (isolation none, landlock,
-#      strict) against /bin/true spawned raw and GNU `timeout 10 true`;
+#      strict) against /bin/true spawned raw, GNU `timeout 10 true`, the Go
+#      floor (os/exec) and bubblewrap (`bwrap --unshare-all --new-session
+#      --die-with-parent` with / read-only, a fresh /proc and /dev: the peer
+#      strict is held to), with the ratios the targets are stated in;
 #   2. capture of 1 GiB of text output with a 1 MiB cap: peak RSS and
 #      throughput against the same pipeline writing to /dev/null. (Text, not
 #      /dev/zero: a NUL byte is six bytes of JSON, "\u0000", which would
@@ -12,7 +15,8 @@
 #
 # Usage: scripts/bench-artexec.sh [ROUNDS [RUNS_PER_ROUND]]
 # Uses artexec from PATH, else builds it. Needs bash, coreutils (timeout,
-# head, sort), and /usr/bin/time for peak RSS (skipped without it).
+# head, sort), and /usr/bin/time for peak RSS (skipped without it); bwrap
+# (Debian: bubblewrap) for its row (skipped without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 if command -v artexec >/dev/null 2>&1; then
 	artexec="$(command -v artexec)"
 else
-	go build -o "$tmp/artexec" ./cmd/artexec
+	CGO_ENABLED=0 go build -o "$tmp/artexec" ./cmd/artexec
 	artexec="$tmp/artexec"
 fi
 true_bin="$(command -v true)"
@@ -60,6 +64,9 @@ GO
 		add "Go floor: os/exec true" "$tmp/gofloor/gofloor $true_bin"
 	fi
 fi
+if command -v bwrap >/dev/null 2>&1; then
+	add "bwrap --unshare-all" "bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
+fi
 add "artexec run -- true" "$artexec run --workspace $ws -- true"
 iso_json="$("$artexec" isolation 2>/dev/null || true)"
 available() { # backend name: available in `artexec isolation`?
@@ -83,7 +90,7 @@ children_cpu_us() {
 		for (i = 1; i <= n; i++) { split(f[i], a, "m"); sub("s", "", a[2]); us += (a[1] * 60 + a[2]) * 1e6 }
 		printf "%d", us }' "$tmp/times"
 }
-declare -A samples cpu
+declare -A samples cpu wall
 for ((r = 0; r < rounds; r++)); do
 	for i in "${!cmds[@]}"; do
 		read -r -a argv <<<"${cmds[$i]}"
@@ -113,7 +120,20 @@ for i in "${!cmds[@]}"; do
 	c="$(median "${cpu[$i]}")"
 	printf '%-30s %10s %8s %10s %10s %8s %10s\n' "${names[$i]}" "$m" "$(ratio "$m" "$raw")x" "$(ratio "$m" "$gnu")x" \
 		"$c" "$(ratio "$c" "$rawc")x" "$(ratio "$c" "$gnuc")x"
+	wall[${names[$i]}]="$m"
 done
+# The targets' ratios (wall): none vs GNU timeout, landlock vs none,
+# strict vs bwrap.
+target() { # name numerator denominator
+	if [ -n "${wall[$2]:-}" ] && [ -n "${wall[$3]:-}" ]; then
+		printf '%-30s %s\n' "$1" "$(ratio "${wall[$2]}" "${wall[$3]}")x"
+	fi
+}
+echo
+target "none / GNU timeout" "artexec run -- true" "timeout 10 true (GNU)"
+target "landlock / none" "artexec --isolation landlock" "artexec run -- true"
+target "strict / bwrap" "artexec --isolation strict" "bwrap --unshare-all"
+target "Go floor / GNU timeout" "Go floor: os/exec true" "timeout 10 true (GNU)"
 
 echo
 echo "# capture of 1 GiB of text output with a 1 MiB cap"

@@ -17,7 +17,9 @@ func (c *IsolationCmd) Help() string {
 and what a landlock run enforces with it, whether user, PID and network
 namespaces can be created (they are really created, not guessed), whether
 sandbox-exec is there (macOS), and for each backend whether it runs without
---isolation-best-effort and what it enforces.
+--isolation-best-effort and the layers a run of it enforces here, as its
+Result lists them in isolation.enforced (docs/artexec.md: Isolation, and
+the threat model).
 
 Example:
   artexec isolation

@@ -164,6 +164,13 @@ func (tm *Term) Keys(keys ...string) {
 	tm.run(nil, append([]string{"send-keys", "-t", "t"}, keys...)...)
 }
 
+// TTY is the path of the terminal's pty (/dev/pts/N), for a test that
+// must hand it to another user or name it to the program.
+func (tm *Term) TTY() string {
+	tm.t.Helper()
+	return strings.TrimSpace(tm.run(nil, "display-message", "-p", "-t", "t", "#{pane_tty}"))
+}
+
 // Wait waits for the program to exit and returns its exit status, or
 // 128+N when signal N killed it.
 func (tm *Term) Wait() int {

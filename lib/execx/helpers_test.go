@@ -111,3 +111,6 @@ func writeFile(t testing.TB, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// baseLayers are the isolation layers every Linux run has, whatever its mode.
+var baseLayers = []string{"supervisor", "runner.non_dumpable", "session.new"}

@@ -6,54 +6,54 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // isoPlan is what will be enforced on one run, decided before start.
 // enforced lists exactly what is applied; a feature that turns out to be
 // unavailable at start either fails the run (125) or, in best effort, is
-// dropped from enforced before the Result is written.
+// dropped from enforced (and named in dropped) before the Result is
+// written.
+//
+// Where each layer lives (the task is hostile): everything that restricts
+// the task is applied by the exec stage (package stage), in the task's own
+// process between fork and execve; the namespaces are created with the
+// task's supervisor, which is the task's PID 1 under strict and sets up
+// its mount view. No thread of the runner or of the supervisor is ever in
+// the task's Landlock domain, seccomp filter or credential set.
 type isoPlan struct {
 	backend    Isolation
 	bestEffort bool
 	supervise  bool // a shim stays alive as the task's supervisor
 	landlock   int  // Landlock ABI to enforce; 0 = none
-	namespaces bool // new user, PID and network namespaces
+	namespaces bool // new user, PID, network, IPC, UTS and mount namespaces
+	mountNS    bool // a mount namespace alone (landlock as root)
+	view       stage.View
 	nnp        bool // no_new_privs
+	dropCaps   bool
+	keepCaps   []int
+	nodes      []string
+	seccomp    string // stage.Seccomp* profile; "" = none
+	denyUnix   bool   // seccomp refuses unix sockets (strict without Landlock's RESOLVE_UNIX)
 	//lint:ignore U1000 set and read on darwin
 	seatbelt bool
-	rlimits  []rlimitSpec
+	rlimits  []stage.Rlimit
 	tmpdir   string // private writable temp dir (landlock, strict, seatbelt)
 	enforced []string
-}
-
-// needsShim reports whether anything must be applied in the child between
-// fork and execve that the runner cannot apply to the forking thread
-// instead, which Go can only do by re-executing itself: rlimits, which are
-// per process. Landlock and no_new_privs are per thread, so the runner
-// applies them to the thread that forks the child (see startProcess).
-func (ip *isoPlan) needsShim() bool {
-	return ip.supervise || len(ip.rlimits) > 0
-}
-
-// rlimitSpec is one resource limit, applied as both soft and hard limit so
-// the child cannot raise it again.
-type rlimitSpec struct {
-	Name     string `json:"name"`
-	Resource int    `json:"resource"`
-	Value    uint64 `json:"value"`
+	dropped  []string
 }
 
 // rlimitsOf turns the non-zero rlimit fields of l into specs. RLIMIT_NPROC
 // counts every process of the real user, not of the task, and the kernel
 // does not apply it to root at all: it is listed as enforced only when the
 // runner is not root.
-func rlimitsOf(l *Limits) (specs []rlimitSpec, enforced []string) {
+func rlimitsOf(l *Limits) (specs []stage.Rlimit, enforced []string) {
 	add := func(name string, res int, v int64) {
 		if v <= 0 {
 			return
 		}
-		specs = append(specs, rlimitSpec{Name: name, Resource: res, Value: uint64(v)})
+		specs = append(specs, stage.Rlimit{Name: name, Resource: res, Value: uint64(v)})
 		if res == unix.RLIMIT_NPROC && os.Geteuid() == 0 {
 			return
 		}
@@ -63,7 +63,7 @@ func rlimitsOf(l *Limits) (specs []rlimitSpec, enforced []string) {
 	add("nproc", unix.RLIMIT_NPROC, l.Processes)
 	add("fsize", unix.RLIMIT_FSIZE, l.FileBytes)
 	add("nofile", unix.RLIMIT_NOFILE, l.OpenFiles)
-	add("as", unix.RLIMIT_AS, l.MemoryBytes) // last: the shim must not need memory after it
+	add("as", unix.RLIMIT_AS, l.MemoryBytes) // the stage applies it last
 	return specs, enforced
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/art-runtime/art/lib/execx/stage"
 )
 
 const sandboxExec = "/usr/bin/sandbox-exec"
@@ -72,17 +74,11 @@ func schemeString(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-// applyRestrictions on macOS is the rlimits: the sandbox is applied by
-// sandbox-exec itself.
-func applyRestrictions(s *shimSpec) error { return applyRlimits(s.Rlimits) }
-
 func (pl *plan) shimSpec(bool) *shimSpec {
 	path, argv := wrapCommand(pl)
-	return &shimSpec{Path: path, Argv: argv, Env: pl.env, Rlimits: pl.iso.rlimits}
+	return &shimSpec{Stage: stage.Spec{Path: path, Argv: argv, Env: pl.env, Rlimits: pl.iso.rlimits}}
 }
 
 func shimSupervise() int { return 125 }
 
 func landlockABI() int { return 0 }
-
-func threadRestrictions(*plan, bool) func() error { return nil }

@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/internal/systest"
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -153,7 +156,7 @@ func TestLandlock(t *testing.T) {
 			if landlockABI() >= 4 && (got["tcp"] || accepted() != 0) {
 				t.Errorf("landlock ABI %d: TCP connect to loopback succeeded (%d accepted)", landlockABI(), accepted())
 			}
-			want := append([]string{"no_new_privs"}, landlockFeatures(landlockABI())...)
+			want := wantLandlockLayers()
 			if !slices.Equal(res.Isolation.Enforced, want) || res.Isolation.Backend != IsolationLandlock {
 				t.Errorf("enforced = %v; want %v", res.Isolation.Enforced, want)
 			}
@@ -202,18 +205,34 @@ func TestStrict(t *testing.T) {
 			t.Errorf("strict: enforced %v lacks %s", res.Isolation.Enforced, f)
 		}
 	}
-	// $$ is the pid in the task's namespace; /proc (the host's, not
-	// remounted) names the same process by its host pid. The leftover
-	// records its host pid the same way, and must die with the task.
+	// $$ is the pid in the task's namespace and /proc is the namespace's
+	// own: PID 1 is the supervisor, and no process outside is listed. A
+	// leftover must die with the task.
 	p := policyFor(t, IsolationStrict, "sh")
-	res = mustRun(t, p, sh(`read -r host rest < /proc/self/stat; echo "$$ $host"
-		sh -c 'read -r p rest < /proc/self/stat; echo $p > gc; exec sleep 1000' >/dev/null 2>&1 &
-		while [ ! -s gc ]; do sleep 0.01; done`), Options{})
-	var nsPid, hostPid int
-	if _, err := fmt.Sscan(res.Output, &nsPid, &hostPid); err != nil || nsPid == hostPid {
-		t.Errorf("strict: output %q; want the namespace pid and a different host pid", res.Output)
+	marker := "execx-strict-leftover-" + strconv.Itoa(os.Getpid())
+	res = mustRun(t, p, sh(`echo $$; tr '\0' ' ' < /proc/1/cmdline; echo; ls /proc | grep -c '^[0-9]'
+		sh -c 'exec sleep 1000 '`+marker+` >/dev/null 2>&1 &`), Options{})
+	lines := strings.Split(res.Output, "\n")
+	if len(lines) < 3 || lines[1] != shimArg0+" supervise " {
+		t.Errorf("strict: /proc/1 is not the supervisor: output %q", res.Output)
+	} else if n, _ := strconv.Atoi(lines[2]); n == 0 || n > 10 {
+		t.Errorf("strict: /proc lists %s processes; want only the task's few", lines[2])
 	}
-	waitGone(t, readPid(t, filepath.Join(p.Workspace, "gc")), 2*time.Second)
+	if left, _ := systest.PidsWithArg(marker); len(left) > 0 {
+		t.Errorf("strict: leftover %v survived the task", left)
+	}
+}
+
+// wantLandlockLayers is what landlock adds to baseLayers (a read-only
+// mount view only as root, where a mount namespace needs no user one).
+func wantLandlockLayers() []string {
+	want := slices.Clone(baseLayers)
+	if os.Geteuid() == 0 && stage.HasCap(unix.CAP_SYS_ADMIN) {
+		want = append(want, "namespace.mount", "mount.readonly")
+	}
+	want = append(want, "no_new_privs", "capabilities.drop")
+	want = append(want, landlockFeatures(landlockABI())...)
+	return append(want, "seccomp.ptrace", "seccomp.tty_inject", "seccomp.kernel", "seccomp.socket")
 }
 
 func TestRlimits(t *testing.T) {
@@ -279,8 +298,27 @@ func TestStrictWithoutNamespaces(t *testing.T) {
 	wantRefusal(t, p, NewTask("true"), exitcode.Internal, ErrIsolationUnavailable, "namespaces")
 	p.IsolationBestEffort = true
 	res := mustRun(t, p, NewTask("true"), Options{})
-	want := append([]string{"no_new_privs"}, landlockFeatures(landlockABI())...)
-	if res.Status != StatusSucceeded || res.Isolation.Backend != IsolationStrict || !slices.Equal(res.Isolation.Enforced, want) {
-		t.Errorf("best-effort strict without namespaces: %s %+v; want succeeded with %v", res.Status, res.Isolation, want)
+	want := append(slices.Clone(baseLayers), "no_new_privs", "capabilities.drop")
+	want = append(want, landlockFeatures(landlockABI())...)
+	want = append(want, "seccomp.ptrace", "seccomp.tty_inject", "seccomp.kernel", "seccomp.socket", "seccomp.socket.unix")
+	if res.Status != StatusSucceeded || res.Isolation.Backend != IsolationStrict || !slices.Equal(res.Isolation.Enforced, want) ||
+		len(res.Isolation.Dropped) != 1 || !strings.HasPrefix(res.Isolation.Dropped[0], "namespaces: ") {
+		t.Errorf("best-effort strict without namespaces: %s %+v; want succeeded with %v and the namespaces dropped", res.Status, res.Isolation, want)
+	}
+}
+
+// `artexec isolation` lists, per backend, exactly the layers a run of it
+// reports as enforced.
+func TestProbeMatchesRun(t *testing.T) {
+	needLandlock(t)
+	needNamespaces(t)
+	for _, b := range Probe().Backends {
+		if !b.Available || b.Backend == IsolationSeatbelt {
+			continue
+		}
+		res := mustRun(t, policyFor(t, b.Backend, "true"), NewTask("true"), Options{})
+		if !slices.Equal(res.Isolation.Enforced, b.Enforces) {
+			t.Errorf("%s: probe says %v, a run enforced %v", b.Backend, b.Enforces, res.Isolation.Enforced)
+		}
 	}
 }

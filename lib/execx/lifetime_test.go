@@ -6,13 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// Killing the runner with SIGKILL takes its task with it: the direct
-// child through Pdeathsig; under a supervisor, the supervisor's own
-// parent-death signal makes it kill the whole task, grandchild included.
+// Killing the runner with SIGKILL takes its task with it, grandchild
+// included, with or without Options.Supervised: on Linux every task has a
+// supervisor, whose own parent-death signal makes it kill the whole task.
+// (TestRunnerKilledLeavesNothing does it in every mode and as any user.)
 func TestRunnerKilledTakesTaskWithIt(t *testing.T) {
 	for _, mode := range []string{"direct", "supervised"} {
 		t.Run(mode, func(t *testing.T) {
@@ -32,15 +31,7 @@ func TestRunnerKilledTakesTaskWithIt(t *testing.T) {
 			}
 			_ = runner.Wait()
 			waitGone(t, pid, 2*time.Second)
-			if mode == "supervised" {
-				waitGone(t, gc, 2*time.Second)
-			} else if running(gc) {
-				// Pdeathsig reaches the direct child only; the grandchild,
-				// reparented away from the dead runner, is out of reach.
-				t.Logf("direct mode: grandchild %d outlives a SIGKILLed runner (documented)", gc)
-				_ = unix.Kill(gc, unix.SIGKILL)
-				waitGone(t, gc, 2*time.Second)
-			}
+			waitGone(t, gc, 2*time.Second)
 		})
 	}
 }

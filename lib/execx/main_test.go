@@ -13,6 +13,9 @@ func TestMain(m *testing.M) {
 	if IsShim() {
 		os.Exit(RunShim())
 	}
+	if code, ok := attackEntry(); ok {
+		os.Exit(code)
+	}
 	if mode := os.Getenv("EXECX_TEST_RUNNER"); mode != "" {
 		os.Exit(testRunner(mode, os.Getenv("EXECX_TEST_WORKSPACE")))
 	}

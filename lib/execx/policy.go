@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 )
@@ -162,6 +163,16 @@ func (p *Policy) Validate() error {
 	if !slices.Contains(Isolations, p.Isolation) {
 		return jsonx.Errorf("policy.isolation", "unknown backend %q (want one of %s)", p.Isolation, isolationList())
 	}
+	for i, name := range p.KeepCapabilities {
+		if _, ok := stage.CapNumber(name); !ok {
+			return jsonx.Errorf(fmt.Sprintf("policy.keep_capabilities[%d]", i), "unknown capability %q", name)
+		}
+	}
+	for i, kind := range p.WorkspaceNodes {
+		if !slices.Contains(workspaceNodeKinds, kind) {
+			return jsonx.Errorf(fmt.Sprintf("policy.workspace_nodes[%d]", i), "unknown kind %q (want fifo, sock, char or block)", kind)
+		}
+	}
 	return p.Max.validate("policy.max")
 }
 
@@ -253,6 +264,8 @@ func (p *Policy) Narrow(n Narrowing) (*Policy, error) {
 	q.Allow = slices.Clone(p.Allow)
 	q.Path = slices.Clone(p.Path)
 	q.EnvAllow = slices.Clone(p.EnvAllow)
+	q.KeepCapabilities = slices.Clone(p.KeepCapabilities)
+	q.WorkspaceNodes = slices.Clone(p.WorkspaceNodes)
 	if n.Allow != nil {
 		var allow []string
 		for _, name := range n.Allow {
@@ -316,6 +329,9 @@ func stronger(a, b Isolation) bool {
 	}
 	return false
 }
+
+// workspaceNodeKinds are the values Policy.WorkspaceNodes accepts.
+var workspaceNodeKinds = []string{stage.NodeFIFO, stage.NodeSock, stage.NodeChar, stage.NodeBlock}
 
 func within(root, p string) bool {
 	root = filepath.Clean(root)

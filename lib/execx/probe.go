@@ -9,6 +9,7 @@ type Capabilities struct {
 	OS         string        `json:"os"`
 	Landlock   LandlockCaps  `json:"landlock"`
 	Namespaces NamespaceCaps `json:"namespaces"`
+	Seccomp    bool          `json:"seccomp"`
 	Seatbelt   bool          `json:"seatbelt"`
 	Subreaper  bool          `json:"subreaper"`
 	Backends   []BackendCaps `json:"backends"`
@@ -21,12 +22,15 @@ type LandlockCaps struct {
 	Enforces []string `json:"enforces"`
 }
 
-// NamespaceCaps reports which namespaces an unprivileged clone can create
-// here (strict needs all three together).
+// NamespaceCaps reports which namespaces a clone with a new user
+// namespace can create here (strict needs all six).
 type NamespaceCaps struct {
 	User  bool   `json:"user"`
 	PID   bool   `json:"pid"`
 	Net   bool   `json:"net"`
+	IPC   bool   `json:"ipc"`
+	UTS   bool   `json:"uts"`
+	Mount bool   `json:"mount"`
 	Error string `json:"error,omitempty"`
 }
 

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/execx/stage"
 )
 
 var (
@@ -36,18 +38,22 @@ func Probe() Capabilities {
 		if c.Namespaces.User {
 			c.Namespaces.PID = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID)
 			c.Namespaces.Net = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET)
+			c.Namespaces.IPC = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWIPC)
+			c.Namespaces.UTS = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWUTS)
+			c.Namespaces.Mount = try(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS)
 		}
 		if len(errs) > 0 {
 			c.Namespaces.Error = errs[0]
 		}
 		var flag int32 // the kernel writes whether we are one; success is what matters
 		c.Subreaper = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&flag)), 0, 0, 0) == nil
-		ns := c.Namespaces.User && c.Namespaces.PID && c.Namespaces.Net
+		c.Seccomp = stage.SeccompSupported()
+		ns := c.Namespaces.User && c.Namespaces.PID && c.Namespaces.Net && c.Namespaces.IPC && c.Namespaces.UTS && c.Namespaces.Mount
 		ll := c.Landlock.ABI > 0
 		c.Backends = []BackendCaps{
-			{Backend: IsolationNone, Available: true, Enforces: []string{}},
-			{Backend: IsolationLandlock, Available: ll, Enforces: append([]string{"no_new_privs"}, c.Landlock.Enforces...)},
-			{Backend: IsolationStrict, Available: ll && ns, Enforces: append([]string{"namespace.user", "namespace.pid", "namespace.net", "no_new_privs"}, c.Landlock.Enforces...)},
+			backendCaps(IsolationNone, true),
+			backendCaps(IsolationLandlock, ll && c.Seccomp),
+			backendCaps(IsolationStrict, ll && c.Seccomp && ns),
 			{Backend: IsolationSeatbelt, Available: false, Enforces: []string{}},
 		}
 		probed = c
@@ -55,9 +61,21 @@ func Probe() Capabilities {
 	return probed
 }
 
+// backendCaps is what a run of backend b enforces here, from the same plan
+// a run makes (layers the kernel lacks are left out, as best effort would).
+func backendCaps(b Isolation, available bool) BackendCaps {
+	ip, err := planIsolation(&Policy{Isolation: b, IsolationBestEffort: true}, &Limits{}, &Options{})
+	if ip.tmpdir != "" {
+		_ = os.Remove(ip.tmpdir)
+	}
+	if err != nil {
+		return BackendCaps{Backend: b, Enforces: []string{}}
+	}
+	return BackendCaps{Backend: b, Available: available, Enforces: ip.enforced}
+}
+
 // probeClone starts the shim in probe mode inside new namespaces.
 func probeClone(flags uintptr) error {
-	uid, gid := os.Geteuid(), os.Getegid()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return err
@@ -68,10 +86,7 @@ func probeClone(flags uintptr) error {
 		Env:   shimEnv,
 		Files: []*os.File{devnull, devnull, devnull},
 		Sys: &syscall.SysProcAttr{
-			Cloneflags:                 flags,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
-			GidMappingsEnableSetgroups: false,
+			Cloneflags: flags, // no id maps: the clone itself is the probe
 		},
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -22,10 +23,11 @@ import (
 // binary even if its file was replaced or deleted since.
 func selfExe() string { return "/proc/self/exe" }
 
-// childAttr is the direct child's start: its own process group, and
-// SIGKILL when the runner (the thread that started it) dies.
+// childAttr is the direct child's start: a new session (no controlling
+// terminal) and process group, and SIGKILL when the runner (the thread
+// that started it) dies.
 func childAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // wrapCommand is the program as started; other systems wrap it in a
@@ -204,26 +206,30 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	if errw != nil {
 		attr.Files = append(attr.Files, errw)
 	}
-	if pl.iso.namespaces {
-		uid, gid := os.Geteuid(), os.Getegid()
-		attr.Sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET
-		attr.Sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.Sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		attr.Sys.GidMappingsEnableSetgroups = false
-	}
+	setNamespaces(attr.Sys, &pl.iso)
 	argv := []string{shimArg0, "supervise"}
 	startFn := startProcess
-	if pl.iso.namespaces {
+	if attr.Sys.Cloneflags != 0 {
 		startFn = startNamespaced
 	}
 	pid, waited, err := startFn(selfExe(), argv, attr, nil)
-	if err != nil && pl.iso.namespaces {
-		if !pl.iso.bestEffort {
-			return nil, unavailable("strict", fmt.Errorf("cannot create user, PID and network namespaces: %w", err))
+	if err != nil && attr.Sys.Cloneflags != 0 {
+		what := "strict"
+		if !pl.iso.namespaces {
+			what = "landlock (read-only mount view)"
 		}
-		pl.iso.namespaces = false
-		pl.iso.recompute(pl)
-		attr.Sys.Cloneflags, attr.Sys.UidMappings, attr.Sys.GidMappings = 0, nil, nil
+		if !pl.iso.bestEffort {
+			return nil, unavailable(what, fmt.Errorf("cannot create the namespaces: %w", err))
+		}
+		ip := &pl.iso
+		layer := "namespaces"
+		if !ip.namespaces {
+			layer = "namespace.mount"
+		}
+		ip.dropped = append(ip.dropped, layer+": "+err.Error())
+		ip.namespaces, ip.mountNS, ip.view = false, false, stage.View{}
+		ip.recompute(pl)
+		setNamespaces(attr.Sys, ip)
 		pid, waited, err = startProcess(selfExe(), argv, attr, nil)
 	}
 	if err != nil {
@@ -321,6 +327,30 @@ func (sp *superProc) finish() {
 		_ = unix.Kill(-sp.pid, unix.SIGKILL)
 		_ = unix.Kill(sp.pid, unix.SIGKILL)
 		<-sp.shimDone
+	}
+}
+
+// setNamespaces sets the supervisor's clone flags for ip: strict's six
+// namespaces, or a mount namespace alone (landlock as root).
+//
+// The supervisor maps its uid and gid to themselves itself (shimSpec.MapIDs:
+// the task keeps its identity, every other id shows as the overflow id):
+// the runner is non-dumpable, so the /proc files of its freshly forked
+// child belong to root and an unprivileged runner could not write them.
+// Until then, and across its own execve as an unmapped uid, the
+// supervisor keeps what the new user namespace gave it as ambient
+// capabilities: CAP_SETUID and CAP_SETGID (the maps), CAP_SYS_ADMIN (the
+// mount view) and CAP_SETPCAP (the exec stage's bounding-set drop). The
+// exec stage drops them all before the program starts.
+func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
+	sys.Cloneflags, sys.AmbientCaps = 0, nil
+	switch {
+	case ip.namespaces:
+		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
+		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	case ip.mountNS:
+		sys.Cloneflags = syscall.CLONE_NEWNS
 	}
 }
 

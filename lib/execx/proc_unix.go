@@ -147,7 +147,7 @@ func startLocal(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	path, argv := wrapCommand(pl)
 	since := bootTicks()
 	var sh *shimPipes
-	if pl.iso.needsShim() {
+	if len(pl.iso.rlimits) > 0 { // per process: the exec stage applies them
 		var err error
 		if sh, err = newShimPipes(false); err != nil {
 			return nil, err
@@ -157,7 +157,7 @@ func startLocal(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		attr.Env = shimEnv
 		path, argv = selfExe(), []string{shimArg0, "exec"}
 	}
-	pid, waited, err := startProcess(path, argv, attr, threadRestrictions(pl, sh != nil))
+	pid, waited, err := startProcess(path, argv, attr, nil)
 	if err != nil {
 		return nil, err
 	}

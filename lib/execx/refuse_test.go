@@ -3,6 +3,7 @@ package execx
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,8 +73,9 @@ func TestIsolationUnavailable(t *testing.T) {
 	wantRefusal(t, p, NewTask("true"), exitcode.Internal, ErrIsolationUnavailable, "seatbelt")
 	p.IsolationBestEffort = true
 	res := mustRun(t, p, NewTask("true"), Options{})
-	if res.Status != StatusSucceeded || res.Isolation.Backend != IsolationSeatbelt || len(res.Isolation.Enforced) != 0 {
-		t.Errorf("best-effort seatbelt on Linux = %s %+v; want succeeded with nothing enforced", res.Status, res.Isolation)
+	if res.Status != StatusSucceeded || res.Isolation.Backend != IsolationSeatbelt ||
+		!slices.Equal(res.Isolation.Enforced, baseLayers) || len(res.Isolation.Dropped) != 1 || !strings.HasPrefix(res.Isolation.Dropped[0], "seatbelt: ") {
+		t.Errorf("best-effort seatbelt on Linux = %s %+v; want succeeded with only %v enforced and seatbelt dropped", res.Status, res.Isolation, baseLayers)
 	}
 }
 

@@ -40,11 +40,12 @@ type Options struct {
 	// re-exec shim staying alive as subreaper and mini-init) even with
 	// isolation none. A process that runs several tasks at once (the queue
 	// worker, the agent) must set it so one task's orphans are never
-	// confused with another's. Without it, Run makes the calling process a
-	// child subreaper and, after the direct child exits, kills the orphans
-	// it inherited that started after the task did: right for a
-	// single-task runner such as the artexec CLI, wrong for a process that
-	// also starts other children of its own.
+	// confused with another's. On Linux every task has its own supervisor
+	// whatever this says (it is what kills the task when the runner is
+	// killed, and the only process that may hold the task's restrictions
+	// apart from the task itself). Elsewhere, without it, Run makes the
+	// calling process a child subreaper and, after the direct child exits,
+	// kills the orphans it inherited that started after the task did.
 	Supervised bool
 	// Stdin, if non-nil, is copied to the child's standard input after the
 	// task's context files (alone, when the task has none). Nil with no
@@ -79,6 +80,7 @@ const drainWait = 100 * time.Millisecond
 // exitcode.Of gives the code. Once a process started, Run returns its
 // Result, whose Status says what happened, and a nil error.
 func Run(ctx context.Context, p *Policy, t *Task, opt Options) (*Result, error) {
+	markNonDumpable()
 	pl, err := prepare(p, t, &opt)
 	if err != nil {
 		return nil, err
@@ -161,7 +163,7 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 	started := time.Now()
 	res.StartedAt = started.UTC()
 	// Only now: a best-effort start may have dropped a feature.
-	res.Isolation = IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced}
+	res.Isolation = IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced, Dropped: pl.iso.dropped}
 	if res.Isolation.Enforced == nil {
 		res.Isolation.Enforced = []string{}
 	}

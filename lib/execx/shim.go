@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -18,8 +19,9 @@ const shimArg0 = "art-execx-shim"
 //
 //	if execx.IsShim() { os.Exit(execx.RunShim()) }
 //
-// because Go cannot run code between fork and execve: rlimits, Landlock and
-// the per-task supervisor are applied by re-executing the binary itself.
+// because Go cannot run code between fork and execve: the per-task
+// supervisor and the exec stage (package stage), which applies every
+// restriction to the task's own process, are this binary re-executed.
 func IsShim() bool {
 	return len(os.Args) == 2 && os.Args[0] == shimArg0
 }
@@ -35,18 +37,21 @@ func RunShim() int {
 	return runShim(os.Args[1])
 }
 
-// shimSpec is everything a shim needs, sent by the runner on fd 3.
+// shimSpec is everything a shim needs, sent by the runner on fd 3: what
+// the exec stage applies and, for a supervisor, how to supervise.
 type shimSpec struct {
-	Path      string       `json:"path"`
-	Argv      []string     `json:"argv"`
-	Env       []string     `json:"env"`
-	Rlimits   []rlimitSpec `json:"rlimits,omitempty"`
-	NNP       bool         `json:"nnp,omitempty"`
-	Landlock  int          `json:"landlock,omitempty"` // ABI to enforce
-	RW        []string     `json:"rw,omitempty"`       // writable trees under Landlock
-	Seatbelt  string       `json:"seatbelt,omitempty"` // profile (darwin)
-	PIDNS     bool         `json:"pidns,omitempty"`    // the supervisor is PID 1
-	Supervise bool         `json:"supervise,omitempty"`
+	Stage stage.Spec `json:"stage"`
+	// Direct: the supervisor starts the program itself (nothing to apply
+	// between fork and execve but a new session, which fork does).
+	Direct bool        `json:"direct,omitempty"`
+	View   *stage.View `json:"view,omitempty"`  // mount view the supervisor sets up
+	PIDNS  bool        `json:"pidns,omitempty"` // the supervisor is PID 1
+	// MapIDs: the supervisor is in a new user namespace and maps UID and
+	// GID (the runner's) to themselves before anything else.
+	MapIDs    bool `json:"map_ids,omitempty"`
+	UID       int  `json:"uid,omitempty"`
+	GID       int  `json:"gid,omitempty"`
+	Supervise bool `json:"supervise,omitempty"`
 	// Stderr: the supervisor holds the program's own stderr pipe on fd 7
 	// (else fd 6, the output pipe, is both stdout and stderr).
 	Stderr bool `json:"stderr,omitempty"`

@@ -4,6 +4,7 @@ package execx
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
@@ -12,42 +13,44 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
 func (pl *plan) shimSpec(supervise bool) *shimSpec {
+	ip := &pl.iso
 	s := &shimSpec{
-		Path:      pl.path,
-		Argv:      pl.argv,
-		Env:       pl.env,
-		Rlimits:   pl.iso.rlimits,
-		NNP:       pl.iso.nnp,
-		Landlock:  pl.iso.landlock,
-		PIDNS:     pl.iso.namespaces,
+		Stage: stage.Spec{
+			Path:     pl.path,
+			Argv:     pl.argv,
+			Env:      pl.env,
+			Rlimits:  ip.rlimits,
+			NNP:      ip.nnp,
+			DropCaps: ip.dropCaps,
+			KeepCaps: ip.keepCaps,
+			Landlock: ip.landlock,
+			Nodes:    ip.nodes,
+			Seccomp:  ip.seccomp,
+			DenyUnix: ip.denyUnix,
+		},
+		PIDNS:     ip.namespaces,
 		Supervise: supervise,
 		Stderr:    pl.stderr,
 	}
-	if s.Landlock > 0 {
-		s.RW = pl.landlockRW()
+	if s.Stage.Landlock > 0 {
+		s.Stage.RW = pl.landlockRW()
 	}
+	if ip.namespaces {
+		s.MapIDs, s.UID, s.GID = true, os.Geteuid(), os.Getegid()
+	}
+	if ip.namespaces || ip.mountNS {
+		v := ip.view
+		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
+		s.View = &v
+	}
+	st := &s.Stage
+	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && st.Seccomp == ""
 	return s
-}
-
-// applyRestrictions applies, to this locked thread and this process,
-// what must hold before the program runs: no_new_privs and Landlock
-// (thread), then rlimits (process), address space last.
-func applyRestrictions(s *shimSpec) error {
-	switch {
-	case s.Landlock > 0:
-		if err := applyLandlock(s.Landlock, s.RW); err != nil {
-			return exitcode.Errorf(exitcode.Internal, "isolation: %w", err)
-		}
-	case s.NNP:
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return exitcode.Errorf(exitcode.Internal, "no_new_privs: %w", err)
-		}
-	}
-	return applyRlimits(s.Rlimits)
 }
 
 // shimSupervise is the per-task supervisor: child subreaper (and PID 1
@@ -62,6 +65,11 @@ func shimSupervise() int {
 	// through: the program gets 0-2 only, which ForkExec passes on by
 	// clearing the flag on its copies.
 	markCloexecFrom(3)
+	// The runner's death (SIGTERM, our parent-death signal) must not end
+	// this process by default action once a process of the task may
+	// exist: caught from here on, acted on once the task is known.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	s, err := readSpec()
 	if err != nil {
 		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
@@ -69,27 +77,36 @@ func shimSupervise() int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return reportErr(status, exitcode.Errorf(exitcode.Internal, "child subreaper: %w", err))
 	}
-	var pid int
-	if len(s.Rlimits) == 0 {
-		// Restrict this thread and fork the program from it: the program
-		// inherits the thread's Landlock domain and no_new_privs.
-		if err := applyRestrictions(s); err != nil {
-			return reportErr(status, err)
+	if s.MapIDs {
+		if err := mapIDs(s.UID, s.GID); err != nil {
+			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: user namespace: %w", err))
 		}
-		pid, err = syscall.ForkExec(s.Path, s.Argv, &syscall.ProcAttr{
-			Env:   s.Env,
+	}
+	// Nobody may ptrace this process or read it through /proc: the task
+	// runs as the same user (and, under strict, in the same user namespace).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return reportErr(status, exitcode.Errorf(exitcode.Internal, "non-dumpable: %w", err))
+	}
+	if s.View != nil {
+		if err := s.View.Setup(); err != nil {
+			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
+		}
+	}
+	var pid int
+	if s.Direct {
+		// Nothing to apply but a new session: fork does that.
+		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
+			Env:   s.Stage.Env,
 			Files: []uintptr{0, shimOutFD, s.errFD()},
-			Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+			Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 		})
 		if err != nil {
-			return reportErr(status, startError(s.Path, err))
+			return reportErr(status, startError(s.Stage.Path, err))
 		}
-	} else {
-		// rlimits are per process and would bind this Go process too:
-		// an exec stage applies everything and becomes the program.
-		if pid, err = forkExecStage(s); err != nil {
-			return reportErr(status, err)
-		}
+	} else if pid, err = forkExecStage(s); err != nil {
+		// The exec stage applies everything to itself and becomes the
+		// program: this process stays unrestricted.
+		return reportErr(status, err)
 	}
 	// Hold neither the program's stdin nor its output pipes: EOF on them
 	// must mean the task's processes closed them.
@@ -107,8 +124,6 @@ func shimSupervise() int {
 	// Commands from the runner, and the runner's death (its parent-death
 	// signal, or EOF on the control pipe), are acted on from their own
 	// goroutines: signalling needs nothing from the reaping loop below.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	go func() {
 		<-sigs
 		sv.kill()
@@ -131,6 +146,27 @@ func shimSupervise() int {
 	}()
 	sv.reapAll()
 	return 0
+}
+
+// mapIDs maps uid and gid (ours in the parent namespace) to themselves in
+// our new user namespace; setgroups must be denied first. The files are
+// our own only while we are dumpable, which the runner's non-dumpable
+// flag, inherited through fork, took away: set it back for the writes,
+// before any process of the task exists (the caller then clears it).
+func mapIDs(uid, gid int) error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	for _, w := range []struct{ file, data string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"/proc/self/gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		if err := os.WriteFile(w.file, []byte(w.data), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // supervisor is the state of a supervise shim. Only reapAll waits; kill
@@ -191,8 +227,8 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 	}
 }
 
-// forkExecStage starts the exec shim as the program's process: it applies
-// no_new_privs, Landlock and rlimits to itself and execs the program.
+// forkExecStage starts the exec stage as the program's process, in a new
+// session: it applies every restriction to itself and execs the program.
 func forkExecStage(s *shimSpec) (int, error) {
 	sh, err := newShimPipes(false)
 	if err != nil {
@@ -202,15 +238,13 @@ func forkExecStage(s *shimSpec) (int, error) {
 	pid, err := syscall.ForkExec(selfExe(), []string{shimArg0, "exec"}, &syscall.ProcAttr{
 		Env:   shimEnv,
 		Files: []uintptr{0, shimOutFD, s.errFD(), sh.specR.Fd(), sh.statusW.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		return 0, startError(selfExe(), err)
 	}
 	sh.closeChildEnds()
-	stage := *s
-	stage.Supervise = false
-	if err := sh.handshake(&stage); err != nil {
+	if err := sh.handshake(&shimSpec{Stage: s.Stage}); err != nil {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 		return 0, err

@@ -22,10 +22,10 @@ func selfExe() string {
 	return exePath
 }
 
-// childAttr: a process group. macOS has no parent-death signal and no
+// childAttr: a new session (and process group). macOS has no parent-death signal and no
 // child subreaper: a runner killed with SIGKILL leaves its child running,
 // and a descendant that leaves the process group is not found.
-func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // dirOf is the working directory by path: macOS has no openat2 and no
 // /proc/self/fd, so this path was resolved and checked, racily, by fsx.
@@ -55,3 +55,6 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 }
 
 func maxRSSKB(ru *syscall.Rusage) int64 { return ru.Maxrss / 1024 } // macOS reports bytes
+
+// markNonDumpable: macOS has no such flag; nothing to do.
+func markNonDumpable() {}

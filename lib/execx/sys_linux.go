@@ -5,6 +5,7 @@ package execx
 import (
 	"os"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,4 +26,14 @@ func growPipe(f *os.File) {
 			_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 256<<10)
 		})
 	}
+}
+
+var dumpableOnce sync.Once
+
+// markNonDumpable makes the runner non-dumpable, once: a task running as
+// the same user can then neither ptrace it nor read its memory, environ
+// or descriptors through /proc. (Only a process with CAP_SYS_PTRACE could,
+// and the task has none under landlock and strict.)
+func markNonDumpable() {
+	dumpableOnce.Do(func() { _ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) })
 }

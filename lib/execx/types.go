@@ -59,6 +59,15 @@ type Policy struct {
 	IsolationBestEffort bool `json:"isolation_best_effort,omitempty"`
 	// Max holds ceilings; a zero field means the built-in ceiling.
 	Max Limits `json:"max,omitzero"`
+	// KeepCapabilities names the capabilities (CAP_NET_BIND_SERVICE, ...)
+	// a task started as root keeps under landlock and strict; every other
+	// one is dropped from all five sets before the program starts. Empty
+	// (the default): none is kept, root's task is as powerless as any user's.
+	KeepCapabilities []string `json:"keep_capabilities,omitempty"`
+	// WorkspaceNodes are the kinds of special file (fifo, sock, char,
+	// block) a task may create beneath the workspace under landlock and
+	// strict. Empty (the default): none, not even a FIFO.
+	WorkspaceNodes []string `json:"workspace_nodes,omitempty"`
 }
 
 // DocumentKind implements jsonx.Document.
@@ -161,9 +170,13 @@ type Result struct {
 
 // IsolationReport says exactly what was enforced, never what was merely
 // requested.
+//
+// Dropped is set only with best effort: each layer the backend has that
+// this run went without, as "layer: why".
 type IsolationReport struct {
 	Backend  Isolation `json:"backend"`
 	Enforced []string  `json:"enforced"`
+	Dropped  []string  `json:"dropped,omitempty"`
 }
 
 // Rusage is the child's resource usage as reported by wait4.

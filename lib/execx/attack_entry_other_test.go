@@ -1,0 +1,5 @@
+//go:build !linux
+
+package execx
+
+func attackEntry() (int, bool) { return 0, false }

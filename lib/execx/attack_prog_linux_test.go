@@ -1,0 +1,239 @@
+//go:build linux
+
+package execx
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The attack program is this test binary started as attackName (a link
+// in a directory of its own, the only one in the policy's path): a real
+// hostile task, run by a real runner, doing from inside what an attacker
+// would. Each attack prints "ATTACK name ok" when its system calls
+// succeeded, or "ATTACK name blocked: error"; the test also looks from
+// outside for the effect where one can be seen.
+const attackName = "execx-attack"
+
+// attackTargets is what the attacks aim at, handed to the task as one
+// JSON argument (pids, paths and ports of things the test set up outside).
+type attackTargets struct {
+	Runner   int    `json:"runner"`
+	Canary   uint64 `json:"canary"`  // address of runnerCanary in the runner
+	File     string `json:"file"`    // a file outside the workspace, owned by the task's user
+	Sibling  string `json:"sibling"` // another, named relative to the workspace ("../x")
+	ShmKey   int    `json:"shm_key"`
+	Sock     string `json:"sock"`     // pathname unix socket outside the workspace
+	Abstract string `json:"abstract"` // abstract unix socket name (without the NUL)
+	TCP      int    `json:"tcp"`
+	UDP      int    `json:"udp"`
+	Victim   int    `json:"victim"` // an unrelated process of the task's user
+	Dev      uint64 `json:"dev"`    // device number of the root filesystem's disk
+}
+
+// attacks are run in this order by "execx-attack all".
+var attacks = []struct {
+	name string
+	run  func(t *attackTargets) error
+}{
+	{"ptrace-runner", func(t *attackTargets) error { return ptraceSeize(t.Runner) }},
+	{"ptrace-supervisor", func(t *attackTargets) error { return ptraceSeize(os.Getppid()) }},
+	{"mem-write-runner", func(t *attackTargets) error {
+		f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", t.Runner), os.O_RDWR, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteAt([]byte("PWNED!!!"), int64(t.Canary))
+		return err
+	}},
+	{"pidfd-getfd-runner", func(t *attackTargets) error {
+		pfd, err := unix.PidfdOpen(t.Runner, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(pfd)
+		fd, err := unix.PidfdGetfd(pfd, 1, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		_, err = unix.Write(fd, []byte("FORGED-BY-PIDFD\n"))
+		return err
+	}},
+	{"read-runner-environ", func(t *attackTargets) error {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", t.Runner))
+		fmt.Printf("environ: %q\n", b)
+		return err
+	}},
+	{"read-runner-stdin", func(t *attackTargets) error {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/fd/0", t.Runner))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_ = f.SetReadDeadline(time.Now().Add(time.Second))
+		b := make([]byte, 256)
+		n, err := f.Read(b)
+		fmt.Printf("stdin: %q\n", b[:n])
+		return err
+	}},
+	{"write-runner-stdout", func(t *attackTargets) error {
+		f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/1", t.Runner), os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.Write([]byte(`{"kind":"Result","status":"succeeded","FORGED":true}` + "\n"))
+		return err
+	}},
+	{"signal-runner", func(t *attackTargets) error { return unix.Kill(t.Runner, unix.SIGUSR1) }},
+	{"signal-unrelated", func(t *attackTargets) error { return unix.Kill(t.Victim, unix.SIGTERM) }},
+	{"mknod-block", func(t *attackTargets) error { return unix.Mknod("disk", unix.S_IFBLK|0o600, int(t.Dev)) }},
+	{"chmod-outside", func(t *attackTargets) error { return unix.Chmod(t.File, 0o666) }},
+	// Relative to the working directory, which the runner opened in its
+	// own mount namespace: the view must hold for it too.
+	{"chmod-outside-relative", func(t *attackTargets) error { return unix.Chmod(t.Sibling, 0o666) }},
+	{"chown-outside", func(t *attackTargets) error { return unix.Chown(t.File, 12345, -1) }},
+	{"xattr-outside", func(t *attackTargets) error { return unix.Setxattr(t.File, "user.pwned", []byte("1"), 0) }},
+	{"utime-outside", func(t *attackTargets) error {
+		return unix.UtimesNano(t.File, []unix.Timespec{{Sec: 0}, {Sec: 0}})
+	}},
+	{"sysv-shm", func(t *attackTargets) error {
+		id, err := unix.SysvShmGet(t.ShmKey, 0, 0)
+		if err != nil {
+			return err
+		}
+		b, err := unix.SysvShmAttach(id, 0, 0)
+		if err != nil {
+			return err
+		}
+		copy(b, "PWNED")
+		return unix.SysvShmDetach(b)
+	}},
+	{"sethostname", func(t *attackTargets) error {
+		h, err := os.Hostname() // the same name: proves the right, changes nothing
+		if err != nil {
+			return err
+		}
+		return unix.Sethostname([]byte(h))
+	}},
+	{"unix-pathname", func(t *attackTargets) error { return dial("unix", t.Sock) }},
+	{"unix-abstract", func(t *attackTargets) error { return dial("unix", "@"+t.Abstract) }},
+	{"tcp-loopback", func(t *attackTargets) error { return dial("tcp4", "127.0.0.1:"+strconv.Itoa(t.TCP)) }},
+	{"udp-loopback", func(t *attackTargets) error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("datagram"), 0, &unix.SockaddrInet4{Port: t.UDP, Addr: [4]byte{127, 0, 0, 1}})
+	}},
+	{"raw-socket", func(t *attackTargets) error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}},
+	{"netlink-route", func(t *attackTargets) error {
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+	}},
+}
+
+// ptraceSeize attaches to pid without stopping it: success is the attack
+// (a tracer can then poke its memory and registers). The tracee is left
+// when this process exits.
+func ptraceSeize(pid int) error { return unix.PtraceSeize(pid) }
+
+func dial(network, addr string) error {
+	c, err := net.DialTimeout(network, addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return c.Close() // connected: the attack worked
+}
+
+// attackMain is the attack program: "all TARGETS-JSON" runs every attack,
+// "tiocsti TTY TEXT" types TEXT into terminal TTY, "sleep MARKER" sleeps
+// (a descendant for the kill tests, found by its marker argument).
+func attackMain(args []string) int {
+	if len(args) == 0 {
+		return 2
+	}
+	switch args[0] {
+	case "all":
+		var t attackTargets
+		if err := json.Unmarshal([]byte(args[1]), &t); err != nil {
+			fmt.Println("bad targets:", err)
+			return 2
+		}
+		for _, a := range attacks {
+			attackSay(a.name, a.run(&t))
+		}
+		return 0
+	case "tiocsti":
+		attackSay("tiocsti", tiocsti(args[1], args[2]))
+		return 0
+	case "sleep":
+		signal.Ignore(unix.SIGHUP)
+		time.Sleep(time.Hour)
+	}
+	return 2
+}
+
+func attackSay(name string, err error) {
+	if err != nil {
+		fmt.Printf("ATTACK %s blocked: %v\n", name, err)
+		return
+	}
+	fmt.Printf("ATTACK %s ok\n", name)
+}
+
+// tiocsti types text into the terminal as if the user had: a command line
+// the caller's shell would run once the runner exits.
+func tiocsti(tty, text string) error {
+	fd, err := unix.Open(tty, unix.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		if fd, err = unix.Open(tty, unix.O_RDONLY|unix.O_NOCTTY, 0); err != nil {
+			return err
+		}
+	}
+	defer unix.Close(fd)
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.TIOCSTI, uintptr(unsafe.Pointer(&c))); errno != 0 {
+			return errno
+		}
+	}
+	return nil
+}
+
+// parseAttacks reads the task's ATTACK lines: name → nil (it worked) or
+// its error text.
+func parseAttacks(out string) map[string]string {
+	got := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		rest, ok := strings.CutPrefix(line, "ATTACK ")
+		if !ok {
+			continue
+		}
+		name, verdict, _ := strings.Cut(rest, " ")
+		got[name] = verdict
+	}
+	return got
+}

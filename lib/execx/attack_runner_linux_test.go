@@ -1,0 +1,104 @@
+//go:build linux
+
+package execx
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// attackRunner is how the test starts a runner to attack: this test
+// binary again, configured by EXECX_ATTACK_RUNNER, holding secrets an
+// attacker wants (an environment variable, its stdin, a canary in its
+// memory, its stdout) and counting the SIGUSR1s it receives. It runs the
+// task under Run in one of the modes, or under bubblewrap for comparison,
+// and prints a REPORT line of what it saw.
+type attackRunner struct {
+	Mode    string        `json:"mode"` // none, landlock, strict, bwrap
+	WS      string        `json:"ws"`
+	Bin     string        `json:"bin"` // the directory with the attack program
+	Program string        `json:"program"`
+	Args    []string      `json:"args"`
+	Targets attackTargets `json:"targets"` // Runner and Canary are filled in by the runner
+	TTY     bool          `json:"tty"`     // replace "{tty}" in Args by the runner's terminal
+}
+
+type attackReport struct {
+	Output   string   `json:"output"`
+	Usr1     int64    `json:"usr1"`
+	Canary   string   `json:"canary"`
+	Enforced []string `json:"enforced"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// runnerCanary is what mem-write-runner tries to overwrite.
+var runnerCanary = [8]byte{'C', 'A', 'N', 'A', 'R', 'Y', '-', '-'}
+
+func attackRunnerMain(cfgJSON string) int {
+	var cfg attackRunner
+	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+		fmt.Println("runner: bad config:", err)
+		return 2
+	}
+	var usr1 atomic.Int64
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, unix.SIGUSR1)
+	go func() {
+		for range sigs {
+			usr1.Add(1)
+		}
+	}()
+	cfg.Targets.Runner = os.Getpid()
+	cfg.Targets.Canary = uint64(uintptr(unsafe.Pointer(&runnerCanary[0])))
+	args := append([]string(nil), cfg.Args...)
+	for i, a := range args {
+		switch a {
+		case "{targets}":
+			b, _ := json.Marshal(cfg.Targets)
+			args[i] = string(b)
+		case "{tty}":
+			args[i], _ = os.Readlink("/proc/self/fd/0")
+		}
+	}
+	var rep attackReport
+	if cfg.Mode == "bwrap" {
+		prog := filepath.Join(cfg.Bin, cfg.Program)
+		if cfg.Program == "sh" {
+			prog = "/bin/sh"
+		}
+		bw := []string{"--unshare-all", "--new-session", "--die-with-parent", "--clearenv",
+			"--setenv", "PATH", cfg.Bin + ":/usr/bin:/bin",
+			"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+			"--bind", cfg.WS, cfg.WS, "--chdir", cfg.WS, prog}
+		cmd := exec.Command("bwrap", append(bw, args...)...)
+		out, err := cmd.CombinedOutput()
+		rep.Output = string(out)
+		if err != nil {
+			rep.Error = err.Error()
+		}
+	} else {
+		p := &Policy{Allow: []string{attackName, "sh"}, Workspace: cfg.WS,
+			Path: []string{cfg.Bin, "/usr/bin", "/bin"}, Isolation: Isolation(cfg.Mode)}
+		p.Default()
+		res, err := Run(context.Background(), p, NewTask(cfg.Program, args...), Options{})
+		if err != nil {
+			rep.Error = err.Error()
+		} else {
+			rep.Output, rep.Enforced = res.Output, res.Isolation.Enforced
+		}
+	}
+	rep.Usr1 = usr1.Load()
+	rep.Canary = string(runnerCanary[:])
+	b, _ := json.Marshal(rep)
+	fmt.Printf("REPORT %s\n", b)
+	return 0
+}

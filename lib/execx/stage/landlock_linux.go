@@ -1,0 +1,146 @@
+//go:build linux
+
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	abiOnce sync.Once
+	abiVal  int
+)
+
+// LandlockABI is the kernel's Landlock ABI version (0: none). We ask the
+// kernel ourselves rather than rely on a library's best effort, which
+// silently enforces less on older kernels: the Result must say exactly
+// what was enforced.
+func LandlockABI() int {
+	abiOnce.Do(func() {
+		v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+		if errno == 0 && int(v) > 0 {
+			abiVal = int(v)
+		}
+	})
+	return abiVal
+}
+
+// ResolveUnixABI is the first Landlock ABI that controls connecting to
+// pathname unix sockets (LANDLOCK_ACCESS_FS_RESOLVE_UNIX).
+const ResolveUnixABI = 9
+
+// Landlock access rights by the ABI that introduced them.
+const (
+	llNodes = unix.LANDLOCK_ACCESS_FS_MAKE_CHAR | unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+		unix.LANDLOCK_ACCESS_FS_MAKE_FIFO | unix.LANDLOCK_ACCESS_FS_MAKE_SOCK
+	llFSv1 = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+		unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_DIR | unix.LANDLOCK_ACCESS_FS_REMOVE_FILE |
+		unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SYM | llNodes
+	llRead = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_READ_DIR
+	// llDevRights are what the null devices get: read and write, no ioctl.
+	llDevRights = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_READ_FILE |
+		unix.LANDLOCK_ACCESS_FS_TRUNCATE
+)
+
+var nodeRights = map[string]uint64{
+	NodeFIFO:  unix.LANDLOCK_ACCESS_FS_MAKE_FIFO,
+	NodeSock:  unix.LANDLOCK_ACCESS_FS_MAKE_SOCK,
+	NodeChar:  unix.LANDLOCK_ACCESS_FS_MAKE_CHAR,
+	NodeBlock: unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK,
+}
+
+// landlockHandled returns what ABI abi can restrict: filesystem rights,
+// network rights, scopes. Everything it can restrict is restricted; the
+// rules then grant back reads everywhere and writes beneath the workspace.
+func landlockHandled(abi int) (fs, net, scoped uint64) {
+	fs = llFSv1
+	if abi >= 2 {
+		fs |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	if abi >= 3 {
+		fs |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	if abi >= 4 {
+		net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+	}
+	if abi >= 5 {
+		fs |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+	}
+	if abi >= 6 {
+		scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
+	}
+	if abi >= ResolveUnixABI {
+		fs |= unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
+	}
+	if abi >= 10 {
+		net |= unix.LANDLOCK_ACCESS_NET_BIND_UDP | unix.LANDLOCK_ACCESS_NET_CONNECT_SEND_UDP
+	}
+	return fs, net, scoped
+}
+
+// applyLandlock restricts the calling thread to: read and execute
+// everywhere, write only beneath rw, read and write (no ioctl) of the null
+// devices, no device node created unless nodes names its kind, and the
+// network and IPC scopes denied as far as ABI abi allows. Landlock needs
+// no_new_privs (or CAP_SYS_ADMIN), set before.
+func applyLandlock(abi int, rw, nodes []string) error {
+	if abi <= 0 {
+		return errors.New("not available")
+	}
+	fs, net, scoped := landlockHandled(abi)
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: fs, Handled_access_net: net, Scoped: scoped}
+	size := unsafe.Sizeof(attr)
+	if abi < 10 {
+		size = unsafe.Offsetof(attr.Quiet_access_fs) // the struct grew with ABI 10
+	}
+	rfd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	if errno != 0 {
+		return fmt.Errorf("landlock_create_ruleset: %w", errno)
+	}
+	ruleset := int(rfd)
+	defer unix.Close(ruleset)
+
+	rwRights := fs &^ (unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | llNodes)
+	for _, n := range nodes {
+		rwRights |= nodeRights[n] & fs
+	}
+	if err := addPathRule(ruleset, "/", fs&llRead); err != nil {
+		return err
+	}
+	for _, dir := range rw {
+		if err := addPathRule(ruleset, dir, rwRights); err != nil {
+			return err
+		}
+	}
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
+		if err := addPathRule(ruleset, dev, fs&llDevRights); err != nil && !errors.Is(err, unix.ENOENT) {
+			return err
+		}
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
+		return fmt.Errorf("landlock_restrict_self: %w", errno)
+	}
+	return nil
+}
+
+func addPathRule(ruleset int, path string, rights uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("rule %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("rule %s: %w", path, errno)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+// Package stage is the exec stage of a task: the last code that runs in
+// the task's own process, after fork and immediately before execve, and
+// the only place where a task's restrictions are applied — new session,
+// rlimits, no_new_privs, capability drop, Landlock, seccomp. Nothing of
+// the runner or of the per-task supervisor is ever restricted: the
+// supervisor re-executes its binary into this stage, the stage restricts
+// itself and becomes the program, so the task's Landlock domain, seccomp
+// filter and credentials are the task's alone.
+//
+// It is kept small on purpose (golang.org/x/sys, go-seccomp-bpf and the
+// standard library; no art package): a minimal entry point that starts in
+// a fraction of a millisecond can host it without the rest of execx.
+package stage
+
+// Spec is everything the stage applies, in the order it applies it.
+type Spec struct {
+	Path string   `json:"path"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	// Setsid puts the task in a new session: no controlling terminal, so
+	// it cannot open /dev/tty or TIOCSTI into the caller's terminal.
+	Setsid  bool     `json:"setsid,omitempty"`
+	Rlimits []Rlimit `json:"rlimits,omitempty"`
+	NNP     bool     `json:"nnp,omitempty"`
+	// DropCaps clears the bounding, ambient, inheritable, permitted and
+	// effective sets except KeepCaps (capability numbers).
+	DropCaps bool  `json:"drop_caps,omitempty"`
+	KeepCaps []int `json:"keep_caps,omitempty"`
+	// Landlock is the ABI to enforce (0: none); RW the writable trees;
+	// Nodes the device-node kinds the RW trees may create (NodeFIFO...).
+	Landlock int      `json:"landlock,omitempty"`
+	RW       []string `json:"rw,omitempty"`
+	Nodes    []string `json:"nodes,omitempty"`
+	// Seccomp is the filter profile: "" none, SeccompLandlock, SeccompStrict.
+	Seccomp string `json:"seccomp,omitempty"`
+	// DenyUnix (seccomp) refuses socket(AF_UNIX): where Landlock cannot
+	// scope pathname sockets, the only way no socket outside the
+	// workspace is reachable.
+	DenyUnix bool `json:"deny_unix,omitempty"`
+}
+
+// Rlimit is one resource limit, set as soft and hard limit so the task
+// cannot raise it again.
+type Rlimit struct {
+	Name     string `json:"name"`
+	Resource int    `json:"resource"`
+	Value    uint64 `json:"value"`
+}
+
+// Seccomp profiles.
+const (
+	SeccompLandlock = "landlock"
+	SeccompStrict   = "strict"
+)
+
+// Device-node kinds a policy may let the workspace create (none by default).
+const (
+	NodeFIFO  = "fifo"
+	NodeSock  = "sock"
+	NodeChar  = "char"
+	NodeBlock = "block"
+)
+
+// Error says which step of the stage failed; Step "exec" is execve itself.
+type Error struct {
+	Step string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Step + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// View is the filesystem a task sees in its own mount namespace, set up
+// by its supervisor (which has the capabilities for it, in the task's user
+// namespace) before the exec stage starts.
+type View struct {
+	// Proc mounts a fresh /proc: the task's PID namespace, nothing outside.
+	Proc bool `json:"proc,omitempty"`
+	// ReadOnly makes every mount read-only except the RW trees (and a
+	// fresh /dev/shm): chmod, chown, xattrs and timestamps of anything
+	// outside them fail with EROFS, whoever owns the file.
+	ReadOnly bool     `json:"readonly,omitempty"`
+	RW       []string `json:"rw,omitempty"`
+	// Cwd is the task's working directory (canonical), entered again
+	// through the view once it is built.
+	Cwd string `json:"cwd"`
+}
