@@ -146,6 +146,11 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 		errSink = &capped{w: opt.Stderr, limit: limit}
 	}
 
+	// The clock starts before the start call: a runner held up while the
+	// supervisor starts the task (load, or a worker stopped by SIGSTOP)
+	// still counts the task's whole life, start to reap, on the monotonic
+	// clock.
+	started := time.Now()
 	pr, err := start(pl, stdin, outW, errW)
 	outW.Close()
 	if errW != nil {
@@ -160,7 +165,6 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 		feeder.stop()
 		return nil, err
 	}
-	started := time.Now()
 	res.StartedAt = started.UTC()
 	// Only now: a best-effort start may have dropped a feature.
 	res.Isolation = IsolationReport{Backend: pl.iso.backend, Enforced: pl.iso.enforced, Dropped: pl.iso.dropped}
