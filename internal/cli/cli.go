@@ -91,12 +91,41 @@ func signalName(s os.Signal) string {
 	return s.String()
 }
 
-// Version is the module version from the build info ("dev" in a work tree).
+// Version is the module version from the build info: the tag for a
+// `go install …@v1.2.3` build, else "dev" with the commit it was built from
+// when the build recorded one ("dev (0bca10c, modified)").
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
 	}
-	return "dev"
+	return versionOf(bi)
+}
+
+func versionOf(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified {
+		return "dev (" + rev + ", modified)"
+	}
+	return "dev (" + rev + ")"
 }
 
 // Main runs a tool with the real process's arguments, streams and signals and
@@ -161,6 +190,7 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(std),
+		kong.DynamicCommand("help", "Show help for a command (the same as COMMAND --help).", "", &HelpCmd{}),
 	}
 	if g := globalsOf(grammar); g != nil {
 		opts = append(opts, kong.Bind(g))
@@ -174,7 +204,7 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(std.Err, "%s: error: %s\n", name, oneLine(err.Error()))
-		fmt.Fprintf(std.Err, "%s: hint: run '%s --help' for usage\n", name, helpPath(name, args))
+		fmt.Fprintf(std.Err, "%s: hint: %s\n", name, usageHint(parser.Model, args))
 		return exitcode.Usage
 	}
 	err = kctx.Run()
@@ -205,14 +235,6 @@ func globalsOf(grammar any) *Globals {
 		}
 	}
 	return nil
-}
-
-// helpPath is "TOOL SUBCOMMAND" when the first argument looks like one.
-func helpPath(name string, args []string) string {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return name + " " + args[0]
-	}
-	return name
 }
 
 func oneLine(s string) string {
