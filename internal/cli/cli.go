@@ -190,6 +190,7 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(std),
+		kong.PostBuild(showDefaults),
 		kong.DynamicCommand("help", "Show help for a command (the same as COMMAND --help).", "", &HelpCmd{}),
 	}
 	if g := globalsOf(grammar); g != nil {
@@ -219,6 +220,26 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		}
 	}
 	return exitcode.Of(err)
+}
+
+// showDefaults appends "(default: X)" to the help of every flag that has a
+// default its help does not already state: kong prints a default only in
+// the placeholder's place, so a flag with a placeholder (--poll=D) hid it.
+func showDefaults(k *kong.Kong) error {
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		for _, f := range n.Flags {
+			if f.Default == "" || f.PlaceHolder == "" || f.IsBool() || strings.Contains(strings.ToLower(f.Help), "default") {
+				continue
+			}
+			f.Help = strings.TrimSuffix(strings.TrimSpace(f.Help), ".") + " (default: " + f.Default + ")."
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(k.Model.Node)
+	return nil
 }
 
 // globalsOf finds an embedded Globals in the grammar struct so that every

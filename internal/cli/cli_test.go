@@ -144,6 +144,9 @@ func TestBashCompletionRuns(t *testing.T) {
 		{[]string{"arttest", "ec"}, "echo"},
 		{[]string{"arttest", "echo", "--fa"}, "--fail"},
 		{[]string{"arttest", "echo", "--ou"}, "--output"},
+		{[]string{"arttest", "-o", "''"}, "auto json text"},
+		{[]string{"arttest", "echo", "--output", "j"}, "json"},
+		{[]string{"arttest", "--dir", "''"}, ""},
 	}
 	for _, c := range cases {
 		prog := out + "\nCOMP_WORDS=(" + strings.Join(c.words, " ") + ")\nCOMP_CWORD=" +
