@@ -22,7 +22,7 @@ import (
 type RunCmd struct {
 	// Policy: the operator's side.
 	Policy              string        `name:"policy" placeholder:"FILE" env:"ART_POLICY" group:"Policy" help:"Policy document. Without it the policy is built from the flags below; with it those flags may only narrow it."`
-	Allow               []string      `name:"allow" placeholder:"NAME" sep:"none" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
+	Allow               []string      `name:"allow" placeholder:"NAME" names:"" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
 	Workspace           string        `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root the task cannot leave (default: the current directory; with --policy: a directory beneath the policy's)."`
 	Isolation           string        `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend (with --policy: only a stronger one)."`
 	IsolationBestEffort bool          `name:"isolation-best-effort" group:"Policy" help:"Run with whatever isolation this machine can enforce instead of refusing (exit 125); the Result lists what was enforced."`
@@ -37,7 +37,7 @@ type RunCmd struct {
 	Grace       time.Duration `name:"grace" placeholder:"D" group:"Task" help:"After the program exits, wait at most this long for its output pipe to close (default 2s)."`
 	OutputBytes int64         `name:"output-bytes" placeholder:"N" group:"Task" help:"Keep at most N bytes of output, head and tail (default 1 MiB); the rest is counted."`
 	Context     []string      `name:"context" placeholder:"FILE" sep:"none" group:"Task" help:"File beneath the workspace fed to stdin, in order (repeatable). Without any, stdin is /dev/null."`
-	Env         []string      `name:"env" placeholder:"NAME" sep:"none" group:"Task" help:"Pass this variable from the environment too (repeatable; no comma lists)."`
+	Env         []string      `name:"env" placeholder:"NAME" names:"" group:"Task" help:"Pass this variable from the environment too (repeatable; no comma lists)."`
 	Set         []string      `name:"set" placeholder:"K=V" sep:"none" group:"Task" help:"Set a variable in the child's environment (repeatable)."`
 	CPUSeconds  int64         `name:"cpu-seconds" placeholder:"N" group:"Task" help:"RLIMIT_CPU."`
 	MemoryBytes int64         `name:"memory-bytes" placeholder:"N" group:"Task" help:"RLIMIT_AS (address space, not resident memory)."`

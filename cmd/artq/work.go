@@ -24,7 +24,7 @@ type WorkCmd struct {
 	Keep        string        `name:"keep-workspaces" enum:"failed,always,never" default:"failed" placeholder:"failed|always|never" help:"Which per-attempt workspaces (tasks enqueued with --workspace-mode copy or worktree) stay once the result is recorded: failed (default: removed when the task succeeded, kept otherwise for inspection), always or never."`
 
 	Policy              string   `name:"policy" placeholder:"FILE" group:"Policy" help:"Policy document for every task; the flags below can only narrow it."`
-	Allow               []string `name:"allow" placeholder:"NAME" group:"Policy" help:"Program that may run (bare name, repeatable). Required without --policy."`
+	Allow               []string `name:"allow" placeholder:"NAME" names:"" group:"Policy" help:"Program that may run (bare name, repeatable). Required without --policy."`
 	Workspace           string   `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root tasks cannot leave (default: the current directory)."`
 	Isolation           string   `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend."`
 	IsolationBestEffort bool     `name:"isolation-best-effort" group:"Policy" help:"Run with the isolation this machine can enforce instead of failing the task."`

@@ -191,6 +191,7 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(std),
 		kong.PostBuild(showDefaults),
+		kong.PostBuild(noCommaSplitting),
 		kong.DynamicCommand("help", "Show help for a command (the same as COMMAND --help).", "", &HelpCmd{}),
 	}
 	if g := globalsOf(grammar); g != nil {
@@ -208,7 +209,9 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		fmt.Fprintf(std.Err, "%s: hint: %s\n", name, usageHint(parser.Model, args))
 		return exitcode.Usage
 	}
-	err = kctx.Run()
+	if err = checkNameLists(kctx); err == nil {
+		err = kctx.Run()
+	}
 	if err == nil {
 		return exitcode.OK
 	}

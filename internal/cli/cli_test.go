@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"runtime/debug"
 	"strconv"
@@ -16,7 +17,9 @@ import (
 type echoCmd struct {
 	Fail string `help:"Fail with this message."`
 	Code int    `help:"Exit code of the failure."`
-	Word string `arg:"" optional:""`
+	Word  string   `arg:"" optional:""`
+	Allow []string `names:"" help:"A name (repeatable)."`
+	Tag   []string `help:"A free value (repeatable)."`
 }
 
 func (e *echoCmd) Run(ctx context.Context, io IO, g *Globals) error {
@@ -26,7 +29,11 @@ func (e *echoCmd) Run(ctx context.Context, io IO, g *Globals) error {
 	if e.Code != 0 {
 		return exitcode.Quiet(e.Code)
 	}
-	_, err := io.Out.Write([]byte(e.Word + " " + g.Output + "\n"))
+	line := e.Word + " " + g.Output
+	if len(e.Allow)+len(e.Tag) > 0 {
+		line += fmt.Sprintf(" %q %q", e.Allow, e.Tag)
+	}
+	_, err := io.Out.Write([]byte(line + "\n"))
 	return err
 }
 
@@ -59,6 +66,9 @@ func TestRun(t *testing.T) {
 		{"typo hints the closest command", []string{"ecoh", "hi"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
 		{"typo after a global flag's value", []string{"--dir", "/x", "ehco"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
 		{"bad flag hints its command", []string{"echo", "--nope"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
+		{"a names flag refuses a comma list", []string{"echo", "--allow", "a,b"}, exitcode.Usage, "", "arttest: hint: repeat the flag, one name each: --allow a --allow b"},
+		{"repeated names", []string{"echo", "--allow", "a", "--allow=b"}, 0, `["a" "b"] []`, ""},
+		{"no slice flag splits at commas", []string{"echo", "--tag", "x,y"}, 0, `[] ["x,y"]`, ""},
 		{"help as a command", []string{"help", "echo"}, 0, "Usage: arttest echo", ""},
 		{"help alone", []string{"help"}, 0, "Usage: arttest <command>", ""},
 		{"help of a typo", []string{"help", "ecoh"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
