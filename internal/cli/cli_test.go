@@ -15,8 +15,8 @@ import (
 )
 
 type echoCmd struct {
-	Fail string `help:"Fail with this message."`
-	Code int    `help:"Exit code of the failure."`
+	Fail  string   `help:"Fail with this message."`
+	Code  int      `help:"Exit code of the failure."`
 	Word  string   `arg:"" optional:""`
 	Allow []string `names:"" help:"A name (repeatable)."`
 	Tag   []string `help:"A free value (repeatable)."`
