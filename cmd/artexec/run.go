@@ -114,6 +114,11 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 	if c.Stream {
 		opt.Stream = std.Err
 	}
+	if !g.JSON(std) {
+		// Text mode is "run the program": its stderr goes to stderr as it
+		// runs; the Result's output (printed at the end) is its stdout.
+		opt.Stderr = std.Err
+	}
 	run := execx.Run
 	if em := events(std, g); em != nil {
 		// task.started and task.finished (refusals too), redacted, through
@@ -330,29 +335,20 @@ func events(std cli.IO, g *cli.Globals) *obs.Emitter {
 }
 
 // printResult writes the Result: JSON (indented on a terminal), or with
-// -o text the output followed by a one-line summary.
+// -o text the program's output on stdout (its stderr went to stderr as it
+// ran) and a one-line summary on stderr, so stdout is only what the
+// program printed. The summary's "exit N" is artexec's own exit code; the
+// program's raw status follows in parentheses when it differs.
 func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
 	var b []byte
 	var err error
 	switch {
 	case !g.JSON(std):
-		var sb strings.Builder
-		sb.WriteString(res.Output)
-		if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
-			sb.WriteByte('\n')
+		if _, err := io.WriteString(std.Out, res.Output); err != nil {
+			return err
 		}
-		fmt.Fprintf(&sb, "artexec: %s exit %d in %dms", res.Status, res.ExitCode, res.DurationMS)
-		if res.Signal != "" {
-			fmt.Fprintf(&sb, " (%s)", res.Signal)
-		}
-		if res.OutputTruncated {
-			fmt.Fprintf(&sb, ", output %d bytes (truncated)", res.OutputBytes)
-		}
-		if res.OutputIncomplete {
-			sb.WriteString(", output incomplete")
-		}
-		sb.WriteByte('\n')
-		b = []byte(sb.String())
+		_, err = io.WriteString(std.Err, textSummary(res))
+		return err
 	case std.OutTTY:
 		b, err = jsonx.MarshalIndent(res)
 	default:
@@ -367,4 +363,33 @@ func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
 	}
 	_, err = std.Out.Write(b)
 	return err
+}
+
+// textSummary is the -o text line: status, artexec's exit code, duration,
+// then what the program's own status was when that differs.
+func textSummary(res *execx.Result) string {
+	var sb strings.Builder
+	code := res.CLICode()
+	fmt.Fprintf(&sb, "artexec: %s exit %d in %dms", res.Status, code, res.DurationMS)
+	var raw []string
+	if res.ExitCode != code || res.Signal != "" {
+		raw = append(raw, fmt.Sprintf("exit_code %d", res.ExitCode))
+	}
+	if res.Signal != "" {
+		raw = append(raw, res.Signal)
+	}
+	if res.Killed {
+		raw = append(raw, "SIGKILL after --kill-after")
+	}
+	if len(raw) > 0 {
+		fmt.Fprintf(&sb, " (program: %s)", strings.Join(raw, ", "))
+	}
+	if res.OutputTruncated {
+		fmt.Fprintf(&sb, ", output %d bytes (%d omitted)", res.OutputBytes, res.OutputOmitted)
+	}
+	if res.OutputIncomplete {
+		sb.WriteString(", output incomplete")
+	}
+	sb.WriteByte('\n')
+	return sb.String()
 }
