@@ -133,6 +133,10 @@ func versionOf(bi *debug.BuildInfo) string {
 func Main(name, description string, grammar any, options ...kong.Option) int {
 	ctx, stop := SignalContext(context.Background())
 	defer stop()
+	// A reader that stops early (artq log | head) closes the pipe: with
+	// SIGPIPE caught, the write fails with EPIPE, which Run turns into a
+	// quiet exit 0, instead of the runtime dying of the signal (141).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	std := IO{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutTTY: IsTerminal(os.Stdout), ErrTTY: IsTerminal(os.Stderr),
@@ -212,7 +216,7 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 	if err = checkNameLists(kctx); err == nil {
 		err = kctx.Run()
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, syscall.EPIPE) {
 		return exitcode.OK
 	}
 	if !exitcode.IsQuiet(err) {
