@@ -94,6 +94,9 @@ type Trace struct {
 	OutputBytes      int64        `json:"output_bytes"`
 	OutputTruncated  bool         `json:"output_truncated"`
 	OutputIncomplete bool         `json:"output_incomplete"`
+	// Reason says in one short, redacted line why the attempt did not
+	// succeed (Reason); absent for a success and in logs written before it.
+	Reason string `json:"reason,omitempty"`
 	// Acceptance is the record of the task's acceptance command, run by
 	// the worker after the command succeeded (the same metadata, never
 	// nested further). With it, the attempt's outcome is the acceptance's.
@@ -121,6 +124,7 @@ func TraceOf(r *execx.Result) *Trace {
 		OutputBytes:      r.OutputBytes,
 		OutputTruncated:  r.OutputTruncated,
 		OutputIncomplete: r.OutputIncomplete,
+		Reason:           Reason(r),
 	}
 }
 

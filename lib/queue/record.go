@@ -121,6 +121,10 @@ func appendTrace(dst []byte, t *Trace) []byte {
 	dst = strconv.AppendBool(dst, t.OutputTruncated)
 	dst = append(dst, `,"output_incomplete":`...)
 	dst = strconv.AppendBool(dst, t.OutputIncomplete)
+	if t.Reason != "" {
+		dst = append(dst, `,"reason":`...)
+		dst = appendString(dst, t.Reason)
+	}
 	if t.Acceptance != nil {
 		dst = append(dst, `,"acceptance":`...)
 		dst = appendTrace(dst, t.Acceptance)
@@ -466,6 +470,7 @@ const (
 	tTruncated
 	tIncomplete
 	tAcceptance
+	tReason
 )
 
 // decodeTrace reads a trace; nested says it is an acceptance record, which
@@ -500,6 +505,9 @@ func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
 		case "output_incomplete":
 			t.OutputIncomplete, ok = s.bool()
 			bit = tIncomplete
+		case "reason":
+			b, err := s.str()
+			t.Reason, ok, bit = string(b), err == nil, tReason
 		case "acceptance":
 			if nested || s.peek() != '{' {
 				return recordErrorf("trace.acceptance: want an object, in a trace only")
