@@ -23,7 +23,7 @@ type WorkCmd struct {
 	Drain       bool          `name:"drain" xor:"mode" help:"Exit once nothing is queued and this worker's tasks are done (for cron)."`
 	Concurrency int           `name:"concurrency" short:"j" default:"1" placeholder:"N" help:"Tasks to run at once."`
 	Poll        time.Duration `name:"poll" default:"1s" placeholder:"D" help:"Longest time before a cancel request or a dead worker's task is noticed."`
-	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's captured output in DIR/TASK.ATTEMPT.out (0600). Default: output is not kept."`
+	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's whole captured output in DIR/TASK.ATTEMPT.out (0600). Without it only a failed attempt's last 4 KiB are kept (redacted, for 'artq status ID')."`
 	Lease       time.Duration `name:"lease" default:"30s" placeholder:"D" help:"Worker lease for backends that heartbeat (NATS); the file backend's lease is a lock that dies with the process."`
 	Quiet       bool          `name:"quiet" short:"q" help:"Print no line per task transition (warnings and errors still go to stderr)."`
 	LogFormat   string        `name:"log-format" enum:"text,json" default:"text" placeholder:"text|json" help:"Format of the per-transition lines on stderr: text (one logfmt line) or json (one object a line)."`
@@ -49,6 +49,11 @@ Exit status: 0 when the worker did its job, whatever the tasks' results
 cancelling its running tasks and leaving them to recovery (requeued, same
 attempt, when the next worker opens the queue); 125 when the log cannot be
 read or written; 2 for a bad policy or flags.
+
+It logs like a daemon: one line per task transition on stderr (time, task,
+attempt, state, duration, reason) and a last "worker done" line; -q prints
+none, --log-format json one object a line. A failed attempt's output tail
+(4 KiB, redacted) is kept for 'artq status ID'.
 
 Each task sees ARTQ_TASK_ID and ARTQ_ATTEMPT in its environment: use them as
 idempotency keys, since an attempt interrupted before its trace was synced
