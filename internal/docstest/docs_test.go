@@ -292,6 +292,56 @@ func TestNoRunFlags(t *testing.T) {
 	}
 }
 
+// TestHelpExamples holds every tool's --help examples to the same rule:
+// each art* command in a command's "Example:" section uses only flags its
+// tool's --help lists.
+func TestHelpExamples(t *testing.T) {
+	help := func(tool string, path ...string) string {
+		out, err := exec.Command(filepath.Join(binDir, tool), append(path, "--help")...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s --help: %v\n%s", tool, strings.Join(path, " "), err, out)
+		}
+		return string(out)
+	}
+	checked := 0
+	for _, tool := range tools {
+		root := help(tool)
+		for cmd := range commandsOf(root) {
+			ex := examples(help(tool, cmd))
+			for _, c := range Commands(ex, tools) {
+				path := subcommand(help(c.Tool), c.Words)
+				h := help(c.Tool, path...)
+				for _, f := range Flags(c.Words) {
+					checked++
+					if !hasFlag(h, f) {
+						t.Errorf("'%s %s --help' example: %s %s: flag %s is not in '%s --help'",
+							tool, cmd, c.Tool, strings.Join(path, " "), f, strings.Join(append([]string{c.Tool}, path...), " "))
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no example flags checked")
+	}
+}
+
+// examples is the indented text after "Example:" in a help text.
+func examples(help string) string {
+	_, rest, ok := strings.Cut(help, "Example:\n")
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(rest, "\n") {
+		if l != "" && !strings.HasPrefix(l, " ") {
+			break
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
 // subcommand is the leading command words (as listed under "Commands:" in
 // the tool's help) among a command line's words.
 func subcommand(rootHelp string, words []string) []string {
