@@ -12,7 +12,7 @@ FUZZTIME    ?= 60s
 
 export GOTOOLCHAIN ?= local
 
-.PHONY: all build install test vet lint unit demo fuzz bench crash release clean
+.PHONY: all build install test vet lint unit mcp-clients demo fuzz bench crash release clean
 
 all: build
 
@@ -43,8 +43,18 @@ lint:
 
 # GORACE: a -race binary otherwise sleeps 1 s at every exit, and the CLI
 # scripts start hundreds of them; testscript passes GORACE through.
+# ART_MCP_TS_SDK: where the artagent mcp tests find the TypeScript MCP SDK
+# and the MCP Inspector (.ci/run installs them; locally `make mcp-clients`);
+# without it those two tests skip, except under CI.
 unit:
+	ART_MCP_TS_SDK="$${ART_MCP_TS_SDK:-$(if $(wildcard $(MCP_CLIENTS)/node_modules),$(MCP_CLIENTS))}" \
 	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
+
+# The node packages of the artagent mcp client tests (versions as in .ci/run).
+MCP_CLIENTS ?= $(CURDIR)/.cache/mcp-clients
+mcp-clients:
+	mkdir -p $(MCP_CLIENTS)
+	cd $(MCP_CLIENTS) && npm install --silent --no-audit --no-fund --no-save @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0
 
 demo: build
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh

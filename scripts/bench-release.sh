@@ -6,7 +6,12 @@
 # Runs are interleaved; the report is the ratio of the medians measured in
 # this run (DESIGN.md §9). Target: <= 1.5.
 #
-#   scripts/bench-release.sh [RUNS]      (default 9; artrelease from PATH, else built)
+#   scripts/bench-release.sh [RUNS] [GITDIR]
+#
+# RUNS defaults to 9; artrelease comes from PATH, else is built. GITDIR, when
+# given, is a real repository (a bare snapshot works: full history and tags,
+# no release.json needed) whose HEAD is benchmarked as the bigger tree, with
+# a generated --contract, instead of the module-cache import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-9}"
@@ -24,9 +29,16 @@ fi
 # pick up a tar.tar.gz.command or a different compression level.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 
-# The bigger tree: nats-server v2.15.2 (this module's own dependency, so
-# `go mod download` finds it in the cache or the module proxy).
+bigdir="${2:-}"
+if [ -n "$bigdir" ]; then
+	mod=$(git -C "$bigdir" cat-file -p HEAD:go.mod | awk '$1 == "module" {print $2; exit}')
+	printf '{"apiVersion": "art/v1alpha1", "kind": "ReleaseContract", "name": "big", "module": "%s", "license": "LicenseRef-benchmark"}\n' "$mod" >"$work/big.json"
+fi
+
+# The bigger tree by default: nats-server v2.15.2 (this module's own
+# dependency, so `go mod download` finds it in the cache or the module proxy).
 nats_mod="github.com/nats-io/nats-server/v2@v2.15.2"
+if [ -z "$bigdir" ]; then
 zip=$(go mod download -json "$nats_mod" | sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$/\1/p')
 big="$work/nats-server"
 mkdir -p "$big"
@@ -41,13 +53,16 @@ git -C "$big" init -q -b main
 git -C "$big" add -A
 GIT_AUTHOR_DATE="@1767366245 +0000" GIT_COMMITTER_DATE="@1767366245 +0000" \
 	git -C "$big" -c user.name=bench -c user.email=bench@example.com commit -q -m "import $nats_mod"
+fi
 
 now() { date +%s%N; }
 
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%d", m}'; }
 
-bench() { # name repo
+bench() { # name repo [contract]
 	local name=$1 repo=$2 commit files bytes t0 t1 i
+	local contract=()
+	[ -n "${3:-}" ] && contract=(--contract "$3")
 	commit=$(git -C "$repo" rev-parse HEAD)
 	files=$(git -C "$repo" ls-tree -r "$commit" | wc -l)
 	bytes=$(git -C "$repo" archive --format=tar "$commit" | wc -c)
@@ -55,7 +70,7 @@ bench() { # name repo
 	: >"$work/art.ns"
 	# One warm-up of each, then interleaved runs.
 	git -C "$repo" archive --format=tar.gz --prefix=x/ "$commit" >"$work/warm.tgz"
-	artrelease build --ref "$commit" --repo "$repo" --out "$work/warm" --force >/dev/null
+	artrelease build --ref "$commit" --repo "$repo" "${contract[@]}" --out "$work/warm" --force >/dev/null
 	for i in $(seq "$runs"); do
 		t0=$(now)
 		git -C "$repo" archive --format=tar.gz --prefix=x/ "$commit" >"$work/out.tgz"
@@ -63,7 +78,7 @@ bench() { # name repo
 		echo $((t1 - t0)) >>"$work/git.ns"
 		rm -rf "$work/out"
 		t0=$(now)
-		artrelease build --ref "$commit" --repo "$repo" --out "$work/out" >/dev/null
+		artrelease build --ref "$commit" --repo "$repo" "${contract[@]}" --out "$work/out" >/dev/null
 		t1=$(now)
 		echo $((t1 - t0)) >>"$work/art.ns"
 	done
@@ -78,4 +93,8 @@ bench() { # name repo
 
 echo "bench-release: $(go version | awk '{print $3}'), $(git --version), $(nproc) cores"
 bench "art (HEAD)" .
-bench "nats-server" "$big"
+if [ -n "$bigdir" ]; then
+	bench "$(basename "$(dirname "$bigdir")")" "$bigdir" "$work/big.json"
+else
+	bench "nats-server" "$big"
+fi

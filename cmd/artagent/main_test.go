@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -132,8 +133,12 @@ func waitFor(ts *testscript.TestScript, neg bool, args []string) {
 // fakeopenai [-stream] REPLIES starts a loopback server speaking the
 // OpenAI chat completions wire format for the rest of the script and sets
 // $OPENAI_BASE_URL. Request N is answered with line N of REPLIES as the
-// assistant's content, with usage; a request without the bearer token in
-// $ART_TEST_KEY gets 401. Each request body is appended to requests.jsonl.
+// assistant's content (or, when the request offers tools, as the
+// arguments of a "decide" tool call), with usage; a request without the
+// bearer token in $ART_TEST_KEY gets 401. A line "!http CODE [SECONDS]"
+// answers with that status (and Retry-After); "!length TEXT" answers TEXT
+// with finish_reason "length". Each request body is appended to
+// requests.jsonl.
 func fakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	stream := len(args) == 2 && args[0] == "-stream"
 	if stream {
@@ -167,6 +172,25 @@ func fakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 			io.WriteString(w, `{"error":{"message":"no more replies"}}`)
 			return
 		}
+		reply, finish := replies[i], "stop"
+		if code, retryAfter, ok := httpDirective(reply); ok {
+			if retryAfter != "" {
+				w.Header().Set("Retry-After", retryAfter)
+			}
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"error":{"message":"fake status %d","type":"server_error"}}`, code)
+			return
+		}
+		if rest, ok := strings.CutPrefix(reply, "!length "); ok {
+			reply, finish = rest, "length"
+		}
+		if bytes.Contains(body, []byte(`"tools":[`)) {
+			args, _ := json.Marshal(reply)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"decide","arguments":%s}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110}}`, i, args)
+			return
+		}
+		replies[i] = reply
 		content, _ := json.Marshal(replies[i])
 		if stream {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -175,12 +199,29 @@ func fakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 				c, _ := json.Marshal(part)
 				fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", c)
 			}
+			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":%q}]}\n\n", finish)
 			fmt.Fprintf(w, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":10,\"total_tokens\":110}}\n\ndata: [DONE]\n\n")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110}}`, content)
+		fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":%s},"finish_reason":%q}],"usage":{"prompt_tokens":100,"completion_tokens":10,"total_tokens":110}}`, content, finish)
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
+}
+
+// httpDirective parses a fakeopenai "!http CODE [RETRY_AFTER]" line.
+func httpDirective(line string) (int, string, bool) {
+	f := strings.Fields(line)
+	if len(f) < 2 || len(f) > 3 || f[0] != "!http" {
+		return 0, "", false
+	}
+	code, err := strconv.Atoi(f[1])
+	if err != nil {
+		return 0, "", false
+	}
+	if len(f) == 3 {
+		return code, f[2], true
+	}
+	return code, "", true
 }

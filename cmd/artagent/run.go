@@ -45,13 +45,18 @@ type RunCmd struct {
 	ProviderEnv     []string      `name:"provider-env" placeholder:"NAME" names:"" help:"exec, agy: pass environment variable NAME to the provider process (repeatable)."`
 	ProviderTimeout time.Duration `name:"provider-timeout" default:"5m" placeholder:"D" help:"Wall-clock bound of one provider call."`
 	Stream          bool          `name:"stream" help:"agy, openai: stream the model's text to stderr as it arrives."`
+	MaxTokens       int           `name:"max-tokens" placeholder:"N" help:"openai: the token limit of one reply, sent as max_tokens (default 2048); a reply cut off at it is a truncated step, told to the model."`
+	MaxTokensField  string        `name:"max-tokens-field" enum:"auto,max_tokens,max_completion_tokens" default:"auto" placeholder:"auto|max_tokens|max_completion_tokens" help:"openai: the request field --max-tokens is sent as; auto: max_completion_tokens for api.openai.com, max_tokens elsewhere, switching once if the server's HTTP 400 names the other."`
+	ContextTokens   int           `name:"context-tokens" placeholder:"N" help:"openai: the model's context size (default 16384); each request is fitted to it less --max-tokens, estimating 3 bytes per token, the oldest steps collapsed into a summary. Set it to the server's context (llama-server -c)."`
+	ToolCall        bool          `name:"tool-call" help:"openai: send the decision schema as one function tool (tools, tool_choice required) instead of a json_schema response_format."`
+	ProviderRetries int           `name:"provider-retries" placeholder:"N" help:"openai: retry a 429, 502, 503 or 504 reply or a refused or reset connection up to N times (default 0), with backoff or the server's Retry-After, inside --provider-timeout; every attempt is recorded."`
 
 	Allow            []string      `name:"allow" placeholder:"NAME" names:"" help:"A program run_tool may start, by bare name, looked up in PATH (repeatable). None: run_tool is always refused."`
 	Verify           string        `name:"verify" required:"" placeholder:"'WORDS'" help:"The verification command, run exactly as given (the model cannot change it); it need not be in --allow."`
 	MaxSteps         int           `name:"max-steps" default:"30" placeholder:"N" help:"Stop after N steps (status step_limit)."`
 	ObservationBytes int           `name:"observation-bytes" default:"16384" placeholder:"N" help:"Cut each observation to N bytes, keeping head and tail."`
 	Deadline         time.Duration `name:"deadline" placeholder:"D" help:"Stop after D of wall-clock time (status timeout)."`
-	MaxTokens        int64         `name:"max-tokens" placeholder:"N" help:"Stop before a provider call once the reported tokens reach N (status budget_limit)."`
+	TokenBudget      int64         `name:"token-budget" placeholder:"N" help:"Stop before a provider call once the tokens the provider reported for the whole run reach N (status budget_limit)."`
 	MaxFormatErrors  int           `name:"max-format-errors" default:"3" placeholder:"N" help:"Stop after N malformed decisions in a row (status format_error)."`
 	ToolTimeout      time.Duration `name:"tool-timeout" default:"2m" placeholder:"D" help:"Timeout of one run_tool."`
 	VerifyTimeout    time.Duration `name:"verify-timeout" default:"10m" placeholder:"D" help:"Timeout of one verify."`
@@ -78,7 +83,13 @@ Example:
   artagent run --workspace ./calc --task 'make go test pass' \
     --provider mock --mock-script fix.jsonl \
     --allow go --allow cat --verify 'go test ./...' --env GOCACHE \
-    --transcript run.jsonl`
+    --transcript run.jsonl
+
+  # against llama-server started with -c 4096:
+  artagent run --workspace ./calc --task 'make go test pass' \
+    --provider openai --base-url http://127.0.0.1:8080/v1 --model m \
+    --context-tokens 4096 --max-tokens 1024 --provider-retries 2 \
+    --allow go --verify 'go test ./...' --env GOCACHE`
 }
 
 // Run runs the loop.
@@ -93,30 +104,19 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		progress = std.Err
 	}
 	opt := agent.Options{Progress: progress}
+	if std.ErrTTY {
+		// A long tool or verify shows it is still running.
+		opt.Live = std.Err
+	}
 	if jsonOut {
 		opt.Events = std.Out
 	} else {
 		opt.Progress = std.Out
 	}
 
-	if len(g.Events) > 0 {
-		em, err := obs.Open(g.Events, obs.Options{Warn: obs.WarnTo("artagent", std.Err), Stdout: std.Out})
-		if err != nil {
-			fmt.Fprintf(std.Err, "artagent: warning: --events: %s (no events emitted)\n", oneLine(err))
-		} else {
-			defer em.Close()
-			subject := runSubject(cfg)
-			// Run as an artq task, the worker names the task and the event
-			// that started this run: the agent's events join its chain.
-			corr, cause := os.Getenv("ART_CORRELATION"), os.Getenv("ART_CAUSATION")
-			opt.Observe = func(ev *agent.Event) {
-				d := draft(subject, ev)
-				d.Correlation, d.Causation = corr, cause
-				// Detached: a cancelled run's result is still recorded.
-				em.Emit(context.WithoutCancel(ctx), d)
-			}
-		}
-	}
+	observe, closeEvents := eventObserver(ctx, std, g.Events, std.Out, runSubject(cfg))
+	defer closeEvents()
+	opt.Observe = observe
 
 	p, closeP, err := c.provider(std)
 	if err != nil {
@@ -159,6 +159,12 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
+	// A run the provider ended says why on stderr, in one line, even when
+	// stderr is not a terminal and the reason is otherwise only in the
+	// result event (a terminal already has it in the progress line).
+	if res.Err != nil && opt.Progress != std.Err && providerEnded(res.Status, res.Err) {
+		fmt.Fprintf(std.Err, "artagent: %s: %s\n", res.Status, oneLine(res.Err))
+	}
 	if code := res.ExitCode(); code != 0 {
 		return exitcode.Quiet(code)
 	}
@@ -199,7 +205,7 @@ func (c *RunCmd) config() (*agent.Config, error) {
 		ObservationBytes:    c.ObservationBytes,
 		MaxFormatErrors:     c.MaxFormatErrors,
 		Deadline:            c.Deadline,
-		MaxTokens:           c.MaxTokens,
+		MaxTokens:           c.TokenBudget,
 		ToolTimeout:         c.ToolTimeout,
 		VerifyTimeout:       c.VerifyTimeout,
 		MaxFileBytes:        c.MaxFileBytes,
@@ -224,8 +230,13 @@ func (c *RunCmd) checkProviderFlags() error {
 		"--base-url":         {c.BaseURL != "", "openai"},
 		"--model":            {c.Model != "", "openai"},
 		"--api-key-env":      {c.APIKeyEnv != "", "openai"},
+		"--max-tokens":       {c.MaxTokens != 0, "openai"},
+		"--max-tokens-field": {c.MaxTokensField != "auto", "openai"},
+		"--context-tokens":   {c.ContextTokens != 0, "openai"},
+		"--tool-call":        {c.ToolCall, "openai"},
+		"--provider-retries": {c.ProviderRetries != 0, "openai"},
 	}
-	for _, flag := range []string{"--mock-script", "--provider-command", "--base-url", "--model", "--api-key-env"} {
+	for _, flag := range []string{"--mock-script", "--provider-command", "--base-url", "--model", "--api-key-env", "--max-tokens", "--max-tokens-field", "--context-tokens", "--tool-call", "--provider-retries"} {
 		o := owner[flag]
 		if o.set && o.want != c.Provider {
 			return exitcode.Errorf(exitcode.Usage, "%s applies to --provider %s, not %s", flag, o.want, c.Provider)
@@ -278,7 +289,14 @@ func (c *RunCmd) provider(std cli.IO) (provider.Provider, func(), error) {
 				return nil, none, exitcode.Errorf(exitcode.Usage, "--api-key-env: %s is not set or empty", c.APIKeyEnv)
 			}
 		}
-		p, err := openai.New(openai.Config{BaseURL: c.BaseURL, Model: c.Model, APIKey: key, Timeout: c.ProviderTimeout, Stream: c.Stream, StreamTo: streamTo})
+		field := c.MaxTokensField
+		if field == "auto" {
+			field = ""
+		}
+		p, err := openai.New(openai.Config{
+			BaseURL: c.BaseURL, Model: c.Model, APIKey: key, Timeout: c.ProviderTimeout, Stream: c.Stream, StreamTo: streamTo,
+			MaxTokens: c.MaxTokens, TokenField: field, ContextTokens: c.ContextTokens, ToolCall: c.ToolCall, Retries: c.ProviderRetries,
+		})
 		if err != nil {
 			return nil, none, err
 		}
@@ -354,6 +372,19 @@ func draft(subject string, ev *agent.Event) obs.Draft {
 		Role:     obs.RoleRuntime,
 		Attrs:    attrs,
 	}
+}
+
+// providerEnded: the run ended because of its provider: a provider error,
+// a refusal, replies cut off at the token limit, or the provider's own
+// timeout (not the run's --deadline, which the operator set).
+func providerEnded(s agent.Status, err error) bool {
+	switch s {
+	case agent.StatusProviderError, agent.StatusDenied, agent.StatusTruncated:
+		return true
+	case agent.StatusTimeout:
+		return errors.Is(err, provider.ErrTimeout)
+	}
+	return false
 }
 
 func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }

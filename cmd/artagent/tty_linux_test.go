@@ -19,7 +19,8 @@ import (
 // that waits for a file the test creates only after it has seen step 1 on
 // the screen, so "live" is proved by order, not by timing. (That progress
 // stays off a stderr that is not a terminal is the `! stderr .` of the
-// run_* and outcome_* scripts.)
+// run_* and outcome_* scripts.) While step 2's tool waits, the terminal
+// shows a "running… Ns" line for it, cleared before its own line.
 func TestRunProgressOnATerminal(t *testing.T) {
 	bin, err := exec.LookPath("artagent") // installed by testscript.Main
 	if err != nil {
@@ -50,9 +51,13 @@ func TestRunProgressOnATerminal(t *testing.T) {
 	s := term.WaitFor("step 1's progress line", func(s string) bool {
 		return strings.Contains(s, "artagent: step 1/30 replace_text a.txt: edited line 1; debt open")
 	})
-	if strings.Contains(s, "step 2/") {
+	if strings.Contains(s, "step 2/30 run_tool sh -c while [ ! -e go-on ]; do sleep 0.02; done; echo released:") {
 		t.Fatalf("step 2 reported before its tool could finish:\n%s", s)
 	}
+	// While step 2's tool waits, the terminal shows it running.
+	term.WaitFor("step 2's running line", func(s string) bool {
+		return strings.Contains(s, "artagent: step 2/30 run_tool sh") && strings.Contains(s, "running… ")
+	})
 	write(filepath.Join(ws, "go-on"), "")
 
 	if code := term.Wait(); code != 0 {

@@ -10,8 +10,9 @@ import (
 
 // VerifyCmd re-checks a release directory.
 type VerifyCmd struct {
-	Dir  string `arg:"" name:"dir" help:"Release directory written by artrelease build."`
-	Repo string `name:"repo" placeholder:"REPO" help:"Also rebuild the manifest's commit from this repository and require byte-identical files."`
+	Dir      string `arg:"" name:"dir" help:"Release directory written by artrelease build."`
+	Repo     string `name:"repo" placeholder:"REPO" help:"Also rebuild the manifest's commit from this repository and require byte-identical files."`
+	Contract string `name:"contract" placeholder:"FILE" help:"The ReleaseContract file a release built with --contract was built under (its sha256 must be the manifest's)."`
 }
 
 // Help shows an example.
@@ -19,23 +20,26 @@ func (c *VerifyCmd) Help() string {
 	return `Recomputes everything the directory claims from its files: SHA256SUMS and
 manifest.json agree with each other and with the directory (a missing or
 extra file fails), every size and sha256 matches, the archive decompresses to
-the recorded tar with normalised headers, the SBOM is canonical and describes
-this archive, and the provenance names exactly these artifacts. With --repo
-it also rebuilds from the repository and compares bytes.
+the recorded tar with normalised headers and no path git would refuse, the
+SBOM is the one the archive's own go.mod/go.sum/go.work files give, and the
+provenance names exactly these artifacts. With --repo it also rebuilds from
+the repository and compares bytes. A release built with --contract FILE needs
+the same --contract FILE here.
 
 Prints a report (JSON, or one line per problem with -o text). Exits 0 when
 everything verifies, 1 on any mismatch, 4 when DIR does not exist.
 
 Example:
   artrelease verify dist/
-  artrelease verify dist/ --repo .`
+  artrelease verify dist/ --repo .
+  artrelease verify dist/ --repo . --contract release.json`
 }
 
 // Run verifies.
 func (c *VerifyCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	em := events(std, g)
 	defer em.Close()
-	rep, err := release.Verify(ctx, release.VerifyOptions{Dir: c.Dir, Repo: c.Repo})
+	rep, err := release.Verify(ctx, release.VerifyOptions{Dir: c.Dir, Repo: c.Repo, ContractFile: c.Contract})
 	attrs := map[string]any{"dir": c.Dir}
 	if rep != nil {
 		attrs["name"], attrs["version"], attrs["commit"] = rep.Name, rep.Version, rep.Commit

@@ -394,6 +394,7 @@ var outside = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\bissues?\s*#?\d+`),
 	regexp.MustCompile(`(^|\s)#\d+\b`),
 	regexp.MustCompile(`(?i)not built yet`),
+	regexp.MustCompile(`^(<<<<<<<|>>>>>>>) `), // a merge conflict left in
 }
 
 // TestSelfContained: README.md and docs/ are written for a user who has

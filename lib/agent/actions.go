@@ -17,22 +17,23 @@ import (
 	"github.com/art-runtime/art/lib/workspace"
 )
 
-// act performs one decoded decision (never finish without debt, which the
-// loop handles) and says what the model observes and how the state moves.
-func (r *runner) act(ctx context.Context, d *provider.Decision) *outcome {
-	next := r.st
-	next.FormatErrors = 0
+// act performs one decoded decision (never finish without debt, which
+// take handles) and says what the decider observes and how the state
+// moves from st.
+func (c *Core) act(ctx context.Context, d *provider.Decision, m *Move, st transcript.State) *outcome {
+	next := st
+	next.FormatErrors, next.Truncations = 0, 0
 	switch d.Action {
 	case provider.ActionRunTool:
-		return r.runTool(ctx, d, next)
+		return c.runTool(ctx, d, m, next)
 	case provider.ActionReadFile:
-		data, err := r.ed.Read(d.Path)
+		data, err := c.ed.Read(d.Path)
 		if err != nil {
 			return refused(err, next)
 		}
 		return &outcome{kind: EventObservation, text: fmt.Sprintf("%s (%d bytes):\n%s", d.Path, len(data), data), state: next}
 	case provider.ActionReplaceText:
-		edit, err := r.ed.Replace(d.Path, d.Old, *d.New)
+		edit, err := c.ed.Replace(d.Path, d.Old, *d.New)
 		if err != nil {
 			return refused(err, next)
 		}
@@ -43,36 +44,54 @@ func (r *runner) act(ctx context.Context, d *provider.Decision) *outcome {
 			"edited %s: replaced the text at line %d (%d → %d bytes). Verification debt is open: run verify before finish.",
 			d.Path, edit.Line, edit.BytesBefore, edit.BytesAfter)}
 	case provider.ActionVerify:
-		return r.runVerify(ctx, next)
+		return c.runVerify(ctx, next)
 	case provider.ActionFinish:
 		return &outcome{kind: EventRejected, refusal: RefusalDebt, state: next, text: fmt.Sprintf(
 			"finish rejected: verification debt is open: an edit is not covered by a passing verify. Run verify (%s) and finish after it passes.",
-			words.Quote(r.cfg.Verify))}
+			words.Quote(c.cfg.Verify))}
 	}
 	// DecodeDecision admits only the five actions.
 	panic("agent: unknown action " + string(d.Action))
 }
 
-func (r *runner) runTool(ctx context.Context, d *provider.Decision, next transcript.State) *outcome {
-	t := execx.NewTask(d.Program, d.Args...)
-	t.Limits.Timeout = jsonx.Duration(r.cfg.ToolTimeout)
-	t.Limits.OutputBytes = r.outputCap()
+func (c *Core) runTool(ctx context.Context, d *provider.Decision, m *Move, next transcript.State) *outcome {
 	argv := append([]string{d.Program}, d.Args...)
-	res, err := execx.Run(ctx, r.tools, t, execx.Options{Supervised: true, Environ: r.cfg.Environ})
+	timeout := c.cfg.ToolTimeout
+	if m.Timeout < 0 || m.Timeout > timeout {
+		return &outcome{kind: EventRejected, refusal: RefusalInvalid, state: next, text: fmt.Sprintf(
+			"run_tool %s: timeout %v refused: it must be positive and at most the operator's tool timeout %v", words.Quote(argv), m.Timeout, timeout)}
+	}
+	if m.Timeout > 0 {
+		timeout = m.Timeout
+	}
+	t := execx.NewTask(d.Program, d.Args...)
+	t.Dir = m.Dir
+	t.Limits.Timeout = jsonx.Duration(timeout)
+	t.Limits.OutputBytes = c.outputCap()
+	res, err := execx.Run(ctx, c.tools, t, execx.Options{Supervised: true, Environ: c.cfg.Environ})
 	if err != nil {
 		return refused(fmt.Errorf("run_tool %s: %w", words.Quote(argv), err), next)
 	}
-	out := &outcome{kind: EventObservation, state: next, exitCode: ptr(res.ExitCode)}
-	out.text, out.elided = toolText(argv, "", res, r.cfg.ToolTimeout)
+	out := &outcome{kind: EventObservation, state: next, exitCode: ptr(res.ExitCode), timedOut: res.TimedOut, cancelled: res.Cancelled}
+	note := ""
+	if m.Dir != "" && m.Dir != "." {
+		note = " (in " + m.Dir + ")"
+	}
+	out.text, out.elided = toolText(argv, note, res, timeout)
 	return out
 }
 
-func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome {
-	t := execx.NewTask(r.verifyProg, r.cfg.Verify[1:]...)
-	t.Limits.Timeout = jsonx.Duration(r.cfg.VerifyTimeout)
-	t.Limits.OutputBytes = r.outputCap()
-	res, err := execx.Run(ctx, r.verify, t, execx.Options{Supervised: true, Environ: r.cfg.Environ})
+func (c *Core) runVerify(ctx context.Context, next transcript.State) *outcome {
+	t := execx.NewTask(c.verifyProg, c.cfg.Verify[1:]...)
+	t.Limits.Timeout = jsonx.Duration(c.cfg.VerifyTimeout)
+	t.Limits.OutputBytes = c.outputCap()
+	res, err := execx.Run(ctx, c.verify, t, execx.Options{Supervised: true, Environ: c.cfg.Environ})
 	out := &outcome{kind: EventVerify, state: next}
+	if err == nil {
+		out.timedOut, out.cancelled = res.TimedOut, res.Cancelled
+	} else {
+		out.cancelled = ctx.Err() != nil
+	}
 	passed := err == nil && res.Status == execx.StatusSucceeded
 	out.passed = ptr(passed)
 	if passed {
@@ -87,18 +106,27 @@ func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome 
 		verdict = "verification passed: debt cleared."
 	}
 	if !passed {
-		verdict = "verification failed: debt remains open."
+		// A verify cut off (Ctrl-C, a client's cancel) did not fail: it
+		// did not finish. Either way the debt stays open.
+		how := "failed"
+		switch {
+		case out.cancelled:
+			how = "cancelled"
+		case out.timedOut:
+			how = "timed out"
+		}
+		verdict = "verification " + how + ": debt remains open."
 		if out.state.Edits == 0 {
-			verdict = "verification failed."
+			verdict = "verification " + how + "."
 		}
 	}
 	if err != nil {
 		out.exitCode = ptr(exitcode.Of(err))
-		out.text = fmt.Sprintf("$ %s (verify)\nverify could not run: %v\n%s", words.Quote(r.cfg.Verify), err, verdict)
+		out.text = fmt.Sprintf("$ %s (verify)\nverify could not run: %v\n%s", words.Quote(c.cfg.Verify), err, verdict)
 		return out
 	}
 	out.exitCode = ptr(res.ExitCode)
-	out.text, out.elided = toolText(r.cfg.Verify, " (verify)", res, r.cfg.VerifyTimeout)
+	out.text, out.elided = toolText(c.cfg.Verify, " (verify)", res, c.cfg.VerifyTimeout)
 	out.text += " " + verdict
 	return out
 }
@@ -106,8 +134,8 @@ func (r *runner) runVerify(ctx context.Context, next transcript.State) *outcome 
 // outputCap is what the runner keeps of a tool's output: the observation
 // bound less room for the command line and the exit line around it, so a
 // tool's output is usually cut once (by the runner), not twice.
-func (r *runner) outputCap() int64 {
-	n := r.cfg.ObservationBytes
+func (c *Core) outputCap() int64 {
+	n := c.cfg.ObservationBytes
 	return int64(n - min(n/4, 1024))
 }
 

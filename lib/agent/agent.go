@@ -44,18 +44,27 @@ const (
 	StatusFormatError   Status = "format_error"
 	StatusProviderError Status = "provider_error"
 	StatusCancelled     Status = "cancelled"
+	// StatusTruncated: MaxTruncations replies in a row were cut off at the
+	// provider's token limit (a reply cut once is a step, told to the
+	// model, and not a format error).
+	StatusTruncated Status = "truncated"
 )
 
 // Statuses lists every status, for schemas and parity tests.
-var Statuses = []Status{StatusFinished, StatusStepLimit, StatusBudgetLimit, StatusTimeout, StatusDenied, StatusFormatError, StatusProviderError, StatusCancelled}
+var Statuses = []Status{StatusFinished, StatusStepLimit, StatusBudgetLimit, StatusTimeout, StatusDenied, StatusFormatError, StatusProviderError, StatusCancelled, StatusTruncated}
 
 // Defaults.
 const (
 	DefaultMaxSteps         = 30
 	DefaultObservationBytes = 16384
 	DefaultMaxFormatErrors  = 3
-	DefaultToolTimeout      = 2 * time.Minute
-	DefaultVerifyTimeout    = 10 * time.Minute
+	// MaxTruncations ends a run (status truncated) after this many replies
+	// in a row were cut off at the provider's token limit: a model that
+	// cannot fit its decision in the limit twice running will not a third
+	// time, and every attempt costs a full limit of tokens.
+	MaxTruncations       = 2
+	DefaultToolTimeout   = 2 * time.Minute
+	DefaultVerifyTimeout = 10 * time.Minute
 	// MinObservationBytes leaves room for the elision marker and some text
 	// on both sides of it.
 	MinObservationBytes = 256
@@ -67,6 +76,8 @@ const (
 // Config is the operator's side of a run. Nothing in it comes from the
 // model.
 type Config struct {
+	// Task is what the model is asked to do: required by Run, optional for
+	// NewCore (a client brings its own), recorded in the transcript.
 	Task      string
 	Workspace string
 	// Allow names the programs run_tool may start (bare names, looked up
@@ -77,6 +88,12 @@ type Config struct {
 	// configured it, the model cannot change it. A program given as a path
 	// is resolved against the current directory once, here.
 	Verify []string
+	// Policy, if set, is the operator's execx policy document for
+	// run_tool (and, with the verify program as its only allowed name, for
+	// verify): its allowlist, search path, environment, isolation and
+	// ceilings. Its workspace must be empty or Workspace. Allow, Env and
+	// Isolation must then be unset: the document is the whole policy.
+	Policy *execx.Policy
 	// Env names environment variables tools and verify receive in addition
 	// to execx.DefaultEnvAllow.
 	Env []string
@@ -124,11 +141,18 @@ func (c *Config) Default() {
 	}
 }
 
-// Validate checks the configuration on its own (exit 2).
+// Validate checks the configuration of a loop on its own (exit 2).
 func (c *Config) Validate() error {
-	switch {
-	case strings.TrimSpace(c.Task) == "":
+	if strings.TrimSpace(c.Task) == "" {
 		return exitcode.Errorf(exitcode.Usage, "task: required and must not be blank")
+	}
+	return c.check()
+}
+
+// check is Validate without the task, which a core driven by a client does
+// not need (NewCore).
+func (c *Config) check() error {
+	switch {
 	case c.Workspace == "":
 		return exitcode.Errorf(exitcode.Usage, "workspace: required")
 	case len(c.Verify) == 0 || c.Verify[0] == "":
@@ -143,6 +167,9 @@ func (c *Config) Validate() error {
 		return exitcode.Errorf(exitcode.Usage, "max-format-errors: must be at least 1, got %d", c.MaxFormatErrors)
 	case c.Deadline < 0, c.ToolTimeout < 0, c.VerifyTimeout < 0, c.MaxTokens < 0, c.MaxFileBytes < 0:
 		return exitcode.Errorf(exitcode.Usage, "deadline, timeouts, max-tokens and file sizes must not be negative")
+	}
+	if c.Policy != nil && (len(c.Allow) > 0 || len(c.Env) > 0 || (c.Isolation != "" && c.Isolation != execx.IsolationNone) || c.IsolationBestEffort) {
+		return exitcode.Errorf(exitcode.Usage, "policy: allow, env and isolation come from the policy document; do not also give them")
 	}
 	for _, name := range c.Allow {
 		if name == "" || strings.ContainsAny(name, "/\x00") {
@@ -207,7 +234,20 @@ func verifyPolicy(tools *execx.Policy, verify []string) (*execx.Policy, string, 
 }
 
 // toolsPolicy is the policy every run_tool is checked against.
-func toolsPolicy(c *Config, root string) *execx.Policy {
+func toolsPolicy(c *Config, root string) (*execx.Policy, error) {
+	if c.Policy != nil {
+		p := *c.Policy
+		if p.Workspace != "" {
+			ws, err := filepath.EvalSymlinks(p.Workspace)
+			if err != nil || ws != root {
+				return nil, exitcode.Errorf(exitcode.Usage, "policy.workspace: %s is not the workspace %s", p.Workspace, root)
+			}
+		}
+		p.Workspace = root
+		p.Allow = slices.Clone(p.Allow)
+		p.Default()
+		return &p, nil
+	}
 	env := slices.Clone(execx.DefaultEnvAllow)
 	for _, n := range c.Env {
 		if !slices.Contains(env, n) {
@@ -223,7 +263,7 @@ func toolsPolicy(c *Config, root string) *execx.Policy {
 		IsolationBestEffort: c.IsolationBestEffort,
 	}
 	p.Default()
-	return p
+	return p, nil
 }
 
 var errDeadline = errors.New("run deadline reached")

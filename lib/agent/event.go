@@ -1,11 +1,9 @@
 package agent
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"time"
-	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/jsonx"
@@ -19,18 +17,21 @@ const KindEvent = "AgentEvent"
 type EventType string
 
 // Event types (DESIGN.md §5). Each step emits step, then exactly one of
-// observation, rejected or verify (a finish that is accepted emits none);
-// the run ends with one result.
+// observation, rejected, verify or truncated (a finish that is accepted
+// emits none); the run ends with one result.
 const (
 	EventStep        EventType = "step"
 	EventObservation EventType = "observation"
 	EventRejected    EventType = "rejected"
 	EventVerify      EventType = "verify"
 	EventResult      EventType = "result"
+	// EventTruncated is a step whose reply the provider cut off at its
+	// token limit: nothing was acted on, and the model is told.
+	EventTruncated EventType = "truncated"
 )
 
 // EventTypes lists every event type, for schemas and parity tests.
-var EventTypes = []EventType{EventStep, EventObservation, EventRejected, EventVerify, EventResult}
+var EventTypes = []EventType{EventStep, EventObservation, EventRejected, EventVerify, EventResult, EventTruncated}
 
 // Refusal says why a decision was rejected.
 type Refusal string
@@ -46,10 +47,11 @@ const (
 	RefusalChanged Refusal = "changed" // the file changed during the edit
 	RefusalDebt    Refusal = "debt"    // finish with verification debt open
 	RefusalInvalid Refusal = "invalid" // the runner refused the request as invalid
+	RefusalTool    Refusal = "tool"    // the model used its CLI's own tools, which were denied
 )
 
 // Refusals lists every refusal, for schemas and parity tests.
-var Refusals = []Refusal{RefusalFormat, RefusalProgram, RefusalPath, RefusalFile, RefusalMatch, RefusalChanged, RefusalDebt, RefusalInvalid}
+var Refusals = []Refusal{RefusalFormat, RefusalProgram, RefusalPath, RefusalFile, RefusalMatch, RefusalChanged, RefusalDebt, RefusalInvalid, RefusalTool}
 
 // Event is one AgentEvent line. Fields are set by type: step (action,
 // decision or reply, request_hash, usage, latency_ms), observation /
@@ -66,6 +68,9 @@ type Event struct {
 	Decision    *provider.Decision `json:"decision,omitempty"`
 	Reply       *string            `json:"reply,omitempty"` // only when the reply did not decode
 	RequestHash string             `json:"request_hash,omitempty"`
+	// Retries are the failed provider attempts before this step's reply
+	// (or, on a result, before the provider gave up).
+	Retries []provider.Attempt `json:"retries,omitempty"`
 
 	Observation *string         `json:"observation,omitempty"`
 	Elided      int64           `json:"elided,omitempty"`
@@ -134,33 +139,6 @@ func (e *emitter) emit(ev *Event) {
 
 // Truncate cuts s to at most max bytes by keeping its head and its tail
 // around a marker that says how many bytes were elided; it returns the
-// result and that count. It is a pure function of (s, max), so a replayed
-// run produces the same observations and the same request hashes. Cuts
-// never split a UTF-8 sequence. max below the widest marker keeps only the
-// marker's worth of bytes: callers enforce MinObservationBytes.
-func Truncate(s string, max int) (string, int64) {
-	if len(s) <= max {
-		return s, 0
-	}
-	room := max - len(marker(int64(len(s)))) // the widest marker this s can need
-	if room < 0 {
-		room = 0
-	}
-	h := room / 2
-	t := len(s) - (room - h)
-	for i := 0; i < utf8.UTFMax-1 && h > 0 && !utf8.RuneStart(s[h]); i++ {
-		h--
-	}
-	for i := 0; i < utf8.UTFMax-1 && t < len(s) && !utf8.RuneStart(s[t]); i++ {
-		t++
-	}
-	elided := int64(t - h)
-	var b bytes.Buffer
-	b.Grow(max)
-	b.WriteString(s[:h])
-	b.WriteString(marker(elided))
-	b.WriteString(s[t:])
-	return b.String(), elided
-}
-
-func marker(n int64) string { return fmt.Sprintf("\n[... %d bytes elided ...]\n", n) }
+// result and that count (see provider.HeadTail, which it is). Callers
+// enforce MinObservationBytes.
+func Truncate(s string, max int) (string, int64) { return provider.HeadTail(s, max) }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +34,11 @@ type Options struct {
 	// Observe, if set, is called with every event (after it is written to
 	// Events), for event sinks such as lib/obs.
 	Observe func(*Event)
+	// Live, if set (a terminal), shows a running tool or verify as one
+	// line rewritten every LiveInterval (default 1s), "running… 12s", and
+	// cleared when the step ends: a long step is not silence.
+	Live         io.Writer
+	LiveInterval time.Duration
 }
 
 // Resume is a transcript's records and the torn bytes dropped from its end.
@@ -43,27 +47,16 @@ type Resume struct {
 	Dropped int64
 }
 
+// runner is a provider driving the core: it asks for one decision per
+// step and hands each reply to Core.Take.
 type runner struct {
-	cfg        Config
-	p          provider.Provider
-	ed         *workspace.Editor
-	tools      *execx.Policy
-	verify     *execx.Policy
-	verifyProg string
-	tr         *transcript.Writer
-	ev         emitter
-	progress   io.Writer
-
-	step       int
-	st         transcript.State
-	usage      provider.Usage
-	usageKnown bool
-	latency    time.Duration
-	history    []provider.Turn
-	summary    string
+	c       *Core
+	p       provider.Provider
+	history []provider.Turn
 	// set when a provider call fails, for the end record
-	failStep int
-	failHash string
+	failStep    int
+	failHash    string
+	failRetries []provider.Attempt
 }
 
 // Run runs the loop until the model finishes or a limit, a provider error
@@ -75,73 +68,26 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ed, err := workspace.New(cfg.Workspace, workspace.Options{MaxFileBytes: cfg.MaxFileBytes})
+	c, err := newCore(cfg, opt)
 	if err != nil {
 		return nil, err
 	}
-	tools := toolsPolicy(&cfg, ed.Root())
-	if err := tools.Validate(); err != nil {
-		return nil, exitcode.Wrap(exitcode.Usage, err)
-	}
-	vp, vprog, err := verifyPolicy(tools, cfg.Verify)
-	if err != nil {
-		return nil, err
-	}
-	if err := lookPath(vp, vprog); err != nil {
-		return nil, err
-	}
-	if opt.Transcript != nil {
-		if err := CheckTranscriptPath(ed.Root(), opt.Transcript.Path()); err != nil {
-			return nil, err
-		}
-	}
-	r := &runner{
-		cfg: cfg, p: p, ed: ed, tools: tools, verify: vp, verifyProg: vprog,
-		tr: opt.Transcript, ev: emitter{w: opt.Events, observe: opt.Observe}, progress: opt.Progress,
-	}
-	info := &transcript.Run{Task: cfg.Task, Workspace: ed.Root(), Allow: slices.Clone(cfg.Allow), Verify: slices.Clone(cfg.Verify), Provider: cfg.Provider}
-	if info.Allow == nil {
-		info.Allow = []string{}
-	}
+	r := &runner{c: c, p: p}
 	if opt.Resume != nil {
-		if err := r.restore(opt.Resume, info); err != nil {
+		if err := r.restore(opt.Resume, c.info()); err != nil {
 			return nil, err
 		}
-	} else if r.tr != nil {
-		rec := transcript.New(transcript.TypeStart)
-		rec.Run = info
-		if err := r.tr.Append(rec); err != nil {
-			return nil, err
-		}
+	} else if err := c.start(); err != nil {
+		return nil, err
 	}
 
-	if cfg.Deadline > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, cfg.Deadline, errDeadline)
-		defer cancel()
-	}
-	res, err := r.loop(ctx)
+	ctx, cancel := c.Bound(ctx)
+	defer cancel()
+	status, why, err := r.loop(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if r.tr != nil {
-		end := transcript.New(transcript.TypeEnd)
-		end.Status = string(res.Status)
-		end.Step, end.RequestHash = r.failStep, r.failHash
-		if res.Err != nil {
-			end.Error = res.Err.Error()
-		}
-		if err := r.tr.Append(end); err != nil {
-			return nil, err
-		}
-	}
-	r.ev.emit(ResultEvent(res))
-	verified := "not verified"
-	if res.Verified {
-		verified = "verified"
-	}
-	r.progressf("%s after %s, %s, %s%s", res.Status, plural(res.Steps, "step"), plural(res.Edits, "edit"), verified, errSuffix(res.Err))
-	return res, r.ev.err
+	return c.End(status, why, Failure{Step: r.failStep, RequestHash: r.failHash, Retries: r.failRetries})
 }
 
 func plural(n int, what string) string {
@@ -158,10 +104,12 @@ func errSuffix(err error) string {
 	return " (" + err.Error() + ")"
 }
 
-func (r *runner) loop(ctx context.Context) (*Result, error) {
+// loop returns how the run ended and why; an error is a transcript
+// failure.
+func (r *runner) loop(ctx context.Context) (Status, error, error) {
 	for {
-		if status, err := r.budget(ctx); status != "" {
-			return r.result(status, err), nil
+		if status, err := r.c.Budget(ctx); status != "" {
+			return status, err, nil
 		}
 		req := r.request()
 		hash := req.Hash()
@@ -169,103 +117,45 @@ func (r *runner) loop(ctx context.Context) (*Result, error) {
 		reply, err := r.p.Decide(ctx, req)
 		if err != nil {
 			r.failStep, r.failHash = req.Step, hash
-			return r.result(r.classify(ctx, err), err), nil
+			var pe *provider.Error
+			if errors.As(err, &pe) {
+				r.failRetries = pe.Retries
+			}
+			return r.classify(ctx, err), err, nil
 		}
 		if reply.Latency <= 0 {
 			reply.Latency = time.Since(start)
 		}
-		r.step = req.Step
-		r.account(reply)
-
-		s := &stepRec{step: req.Step, hash: hash, reply: reply}
-		dec, derr := provider.DecodeDecision([]byte(reply.Text))
-		ev := newEvent(EventStep, s.step)
-		ev.RequestHash, ev.Usage, ev.LatencyMS = hash, reply.Usage, ptr(reply.Latency.Milliseconds())
-		if derr != nil {
-			ev.Reply = ptr(reply.Text)
-			r.ev.emit(ev)
-			next := r.st
-			next.FormatErrors++
-			out := &outcome{kind: EventRejected, refusal: RefusalFormat, text: fmt.Sprintf(
-				"malformed decision: %v. Reply with exactly one JSON object and nothing else, for example {\"action\":\"read_file\",\"path\":\"main.go\"} (%d of %d malformed replies in a row allowed).",
-				derr, next.FormatErrors, r.cfg.MaxFormatErrors), state: next}
-			if err := r.commit(s, nil, out); err != nil {
-				return nil, err
-			}
-			if r.st.FormatErrors >= r.cfg.MaxFormatErrors {
-				return r.result(StatusFormatError, fmt.Errorf("%d malformed decisions in a row; the last: %w", r.st.FormatErrors, derr)), nil
-			}
-			continue
+		out, err := r.c.Take(ctx, Move{
+			Reply: reply.Text, RequestHash: hash, Usage: reply.Usage, Latency: reply.Latency,
+			Truncated: reply.Truncated, Denied: reply.Denied, Retries: reply.Retries,
+		})
+		if err != nil {
+			return "", nil, err
 		}
-		s.decision = dec
-		ev.Action, ev.Decision = dec.Action, dec
-		r.ev.emit(ev)
-
-		if dec.Action == provider.ActionFinish && !r.st.Debt {
-			next := r.st
-			next.FormatErrors = 0
-			if err := r.commit(s, dec, &outcome{kind: "finished", state: next}); err != nil {
-				return nil, err
-			}
-			r.summary = dec.Summary
-			return r.result(StatusFinished, nil), nil
+		var canon []byte
+		if out.Decision != nil {
+			canon = mustJSON(out.Decision)
 		}
-		if mutates(dec.Action) && r.tr != nil {
-			// Durable before acting: if the process dies mid-action, a
-			// resume knows an edit may have landed and reopens the debt.
-			in := transcript.New(transcript.TypeIntent)
-			in.Step, in.RequestHash, in.Reply, in.Usage, in.LatencyMS = s.step, hash, ptr(reply.Text), reply.Usage, reply.Latency.Milliseconds()
-			in.Decision = mustJSON(dec)
-			if err := r.tr.Append(in); err != nil {
-				return nil, err
-			}
-		}
-		out := r.act(ctx, dec)
-		if err := r.commit(s, dec, out); err != nil {
-			return nil, err
+		r.history = append(r.history, provider.NewTurn(out.Step, reply.Text, canon, string(out.Kind), string(out.Refusal), out.ExitCode, out.Observation))
+		switch {
+		case out.Kind == OutcomeFinished:
+			return StatusFinished, nil, nil
+		case out.Kind == EventTruncated && out.State.Truncations >= MaxTruncations:
+			return StatusTruncated, fmt.Errorf("%d replies in a row cut off at the provider's reply token limit", out.State.Truncations), nil
+		case out.Refusal == RefusalTool && out.State.FormatErrors >= r.c.cfg.MaxFormatErrors:
+			return StatusDenied, fmt.Errorf("%d replies in a row without a decision, the last one using denied tools: %s", out.State.FormatErrors, strings.Join(reply.Denied, "; ")), nil
+		case out.FormatErr != nil && out.State.FormatErrors >= r.c.cfg.MaxFormatErrors:
+			return StatusFormatError, fmt.Errorf("%d malformed decisions in a row; the last: %w", out.State.FormatErrors, out.FormatErr), nil
 		}
 	}
-}
-
-func mutates(a provider.Action) bool {
-	return a == provider.ActionReplaceText || a == provider.ActionRunTool || a == provider.ActionVerify
-}
-
-func mustJSON(d *provider.Decision) json.RawMessage {
-	b, err := json.Marshal(d)
-	if err != nil {
-		panic(err) // strings only
-	}
-	return b
-}
-
-// budget says whether the run must stop before asking the provider again.
-func (r *runner) budget(ctx context.Context) (Status, error) {
-	if ctx.Err() != nil {
-		return ctxStatus(ctx, r.cfg.Deadline)
-	}
-	if r.step >= r.cfg.MaxSteps {
-		return StatusStepLimit, fmt.Errorf("reached the step limit of %d", r.cfg.MaxSteps)
-	}
-	if r.cfg.MaxTokens > 0 && r.usageKnown && r.usage.TotalTokens >= r.cfg.MaxTokens {
-		return StatusBudgetLimit, fmt.Errorf("used %d tokens, budget %d", r.usage.TotalTokens, r.cfg.MaxTokens)
-	}
-	return "", nil
-}
-
-func ctxStatus(ctx context.Context, deadline time.Duration) (Status, error) {
-	cause := context.Cause(ctx)
-	if errors.Is(cause, errDeadline) {
-		return StatusTimeout, fmt.Errorf("%w (%v)", errDeadline, deadline)
-	}
-	return StatusCancelled, cause
 }
 
 // classify maps a provider failure to the run's status.
 func (r *runner) classify(ctx context.Context, err error) Status {
 	switch {
 	case ctx.Err() != nil:
-		s, _ := ctxStatus(ctx, r.cfg.Deadline)
+		s, _ := ctxStatus(ctx, r.c.cfg.Deadline)
 		return s
 	case errors.Is(err, provider.ErrTimeout):
 		return StatusTimeout
@@ -275,30 +165,18 @@ func (r *runner) classify(ctx context.Context, err error) Status {
 	return StatusProviderError
 }
 
-func (r *runner) account(reply *provider.Reply) {
-	r.latency += reply.Latency
-	if reply.Usage != nil {
-		u := *reply.Usage
-		if u.TotalTokens == 0 {
-			u.TotalTokens = u.InputTokens + u.OutputTokens
-			reply.Usage = &u
-		}
-		r.usage.Add(&u)
-		r.usageKnown = true
-	}
-}
-
 func (r *runner) request() *provider.Request {
 	req := provider.NewRequest()
-	req.Task = r.cfg.Task
-	req.Step = r.step + 1
-	req.MaxSteps = r.cfg.MaxSteps
-	req.Allow = slices.Clone(r.cfg.Allow)
+	snap := r.c.Snapshot()
+	req.Task = r.c.cfg.Task
+	req.Step = snap.Steps + 1
+	req.MaxSteps = r.c.cfg.MaxSteps
+	req.Allow = slices.Clone(r.c.cfg.Allow)
 	if req.Allow == nil {
 		req.Allow = []string{}
 	}
-	req.Verify = slices.Clone(r.cfg.Verify)
-	req.Debt = r.st.Debt
+	req.Verify = slices.Clone(r.c.cfg.Verify)
+	req.Debt = snap.Debt
 	req.History = slices.Clone(r.history)
 	if req.History == nil {
 		req.History = []provider.Turn{}
@@ -306,80 +184,34 @@ func (r *runner) request() *provider.Request {
 	return req
 }
 
-func (r *runner) result(s Status, err error) *Result {
-	res := &Result{
-		Status: s, Steps: r.step, Edits: r.st.Edits, Debt: r.st.Debt,
-		Verified: r.st.Verified && !r.st.Debt, Latency: r.latency, Summary: r.summary, Err: err,
-	}
-	if r.usageKnown {
-		u := r.usage
-		res.Usage = &u
-	}
-	return res
-}
-
-type stepRec struct {
-	step     int
-	hash     string
-	reply    *provider.Reply
-	decision *provider.Decision
-}
-
 // outcome is what an action produced, before truncation.
 type outcome struct {
-	kind     EventType // observation, rejected, verify, or "finished"
-	refusal  Refusal
-	text     string
-	elided   int64 // bytes the runner already dropped from tool output
-	exitCode *int
-	passed   *bool
-	edit     *workspace.Edit
-	state    transcript.State
+	kind      EventType // observation, rejected, verify, or OutcomeFinished
+	refusal   Refusal
+	text      string
+	elided    int64 // bytes the runner already dropped from tool output
+	exitCode  *int
+	passed    *bool
+	timedOut  bool
+	cancelled bool
+	edit      *workspace.Edit
+	state     transcript.State
 }
 
-// commit records a completed step: the transcript record is appended and
-// fsync'd first, then the in-memory state, history and events change.
-func (r *runner) commit(s *stepRec, dec *provider.Decision, out *outcome) error {
-	obs, cut := Truncate(out.text, r.cfg.ObservationBytes)
-	elided := out.elided + cut
-	if r.tr != nil {
-		rec := transcript.New(transcript.TypeStep)
-		rec.Step, rec.RequestHash, rec.Reply = s.step, s.hash, ptr(s.reply.Text)
-		if dec != nil {
-			rec.Decision = mustJSON(dec)
-		}
-		rec.Outcome, rec.Refusal = string(out.kind), string(out.refusal)
-		rec.Observation, rec.Elided, rec.ExitCode = ptr(obs), elided, out.exitCode
-		rec.Edited = out.edit != nil
-		rec.State = ptr(out.state)
-		rec.Usage, rec.LatencyMS = s.reply.Usage, s.reply.Latency.Milliseconds()
-		if err := r.tr.Append(rec); err != nil {
-			return err
-		}
-	}
-	r.st = out.state
-	r.history = append(r.history, provider.Turn{Step: s.step, Reply: s.reply.Text, Observation: obs})
-	if out.kind != "finished" {
-		ev := newEvent(out.kind, s.step)
-		ev.Observation, ev.Elided, ev.Refusal = ptr(obs), elided, out.refusal
-		ev.ExitCode, ev.Passed, ev.Edit, ev.Debt = out.exitCode, out.passed, out.edit, ptr(r.st.Debt)
-		r.ev.emit(ev)
-	}
-	r.progressLine(s, dec, out)
-	return nil
-}
-
-func (r *runner) progressf(format string, args ...any) {
-	if r.progress != nil {
-		fmt.Fprintf(r.progress, "artagent: "+format+"\n", args...)
+func (c *Core) progressf(format string, args ...any) {
+	if c.progress != nil {
+		fmt.Fprintf(c.progress, "artagent: "+format+"\n", args...)
 	}
 }
 
-func (r *runner) progressLine(s *stepRec, dec *provider.Decision, out *outcome) {
-	if r.progress == nil {
+func (c *Core) progressLine(step int, dec *provider.Decision, out *outcome) {
+	if c.progress == nil {
 		return
 	}
 	what := "malformed reply"
+	if out.kind == EventTruncated {
+		what = "truncated reply"
+	}
 	if dec != nil {
 		what = dec.String()
 	}
@@ -388,15 +220,28 @@ func (r *runner) progressLine(s *stepRec, dec *provider.Decision, out *outcome) 
 	case EventRejected:
 		how = "rejected (" + string(out.refusal) + ")"
 	case EventVerify:
-		how = "verify failed"
-		if out.passed != nil && *out.passed {
+		switch {
+		case out.passed != nil && *out.passed:
 			how = "verify passed"
+		case out.cancelled:
+			how = "verify cancelled"
+		case out.timedOut:
+			how = "verify timed out"
+		default:
+			how = "verify failed"
 		}
-	case "finished":
+	case OutcomeFinished:
 		how = "finished"
+	case EventTruncated:
+		how = "reply cut off at the token limit"
 	default:
 		how = "ok"
-		if out.exitCode != nil && *out.exitCode != 0 {
+		switch {
+		case out.cancelled:
+			how = "cancelled"
+		case out.timedOut:
+			how = "timed out"
+		case out.exitCode != nil && *out.exitCode != 0:
 			how = fmt.Sprintf("exit %d", *out.exitCode)
 		}
 		if out.edit != nil {
@@ -404,10 +249,10 @@ func (r *runner) progressLine(s *stepRec, dec *provider.Decision, out *outcome) 
 		}
 	}
 	debt := ""
-	if r.st.Debt {
+	if out.state.Debt {
 		debt = "; debt open"
 	}
-	r.progressf("step %d/%d %s: %s%s", s.step, r.cfg.MaxSteps, what, how, debt)
+	c.progressf("step %d/%d %s: %s%s", step, c.cfg.MaxSteps, what, how, debt)
 }
 
 // lookPath checks, for a clear error before the first step, that the

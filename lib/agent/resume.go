@@ -37,11 +37,11 @@ func (r *runner) restore(res *Resume, info *transcript.Run) error {
 		rec := &recs[i]
 		switch rec.Type {
 		case transcript.TypeStep:
-			if rec.Step != r.step+1 || rec.State == nil || rec.Reply == nil || rec.Observation == nil {
-				return fmt.Errorf("resume: %w: record %d: step %d after step %d, or fields missing", transcript.ErrCorrupt, i+1, rec.Step, r.step)
+			if rec.Step != r.c.step+1 || rec.State == nil || rec.Reply == nil || rec.Observation == nil {
+				return fmt.Errorf("resume: %w: record %d: step %d after step %d, or fields missing", transcript.ErrCorrupt, i+1, rec.Step, r.c.step)
 			}
-			r.step, r.st = rec.Step, *rec.State
-			r.history = append(r.history, provider.Turn{Step: rec.Step, Reply: *rec.Reply, Observation: *rec.Observation})
+			r.c.step, r.c.st = rec.Step, *rec.State
+			r.history = append(r.history, provider.NewTurn(rec.Step, *rec.Reply, rec.Decision, rec.Outcome, rec.Refusal, rec.ExitCode, *rec.Observation))
 			r.addRecorded(rec)
 			pending = nil
 			if rec.Outcome == "finished" {
@@ -58,21 +58,21 @@ func (r *runner) restore(res *Resume, info *transcript.Run) error {
 			return fmt.Errorf("resume: %w: record %d has type %q", transcript.ErrCorrupt, i+1, rec.Type)
 		}
 	}
-	if r.tr != nil {
+	if r.c.tr != nil {
 		rec := transcript.New(transcript.TypeResume)
-		rec.Step, rec.DroppedBytes = r.step, res.Dropped
-		if err := r.tr.Append(rec); err != nil {
+		rec.Step, rec.DroppedBytes = r.c.step, res.Dropped
+		if err := r.c.tr.Append(rec); err != nil {
 			return err
 		}
 	}
-	if pending == nil || pending.Step != r.step+1 {
+	if pending == nil || pending.Step != r.c.step+1 {
 		return nil
 	}
 	dec, err := provider.DecodeDecision(pending.Decision)
 	if err != nil || pending.Reply == nil {
 		return fmt.Errorf("resume: %w: the interrupted step's decision: %v", transcript.ErrCorrupt, err)
 	}
-	next := r.st
+	next := r.c.st
 	next.FormatErrors = 0
 	switch dec.Action {
 	case provider.ActionReplaceText:
@@ -82,25 +82,25 @@ func (r *runner) restore(res *Resume, info *transcript.Run) error {
 		next.Debt = next.Debt || next.Edits > 0
 	}
 	obs := InterruptedNote
-	if r.tr != nil {
+	if r.c.tr != nil {
 		rec := transcript.New(transcript.TypeStep)
 		rec.Step, rec.RequestHash, rec.Reply, rec.Decision = pending.Step, pending.RequestHash, pending.Reply, pending.Decision
 		rec.Outcome, rec.Observation, rec.State, rec.Interrupted = string(EventObservation), &obs, &next, true
 		rec.Usage, rec.LatencyMS = pending.Usage, pending.LatencyMS
-		if err := r.tr.Append(rec); err != nil {
+		if err := r.c.tr.Append(rec); err != nil {
 			return err
 		}
 	}
-	r.step, r.st = pending.Step, next
-	r.history = append(r.history, provider.Turn{Step: pending.Step, Reply: *pending.Reply, Observation: obs})
+	r.c.step, r.c.st = pending.Step, next
+	r.history = append(r.history, provider.NewTurn(pending.Step, *pending.Reply, pending.Decision, string(EventObservation), "", nil, obs))
 	r.addRecorded(pending)
 	return nil
 }
 
 func (r *runner) addRecorded(rec *transcript.Record) {
 	if rec.Usage != nil {
-		r.usage.Add(rec.Usage)
-		r.usageKnown = true
+		r.c.usage.Add(rec.Usage)
+		r.c.usageKnown = true
 	}
-	r.latency += msDuration(rec.LatencyMS)
+	r.c.latency += msDuration(rec.LatencyMS)
 }

@@ -72,7 +72,32 @@ func planArchive(prefix string, tree []TreeEntry, submodules string) ([]archiveE
 	}
 	sort.Slice(plan, func(i, j int) bool { return plan[i].name < plan[j].name })
 	sort.Strings(omitted)
-	return plan, omitted, nil
+	return dropEmptyDirs(plan), omitted, nil
+}
+
+// dropEmptyDirs leaves out directories with no file or symlink below them
+// (an empty tree, or one holding only omitted submodules), as git archive
+// does: it writes a directory only on the way to a file. plan is sorted, so
+// a directory's contents follow it directly; walking backwards, a directory
+// is kept when the next kept entry lies inside it. The top directory (plan[0])
+// is always kept.
+func dropEmptyDirs(plan []archiveEntry) []archiveEntry {
+	keep := make([]bool, len(plan))
+	nextKept := ""
+	for i := len(plan) - 1; i >= 1; i-- {
+		e := plan[i]
+		if e.entry.Type != typeTree || strings.HasPrefix(nextKept, e.name) {
+			keep[i] = true
+			nextKept = e.name
+		}
+	}
+	out := plan[:1]
+	for i := 1; i < len(plan); i++ {
+		if keep[i] {
+			out = append(out, plan[i])
+		}
+	}
+	return out
 }
 
 // writeArchive writes the gzip-compressed tar of plan to w, reading blob
@@ -106,6 +131,7 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 			Uid:     0, Gid: 0,
 			Uname: "", Gname: "",
 		}
+		binaryNames(h)
 		switch {
 		case e.entry.Mode == modeTree:
 			h.Typeflag, h.Mode = tar.TypeDir, archiveDirMode
@@ -158,6 +184,7 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 			if err := checkLinkname(e.entry.Path, h.Linkname); err != nil {
 				return err
 			}
+			binaryNames(h)
 			if err := tw.WriteHeader(h); err != nil {
 				return fmt.Errorf("archive %s: %w", e.name, err)
 			}
@@ -195,6 +222,35 @@ func writeArchive(w io.Writer, r *Repo, plan []archiveEntry, mtime time.Time) (A
 	res.TarSize = count.n
 	return res, nil
 }
+
+// binaryNames marks a header whose name or link target has a byte outside
+// ASCII with the PAX record hdrcharset=BINARY. Git stores names as bytes,
+// not text in any charset; a PAX path record is UTF-8 unless that record
+// says otherwise (POSIX pax, "hdrcharset"). Without it bsdtar refuses a name
+// that is not UTF-8, and in a non-UTF-8 locale (LC_ALL=C) even a UTF-8 one;
+// with it bsdtar writes the bytes as they are in every locale, and GNU tar
+// (which always does) notes the keyword and extracts. ASCII names get no
+// record, so their headers are unchanged.
+func binaryNames(h *tar.Header) {
+	if isASCII(h.Name) && isASCII(h.Linkname) {
+		return
+	}
+	h.PAXRecords = map[string]string{paxHdrCharset: paxBinary}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	paxHdrCharset = "hdrcharset"
+	paxBinary     = "BINARY"
+)
 
 // checkLinkname refuses symlink targets tar cannot carry faithfully.
 func checkLinkname(path, target string) error {

@@ -34,6 +34,9 @@ type BuildOptions struct {
 	// Progress, when set, receives one line per step (the CLI passes stderr
 	// on a terminal).
 	Progress func(format string, args ...any)
+	// previous, when set, is the previous release tag to use (verify's
+	// rebuild passes the manifest's) instead of the one found from tags.
+	previous *string
 }
 
 // Artifact file names.
@@ -223,6 +226,34 @@ func readTreeFile(r *Repo, tree []TreeEntry, path string) ([]byte, bool, error) 
 	return obj.Data, true, nil
 }
 
+// readTreeModules finds and parses the Go modules of a tree (moduleDirs),
+// reading every go.mod, go.sum and go.work from the object database.
+func readTreeModules(r *Repo, tree map[string]TreeEntry) ([]TreeModule, error) {
+	files := make(map[string]bool)
+	for p, e := range tree {
+		if e.Type == typeBlob && e.Mode != modeSymlink {
+			files[p] = true
+		}
+	}
+	read := func(p string) ([]byte, error) {
+		e, ok := tree[p]
+		if !ok || !files[p] {
+			return nil, nil
+		}
+		obj, err := r.ReadObject(e.OID)
+		return obj.Data, err
+	}
+	gowork, err := read("go.work")
+	if err != nil {
+		return nil, err
+	}
+	dirs, work, err := moduleDirs(files, gowork)
+	if err != nil {
+		return nil, err
+	}
+	return parseTreeModules(dirs, work, read)
+}
+
 // buildInto writes every artifact of the release into dir, an empty
 // directory, and returns the manifest.
 func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manifest, error) {
@@ -237,22 +268,33 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	commitID := commit.ID
 	// The tags reachable from the commit and the tree listing are two git
 	// processes that need nothing from each other: run them together.
+	// Every tag is needed too: the go command reads retractions at a
+	// module's latest tag, and the notes look for the previous version
+	// line beyond this commit's history.
 	type tagsResult struct {
 		tags []RefTag
 		err  error
 	}
 	tagsCh := make(chan tagsResult, 1)
+	allCh := make(chan tagsResult, 1)
 	go func() {
 		tags, err := r.Tags(ctx, commitID)
 		tagsCh <- tagsResult{tags, err}
 	}()
+	go func() {
+		tags, err := r.Tags(ctx, "")
+		allCh <- tagsResult{tags, err}
+	}()
 	tree, err := r.ListTree(ctx, commit.Tree)
-	tr := <-tagsCh
+	tr, all := <-tagsCh, <-allCh
 	if err != nil {
 		return nil, err
 	}
 	if tr.err != nil {
 		return nil, tr.err
+	}
+	if all.err != nil {
+		return nil, all.err
 	}
 	contract, contractData, err := loadContract(r, o, tree, commitID)
 	if err != nil {
@@ -260,30 +302,48 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	}
 	contractSum := sha256.Sum256(contractData)
 	contractSHA := hex.EncodeToString(contractSum[:])
-	id, err := identify(o.Ref, commit, tr.tags, contract.Version.TagPrefix)
+	id, err := identify(o.Ref, commit, tr.tags, contract.Version.Prefix())
+	if err != nil {
+		return nil, err
+	}
+
+	module := contract.Module
+	gv := newGoVersioner(r, commit, tree, tr.tags, all.tags)
+	mods, err := readTreeModules(r, gv.tree)
+	if err != nil {
+		return nil, err
+	}
+	if len(mods) > 0 && mods[0].Dir == "" {
+		root := mods[0].GoMod
+		if module == "" {
+			module = root.Module
+		} else if module != root.Module {
+			return nil, jsonx.Errorf("contract.module", "%q, but go.mod at %s declares %q", module, commitID[:12], root.Module)
+		}
+	}
+	if module != "" {
+		if err := id.nameGoVersion(gv, module); err != nil {
+			return nil, err
+		}
+	}
+	for i := range mods {
+		if mods[i].Dir == "" {
+			mods[i].Version = id.GoVersion
+			continue
+		}
+		if mods[i].Version, err = gv.Version(mods[i].GoMod.Module, mods[i].Dir, ""); err != nil {
+			return nil, err
+		}
+	}
+	if o.previous != nil {
+		err = r.setPrevious(ctx, id, *o.previous, tr.tags, all.tags)
+	} else {
+		err = r.previousLine(ctx, id, tr.tags, all.tags, contract.Version.Prefix())
+	}
 	if err != nil {
 		return nil, err
 	}
 	progress("release %s %s from commit %s", contract.Name, id.Version, commitID[:12])
-
-	module := contract.Module
-	var gomod *GoMod
-	if data, ok, err := readTreeFile(r, tree, "go.mod"); err != nil {
-		return nil, err
-	} else if ok {
-		sum, _, err := readTreeFile(r, tree, "go.sum")
-		if err != nil {
-			return nil, err
-		}
-		if gomod, err = ParseGoMod(data, sum); err != nil {
-			return nil, err
-		}
-		if module == "" {
-			module = gomod.Module
-		} else if module != gomod.Module {
-			return nil, jsonx.Errorf("contract.module", "%q, but go.mod at %s declares %q", module, commitID[:12], gomod.Module)
-		}
-	}
 	if cl := contract.Notes.Changelog; cl != "" && contract.Wants(ArtifactNotes) {
 		if _, ok, err := readTreeFile(r, tree, cl); err != nil {
 			return nil, err
@@ -329,7 +389,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		progress("writing %s", sname)
 		c := *contract
 		c.Module = module
-		data, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: aname, ArchiveSHA256: archive.SHA256, GoMod: gomod})
+		data, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: aname, ArchiveSHA256: archive.SHA256, Modules: mods})
 		if err != nil {
 			return nil, err
 		}
@@ -342,7 +402,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 
 	if contract.Wants(ArtifactNotes) {
 		progress("writing %s", NotesName)
-		nc, err := noteCommits(ctx, r, commitID, id.PreviousID)
+		nc, err := noteCommits(ctx, r, commitID, id.NotesFrom)
 		if err != nil {
 			return nil, err
 		}

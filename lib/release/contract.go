@@ -72,8 +72,17 @@ type Contract struct {
 // VersionPolicy maps tags to versions.
 type VersionPolicy struct {
 	// TagPrefix precedes the semantic version in a release tag (default "v":
-	// tag v1.2.3 is version 1.2.3).
-	TagPrefix string `json:"tag_prefix,omitempty"`
+	// tag v1.2.3 is version 1.2.3). A pointer, so that an explicit ""
+	// (tags such as 7.8.1) is told apart from an absent field.
+	TagPrefix *string `json:"tag_prefix,omitempty"`
+}
+
+// Prefix is the tag prefix in force: the contract's, "v" when it has none.
+func (p VersionPolicy) Prefix() string {
+	if p.TagPrefix == nil {
+		return "v"
+	}
+	return *p.TagPrefix
 }
 
 // NotesPolicy shapes NOTES.md.
@@ -93,9 +102,6 @@ func (*Contract) DocumentKind() string { return KindContract }
 func (c *Contract) Default() {
 	if len(c.Artifacts) == 0 {
 		c.Artifacts = []string{ArtifactArchive, ArtifactSBOM, ArtifactNotes}
-	}
-	if c.Version.TagPrefix == "" {
-		c.Version.TagPrefix = "v"
 	}
 	if c.Notes.Group == "" {
 		c.Notes.Group = GroupConventional
@@ -141,8 +147,8 @@ func (c *Contract) Validate() error {
 	if !seen[ArtifactArchive] {
 		return jsonx.Errorf("contract.artifacts", "must include %q: every other artifact describes the archive", ArtifactArchive)
 	}
-	if !prefixRE.MatchString(c.Version.TagPrefix) {
-		return jsonx.Errorf("contract.version.tag_prefix", "%q is not a usable tag prefix", c.Version.TagPrefix)
+	if !prefixRE.MatchString(c.Version.Prefix()) {
+		return jsonx.Errorf("contract.version.tag_prefix", "%q is not a usable tag prefix", c.Version.Prefix())
 	}
 	if !slices.Contains(NoteGroupings, c.Notes.Group) {
 		return jsonx.Errorf("contract.notes.group", "unknown grouping %q (want %s)", c.Notes.Group, strings.Join(NoteGroupings, " or "))

@@ -13,6 +13,12 @@
 //   - anything that varies between machines: owners, umasks, file mtimes,
 //     locale, the wall clock, map order and the artrelease build itself are
 //     never written into an artifact (times come from the commit);
+//   - tree paths git itself refuses (treepath.go): ".git" in any spelling a
+//     filesystem folds to it, "." and ".." components, empty components,
+//     slashes inside a tree entry's name, a symlinked .gitmodules — an
+//     archive holding .git/config runs code on the user's next git status;
+//   - Go versions the go command would not name (goversion.go): versions
+//     are computed with golang.org/x/mod by the go command's own rules;
 //   - submodules (gitlink entries) unless the contract says "omit": a source
 //     archive silently missing a submodule's files is not a source release;
 //   - partial output: artifacts are written into a temporary directory beside

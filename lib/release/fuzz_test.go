@@ -166,3 +166,28 @@ func FuzzVerifyArchive(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckGitPath: the tree-path check never panics, and whatever it
+// accepts has no component that is ".git" in any case (with trailing dots
+// or spaces), "." or "..", and no empty component.
+func FuzzCheckGitPath(f *testing.F) {
+	for _, s := range []string{".git/config", "a/.GIT", ".git.", "git~1", ".g\u200cit", "a\\.git", "ok/file.go", "..", "a//b", ".gitmodules", "caf\xe9"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, p string, symlink bool) {
+		mode := uint32(0o100644)
+		if symlink {
+			mode = modeSymlink
+		}
+		if checkGitPath(p, mode) != nil {
+			return
+		}
+		for _, el := range strings.Split(p, "/") {
+			trimmed := strings.TrimRight(el, ". ")
+			if el == "" || el == "." || el == ".." || strings.EqualFold(trimmed, ".git") {
+				t.Fatalf("accepted %q (component %q)", p, el)
+			}
+		}
+	})
+}

@@ -273,6 +273,13 @@ func (r *Repo) stream(oids []string, fn func(i int, typ string, size int64, rd i
 		writeErr <- nil
 	}()
 	err := r.readAll(oids, fn)
+	var me *missingObjectError
+	if errors.As(err, &me) && len(oids) == 1 {
+		// The only request was answered "missing": nothing else is in
+		// flight, the stream is still in step.
+		<-writeErr
+		return err
+	}
 	if err != nil {
 		// The stream is out of step with the requests still in flight: the
 		// only safe state is a dead process.
@@ -297,7 +304,7 @@ func (r *Repo) readAll(oids []string, fn func(int, string, int64, io.Reader) err
 		}
 		fields := strings.Fields(line)
 		if strings.HasSuffix(line, " missing\n") || strings.HasSuffix(line, " ambiguous\n") {
-			return fmt.Errorf("object %s: %w: missing from the repository", oid, ErrNotFound)
+			return &missingObjectError{oid: oid}
 		}
 		if len(fields) != 3 || (fields[0] != oid && isHexOID(oid)) || !isHexOID(fields[0]) {
 			return fmt.Errorf("git cat-file: unexpected reply %q for %s", strings.TrimSpace(line), oid)
@@ -324,6 +331,46 @@ func (r *Repo) readAll(oids []string, fn func(int, string, int64, io.Reader) err
 		}
 	}
 	return nil
+}
+
+// missingObjectError is cat-file's "missing" (or "ambiguous") reply.
+type missingObjectError struct{ oid string }
+
+func (e *missingObjectError) Error() string {
+	return fmt.Sprintf("object %s: %s: missing from the repository", e.oid, ErrNotFound)
+}
+func (e *missingObjectError) Unwrap() error { return ErrNotFound }
+
+// readFileAt returns the bytes of a regular file at path in a commit's
+// tree, ok false when there is none (one cat-file round trip:
+// "COMMIT:PATH").
+func (r *Repo) readFileAt(commit, path string) ([]byte, bool, error) {
+	if !isHexOID(commit) || strings.ContainsAny(path, "\n\r\x00") {
+		return nil, false, fmt.Errorf("git cat-file: bad request %s:%s", commit, path)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return nil, false, errors.New("git cat-file: repository is closed")
+	}
+	if r.broken != nil {
+		return nil, false, r.broken
+	}
+	var data []byte
+	isBlob := false
+	err := r.stream([]string{commit + ":" + path}, func(_ int, typ string, size int64, rd io.Reader) error {
+		var err error
+		data, err = io.ReadAll(rd)
+		isBlob = typ == typeBlob
+		return err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return data, isBlob, nil
 }
 
 func eofIsUnexpected(err error) error {
@@ -366,6 +413,11 @@ const (
 // ListTree lists every entry of a tree, directories included, recursively.
 func (r *Repo) ListTree(ctx context.Context, tree string) ([]TreeEntry, error) {
 	out, err := r.git(ctx, "ls-tree", "-r", "-t", "-z", "--full-tree", tree)
+	var ge *gitError
+	if errors.As(err, &ge) && strings.Contains(ge.stderr, "empty filename in tree entry") {
+		// git cannot even list it: a tree entry with an empty name.
+		return nil, &hostilePathError{path: "", reason: "a tree entry has an empty name (git ls-tree: " + ge.stderr + ")"}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -394,10 +446,28 @@ func parseLsTree(out []byte) ([]TreeEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("git ls-tree: bad mode %q", f[0])
 		}
-		if err := checkTreePath(string(path)); err != nil {
-			return nil, fmt.Errorf("git ls-tree: %w", err)
+		if err := checkGitPath(string(path), uint32(mode)); err != nil {
+			return nil, err
 		}
 		entries = append(entries, TreeEntry{Mode: uint32(mode), Type: f[1], OID: f[2], Path: string(path)})
+	}
+	// ls-tree -r -t flattens the trees: a tree entry whose own name holds a
+	// slash (fsck's fullPathname) would pass as a nested path. Every path's
+	// parent must have been listed as a tree, and no path may repeat
+	// (duplicateEntries).
+	dirs := make(map[string]bool)
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if seen[e.Path] {
+			return nil, &hostilePathError{path: e.Path, reason: "listed twice (duplicate tree entries)"}
+		}
+		seen[e.Path] = true
+		if i := strings.LastIndexByte(e.Path, '/'); i >= 0 && !dirs[e.Path[:i]] {
+			return nil, &hostilePathError{path: e.Path, reason: "a tree entry name holds a slash"}
+		}
+		if e.Type == typeTree {
+			dirs[e.Path] = true
+		}
 	}
 	return entries, nil
 }

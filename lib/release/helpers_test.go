@@ -155,6 +155,10 @@ func fixtureRepo(t testing.TB) *testRepo {
 	r.commit("Initial import")
 	r.write("bin/tool.sh", "#!/bin/sh\necho tool\n", 0o755)
 	r.write("lib/x.go", "package lib\n", 0o644)
+	// go.mod replaces example.com/local/lib by ./lib: a nested module of
+	// the tree with its own requirement.
+	r.write("lib/go.mod", "module example.com/local/lib\n\ngo 1.22\n\nrequire golang.org/x/text v0.14.0\n", 0o644)
+	r.write("lib/go.sum", "golang.org/x/text v0.14.0 h1:z3R8QgsVabzxZ3+/cW3dRrB09zQmQcwPUHCmvk9g8o4=\n", 0o644)
 	r.symlink("link", "README.md")
 	r.symlink("bin/dangling", "../nowhere/at/all")
 	r.commit("feat(bin): add the tool")
@@ -184,6 +188,8 @@ func build(t testing.TB, repo, ref string, provenance bool) (string, *Manifest) 
 	if err != nil {
 		t.Fatalf("Build(%s, %s): %v", repo, ref, err)
 	}
+	a, _ := m.Artifact(ArtifactArchive)
+	extractEverywhere(t, filepath.Join(out, a.Name))
 	return out, m
 }
 

@@ -174,13 +174,22 @@ func buildNotes(in notesInput) []byte {
 	}
 	fmt.Fprintf(&b, ", committed %s.\n\n", id.Time().Format("2006-01-02 15:04:05 UTC"))
 	n := len(in.Commits)
+	changes := plural(n, "change", "changes")
 	switch {
+	case id.PreviousLine && id.NotesFrom != "":
+		fmt.Fprintf(&b, "%d %s since `%s`, the merge base with %s: the previous release, %s, is not in this commit's history.\n",
+			n, changes, id.NotesFrom[:12], mdEscape(id.Previous), mdEscape(id.Previous))
+	case id.PreviousLine:
+		fmt.Fprintf(&b, "%d %s: the previous release, %s, shares no history with this commit.\n", n, changes, mdEscape(id.Previous))
 	case id.Previous != "" && n == 0:
-		fmt.Fprintf(&b, "No changes since %s.\n", id.Previous)
+		fmt.Fprintf(&b, "No changes since %s.\n", mdEscape(id.Previous))
+	case id.Previous != "" && n > distantNotes:
+		fmt.Fprintf(&b, "%d %s since %s, the closest earlier release tag in this commit's history (more than %d: an earlier release may have been tagged on another branch).\n",
+			n, changes, mdEscape(id.Previous), distantNotes)
 	case id.Previous != "":
-		fmt.Fprintf(&b, "%d %s since %s.\n", n, plural(n, "change", "changes"), id.Previous)
+		fmt.Fprintf(&b, "%d %s since %s.\n", n, changes, mdEscape(id.Previous))
 	default:
-		fmt.Fprintf(&b, "%d %s: the first release, no earlier release tag.\n", n, plural(n, "change", "changes"))
+		fmt.Fprintf(&b, "%d %s: the first release, no earlier release tag.\n", n, changes)
 	}
 	if c.Notes.Changelog != "" {
 		fmt.Fprintf(&b, "Changes to documents and the command line are listed in [%s](%s).\n", c.Notes.Changelog, c.Notes.Changelog)
@@ -191,9 +200,13 @@ func buildNotes(in notesInput) []byte {
 	line := func(nc NoteCommit, ch Change) string {
 		s := "- "
 		if ch.Scope != "" {
-			s += "**" + ch.Scope + ":** "
+			s += "**" + mdEscape(ch.Scope) + ":** "
 		}
-		return s + ch.Summary + " (" + nc.ID[:12] + ")\n"
+		summary := mdEscape(ch.Summary)
+		if strings.TrimSpace(ch.Summary) == "" {
+			summary = "(no subject)"
+		}
+		return s + summary + " (" + nc.ID[:12] + ")\n"
 	}
 	if c.Notes.Group == GroupNone {
 		b.WriteString("\n## Changes\n\n")
@@ -244,6 +257,31 @@ func buildNotes(in notesInput) []byte {
 		}
 	}
 	return []byte(b.String())
+}
+
+// distantNotes is how many changes make the notes say that the previous
+// release tag in the commit's history may not be the previous release.
+const distantNotes = 1000
+
+// mdEscape makes commit text literal in Markdown: a backslash before every
+// character CommonMark could read as markup — emphasis (*, _), code (`),
+// links and images ([, ], !), raw HTML and autolinks (<, >), entities (&),
+// tables and strikethrough (|, ~) and the escape itself — so a subject like
+// "<script>" or "_git" shows as written. Control characters become spaces.
+func mdEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case strings.ContainsRune("\\`*_[]<>!&|~#", r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func plural(n int, one, many string) string {

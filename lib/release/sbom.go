@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -49,6 +51,7 @@ type SPDXPackage struct {
 	SPDXID                string            `json:"SPDXID"`
 	Name                  string            `json:"name"`
 	VersionInfo           string            `json:"versionInfo,omitempty"`
+	Supplier              string            `json:"supplier,omitempty"`
 	PackageFileName       string            `json:"packageFileName,omitempty"`
 	DownloadLocation      string            `json:"downloadLocation"`
 	FilesAnalyzed         bool              `json:"filesAnalyzed"`
@@ -88,7 +91,9 @@ type sbomInput struct {
 	ID            *Identity
 	ArchiveName   string
 	ArchiveSHA256 string
-	GoMod         *GoMod // nil: the tree has no go.mod
+	// Modules are the Go modules of the tree (TreeModule), sorted by
+	// directory; the root module, when there is one, first.
+	Modules []TreeModule
 }
 
 // buildSBOM returns the SBOM's bytes. Nothing in it comes from the machine
@@ -96,12 +101,21 @@ type sbomInput struct {
 // UUIDv5 of the SHA-256 of the document written with an empty namespace, so
 // equal content always gets the equal namespace and different content a
 // different one.
+//
+// Packages: the source (the archive; it is the root module when the tree
+// has a root go.mod), one package per nested module of the tree (the source
+// CONTAINS it), and one per required module after replace directives,
+// shared by every module requiring it. Each module of the tree DEPENDS_ON
+// its own requirements; a requirement replaced by a directory holding a
+// module of the tree is an edge to that module's package, which carries the
+// replacing module's path and its version at this commit.
 func buildSBOM(in sbomInput) ([]byte, error) {
 	c, id := in.Contract, in.ID
 	source := SPDXPackage{
 		SPDXID:                spdxSourceID,
 		Name:                  c.Name,
 		VersionInfo:           id.Version,
+		Supplier:              spdxNoAssertion,
 		PackageFileName:       in.ArchiveName,
 		DownloadLocation:      spdxNoAssertion,
 		FilesAnalyzed:         false,
@@ -129,21 +143,125 @@ func buildSBOM(in sbomInput) ([]byte, error) {
 			{SPDXElementID: spdxDocumentID, RelationshipType: "DESCRIBES", RelatedSPDXElement: spdxSourceID},
 		},
 	}
-	if in.GoMod != nil {
-		doc.CreationInfo.Comment = "Go modules are the requirements of go.mod (direct and indirect) after replace directives; " +
-			"a module's SHA256 checksum is its go.sum h1 hash (SHA-256 of the golang.org/x/mod/sumdb/dirhash summary) in hex."
-		used := map[string]int{}
-		for _, m := range in.GoMod.Modules {
-			pkg, err := modulePackage(m, used)
-			if err != nil {
-				return nil, err
+	if len(in.Modules) == 0 {
+		return encodeSBOM(doc)
+	}
+	doc.CreationInfo.Comment = "Go modules: every go.mod of the source archive (outside testdata, vendor and dot/underscore directories) and every go.work member is a package of its own, " +
+		"depending on its go.mod requirements (direct and indirect) after replace directives; " +
+		"a module's SHA256 checksum is its go.sum h1 hash (SHA-256 of the golang.org/x/mod/sumdb/dirhash summary) in hex."
+
+	// The tree's modules: the root is the source package itself.
+	inTree := map[string]string{} // directory → SPDXID
+	var rels []SPDXRelationship
+	for _, tm := range in.Modules {
+		if tm.Dir == "" {
+			inTree[""] = spdxSourceID
+			continue
+		}
+		pkg := SPDXPackage{
+			SPDXID:                "SPDXRef-Package-module-" + spdxIDPart(tm.Dir),
+			Name:                  tm.GoMod.Module,
+			VersionInfo:           tm.Version,
+			Supplier:              spdxNoAssertion,
+			DownloadLocation:      spdxNoAssertion,
+			FilesAnalyzed:         false,
+			LicenseConcluded:      spdxNoAssertion,
+			LicenseDeclared:       spdxNoAssertion,
+			CopyrightText:         spdxNoAssertion,
+			PrimaryPackagePurpose: "LIBRARY",
+			Comment:               "Go module in the directory " + tm.Dir + " of the source archive",
+			ExternalRefs:          []SPDXExternalRef{purlRef(tm.GoMod.Module, tm.Version)},
+		}
+		if tm.WorkMember {
+			pkg.Comment += "; a go.work member"
+		}
+		inTree[tm.Dir] = pkg.SPDXID
+		doc.Packages = append(doc.Packages, pkg)
+		rels = append(rels, SPDXRelationship{SPDXElementID: spdxSourceID, RelationshipType: "CONTAINS", RelatedSPDXElement: pkg.SPDXID})
+	}
+	if len(in.Modules) > 0 && in.Modules[0].Dir == "" && in.Modules[0].WorkMember {
+		doc.Packages[0].Comment = "the root Go module; a go.work member"
+	}
+
+	// Required modules, one package per module version, shared.
+	deps := map[string]GoModule{}
+	type edge struct{ from, key string }
+	var edges []edge
+	for _, tm := range in.Modules {
+		from := inTree[tm.Dir]
+		for _, m := range tm.GoMod.Modules {
+			if m.LocalDir != "" {
+				target := path.Join(tm.Dir, m.LocalDir)
+				if target == "." {
+					target = ""
+				}
+				if tid, ok := inTree[target]; ok && !strings.HasPrefix(target, "../") {
+					if tid != from {
+						edges = append(edges, edge{from, "tree:" + tid})
+					}
+					continue
+				}
+				m.LocalDir = target // name it from the root, as it is in the archive
 			}
-			doc.Packages = append(doc.Packages, pkg)
-			doc.Relationships = append(doc.Relationships, SPDXRelationship{
-				SPDXElementID: spdxSourceID, RelationshipType: "DEPENDS_ON", RelatedSPDXElement: pkg.SPDXID,
-			})
+			key := m.Path + "@" + m.Version + "\x00" + m.LocalDir
+			if old, ok := deps[key]; ok {
+				// The same module version from two go.mod files: one package;
+				// keep what either knows (a checksum, the "indirect" note only
+				// when every requirer says so).
+				if old.H1 == "" {
+					old.H1 = m.H1
+				}
+				old.Indirect = old.Indirect && m.Indirect
+				if old.Replaces == "" {
+					old.Replaces = m.Replaces
+				}
+				deps[key] = old
+			} else {
+				deps[key] = m
+			}
+			edges = append(edges, edge{from, key})
 		}
 	}
+	keys := make([]string, 0, len(deps))
+	for k := range deps {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := deps[keys[i]], deps[keys[j]]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.Version != b.Version {
+			return a.Version < b.Version
+		}
+		return a.LocalDir < b.LocalDir
+	})
+	used := map[string]int{}
+	for _, id := range inTree {
+		used[id]++
+	}
+	ids := map[string]string{}
+	for _, k := range keys {
+		pkg, err := modulePackage(deps[k], used)
+		if err != nil {
+			return nil, err
+		}
+		ids[k] = pkg.SPDXID
+		doc.Packages = append(doc.Packages, pkg)
+	}
+	seen := map[edge]bool{}
+	for _, e := range edges {
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		to := ids[e.key]
+		if t, ok := strings.CutPrefix(e.key, "tree:"); ok {
+			to = t
+		}
+		rels = append(rels, SPDXRelationship{SPDXElementID: e.from, RelationshipType: "DEPENDS_ON", RelatedSPDXElement: to})
+	}
+	doc.Relationships = append(doc.Relationships, rels...)
 	return encodeSBOM(doc)
 }
 
@@ -183,6 +301,7 @@ func modulePackage(m GoModule, used map[string]int) (SPDXPackage, error) {
 	pkg := SPDXPackage{
 		Name:                  m.Path,
 		VersionInfo:           m.Version,
+		Supplier:              spdxNoAssertion,
 		DownloadLocation:      spdxNoAssertion,
 		FilesAnalyzed:         false,
 		LicenseConcluded:      spdxNoAssertion,
@@ -198,7 +317,7 @@ func modulePackage(m GoModule, used map[string]int) (SPDXPackage, error) {
 		notes = append(notes, "replaces "+m.Replaces)
 	}
 	if m.LocalDir != "" {
-		notes = append(notes, "replaced by the directory "+m.LocalDir+" (its files are in the source archive)")
+		notes = append(notes, "replaced by the directory "+m.LocalDir+", which holds no module of the source archive: no version")
 	} else {
 		pkg.ExternalRefs = []SPDXExternalRef{purlRef(m.Path, m.Version)}
 	}

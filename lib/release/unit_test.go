@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,9 @@ func TestResolveVersions(t *testing.T) {
 		{ref: c2, version: "1.0.0-rc.1", tag: "v1.0.0-rc.1", previous: "v0.9.0"},
 		{ref: "HEAD", version: pseudo("1.0.1-0.", 4, c4), previous: "v1.0.0"},
 		{ref: "v0.9.0", version: "0.9.0", tag: "v0.9.0"},
-		{ref: "v5.0.0", version: "5.0.0", tag: "v5.0.0", previous: "v0.9.0"},
+		// v1.0.0, the highest earlier release, is not in v5.0.0's history:
+		// it is still the previous release (the notes start at the merge base).
+		{ref: "v5.0.0", version: "5.0.0", tag: "v5.0.0", previous: "v1.0.0"},
 		{ref: "not-a-version", wantErrCode: exitcode.Usage},
 		{ref: "nope", wantErrCode: exitcode.NotFound},
 	} {
@@ -156,7 +159,7 @@ func TestDecodeContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(c.Artifacts, ",") != "archive,sbom,notes" || c.Version.TagPrefix != "v" || c.Notes.Group != GroupConventional || c.Submodules != SubmodulesRefuse {
+	if strings.Join(c.Artifacts, ",") != "archive,sbom,notes" || c.Version.Prefix() != "v" || c.Notes.Group != GroupConventional || c.Submodules != SubmodulesRefuse {
 		t.Errorf("defaults %+v", c)
 	}
 	for _, tc := range []struct{ doc, want string }{
@@ -380,5 +383,109 @@ func TestStreamErrors(t *testing.T) {
 	defer repo2.Close()
 	if _, err := repo2.ReadObject(strings.Repeat("0", 40)); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing object: %v", err)
+	}
+}
+
+// TestEmptyTagPrefix: "tag_prefix": "" is honoured (tags such as 7.8.1),
+// not replaced by the default "v".
+func TestEmptyTagPrefix(t *testing.T) {
+	c, err := DecodeContract([]byte(`{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"art","license":"MIT","version":{"tag_prefix":""}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version.Prefix() != "" {
+		t.Fatalf("prefix %q, want empty", c.Version.Prefix())
+	}
+	r := newTestRepo(t)
+	r.write("release.json", `{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"art","license":"MIT","version":{"tag_prefix":""}}`, 0o644)
+	r.commit("one")
+	r.git("tag", "-a", "-m", "7.8.0", "7.8.0")
+	r.commit("two")
+	r.git("tag", "-a", "-m", "7.8.1", "7.8.1")
+	r.git("tag", "-a", "-m", "v9.0.0", "v9.0.0") // not a release tag under this contract
+	_, m := build(t, r.dir, "7.8.1", false)
+	if m.Version != "7.8.1" || m.Tag != "7.8.1" || m.PreviousTag != "7.8.0" {
+		t.Errorf("version %s tag %s previous %s; want 7.8.1, 7.8.1, 7.8.0", m.Version, m.Tag, m.PreviousTag)
+	}
+	_, m = build(t, r.dir, "HEAD", false)
+	if m.Version != "7.8.1" {
+		t.Errorf("HEAD version %s, want 7.8.1", m.Version)
+	}
+	out := t.TempDir() + "/x"
+	if _, err := Build(context.Background(), BuildOptions{Repo: r.dir, Ref: "v9.0.0", Out: out}); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("build --ref v9.0.0 under prefix \"\": %v, want exit 2", err)
+	}
+}
+
+// TestNotesPreviousLineNotInHistory: a release cut from a branch after the
+// previous line was released on another branch (v1.2.0 on release-1.2,
+// v1.1.1 on release-1.1) starts its notes at the merge base with v1.1.1 and
+// says so, instead of running back to v1.0.0; subjects are escaped for
+// Markdown and an empty subject is named.
+func TestNotesPreviousLineNotInHistory(t *testing.T) {
+	r := newTestRepo(t)
+	r.write("release.json", `{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"line","license":"MIT"}`, 0o644)
+	r.commit("feat: one")
+	r.git("tag", "-a", "-m", "v1.0.0", "v1.0.0")
+	b := r.commit("feat: two")
+	r.commit("fix: <script>alert(1)</script> in _git_ *paths* [x](http://e) `code` &amp;")
+	d := r.commit("feat: four")
+	r.git("checkout", "-q", "-b", "release-1.1", b)
+	r.commit("fix: backport")
+	r.git("tag", "-a", "-m", "v1.1.0", "v1.1.0")
+	r.commit("fix: backport two")
+	r.git("tag", "-a", "-m", "v1.1.1", "v1.1.1")
+	r.git("checkout", "-q", "-b", "release-1.2", d)
+	r.tick++
+	r.git("commit", "-q", "--allow-empty", "--allow-empty-message", "-m", "")
+	r.git("tag", "-a", "-m", "v1.2.0", "v1.2.0")
+
+	out, m := build(t, r.dir, "v1.2.0", false)
+	if m.PreviousTag != "v1.1.1" {
+		t.Errorf("previous tag %s, want v1.1.1", m.PreviousTag)
+	}
+	notes, _ := os.ReadFile(out + "/" + NotesName)
+	text := string(notes)
+	for _, want := range []string{
+		"3 changes since `" + b[:12] + "`, the merge base with v1.1.1: the previous release, v1.1.1, is not in this commit's history.",
+		`- \<script\>alert(1)\</script\> in \_git\_ \*paths\* \[x\](http://e) \` + "`" + `code\` + "`" + ` \&amp; (`,
+		"- (no subject) (",
+		"- four (",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("notes lack %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"two", "backport", "<script>"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("notes hold %q:\n%s", bad, text)
+		}
+	}
+}
+
+// TestVerifyRepoNotesFromManifest: verify --repo rebuilds the notes from
+// the manifest's previous tag, so a tag made after the release (a later
+// backport of the previous line) does not make a good release fail.
+func TestVerifyRepoNotesFromManifest(t *testing.T) {
+	r := newTestRepo(t)
+	r.write("release.json", `{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"line","license":"MIT"}`, 0o644)
+	r.commit("feat: one")
+	r.git("tag", "-a", "-m", "v1.0.0", "v1.0.0")
+	b := r.commit("feat: two")
+	r.commit("feat: three")
+	r.git("tag", "-a", "-m", "v1.1.0", "v1.1.0")
+	out, m := build(t, r.dir, "v1.1.0", false)
+	if m.PreviousTag != "v1.0.0" {
+		t.Fatalf("previous %s", m.PreviousTag)
+	}
+	// Later, v1.0.1 is tagged on a maintenance branch.
+	r.git("checkout", "-q", "-b", "release-1.0", b)
+	r.commit("fix: backport")
+	r.git("tag", "-a", "-m", "v1.0.1", "v1.0.1")
+	if _, m2 := build(t, r.dir, "v1.1.0", false); m2.PreviousTag != "v1.0.1" {
+		t.Fatalf("a fresh build's previous tag %s, want v1.0.1", m2.PreviousTag)
+	}
+	if rep, err := Verify(context.Background(), VerifyOptions{Dir: out, Repo: r.dir}); err != nil || !rep.Rebuilt {
+		t.Errorf("verify --repo after a later tag: %v %+v", err, rep)
 	}
 }

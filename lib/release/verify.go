@@ -18,6 +18,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
+
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 )
@@ -49,6 +52,10 @@ type VerifyOptions struct {
 	// Repo, when set, also rebuilds the release from the manifest's commit
 	// in that repository and requires byte-identical files.
 	Repo string
+	// ContractFile is the contract a release built with --contract FILE was
+	// built under: its sha256 must be the manifest's, and the SBOM check and
+	// the rebuild use it instead of the archive's release.json.
+	ContractFile string
 }
 
 // Verify re-derives everything a release directory claims, from the files
@@ -76,6 +83,19 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 		return rep, exitcode.Errorf(exitcode.Usage, "release directory %s: not a directory", o.Dir)
 	}
 	v := &verifier{dir: o.Dir, rep: rep}
+	if o.ContractFile != "" {
+		data, err := os.ReadFile(o.ContractFile)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return rep, fmt.Errorf("contract %s: %w", o.ContractFile, ErrNotFound)
+			}
+			return rep, fmt.Errorf("contract %s: %w", o.ContractFile, err)
+		}
+		if _, err := DecodeContract(data); err != nil {
+			return rep, fmt.Errorf("contract %s: %w", o.ContractFile, err)
+		}
+		v.contractFile, v.contractData = o.ContractFile, data
+	}
 	v.run()
 	if o.Repo != "" && v.manifest != nil && len(rep.Problems) == 0 {
 		if err := v.rebuild(ctx, o.Repo); err != nil {
@@ -101,7 +121,26 @@ type verifier struct {
 	manifest *Manifest
 	present  map[string]bool
 	digests  map[string]string // name → sha256 of the bytes on disk
+
+	contractFile string // --contract FILE
+	contractData []byte
+	// From the archive, once it read cleanly: every regular file's path
+	// (relative to the top directory) and the bytes of the files the SBOM
+	// is computed from (go.mod, go.sum, go.work, release.json).
+	archiveRead bool
+	treeFiles   map[string]bool
+	treeData    map[string][]byte
 }
+
+// sbomSource reports whether a path of the tree is one the SBOM is
+// computed from, so verify keeps its bytes.
+func sbomSource(p string) bool {
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	return base == "go.mod" || base == "go.sum" || p == "go.work" || p == ContractPath
+}
+
+// maxSBOMSource bounds what verify holds in memory per file.
+const maxSBOMSource = 64 << 20
 
 func (v *verifier) problem(file, format string, args ...any) {
 	v.rep.Problems = append(v.rep.Problems, Problem{File: file, Msg: fmt.Sprintf(format, args...)})
@@ -281,6 +320,8 @@ func (v *verifier) archive(path string, a Artifact) {
 	mtime, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
 	var prev string
 	bad := 0
+	files := map[string]bool{}
+	data := map[string][]byte{}
 	report := func(name, format string, args ...any) {
 		if bad < 10 { // a corrupt archive would otherwise drown the report
 			v.problem(a.Name, name+": "+format, args...)
@@ -308,7 +349,11 @@ func (v *verifier) archive(path string, a Artifact) {
 			report(h.Name, "out of order or repeated after %s", prev)
 		}
 		prev = h.Name
-		if err := checkPathSyntax(strings.TrimSuffix(strings.TrimPrefix(h.Name, prefix), "/")); err != nil && n > 0 {
+		var gitMode uint32
+		if h.Typeflag == tar.TypeSymlink {
+			gitMode = modeSymlink
+		}
+		if err := checkPathSyntax(strings.TrimSuffix(strings.TrimPrefix(h.Name, prefix), "/"), gitMode); err != nil && n > 0 {
 			report(h.Name, "%v", err)
 		}
 		switch h.Typeflag {
@@ -333,9 +378,27 @@ func (v *verifier) archive(path string, a Artifact) {
 		if !h.ModTime.Equal(mtime) || !h.AccessTime.IsZero() || !h.ChangeTime.IsZero() {
 			report(h.Name, "time %s (want the commit time %s only)", h.ModTime.UTC().Format(time.RFC3339), m.CommitTime)
 		}
-		for k := range h.PAXRecords {
-			if k != "path" && k != "linkpath" && k != "size" {
-				report(h.Name, "PAX record %q is never written by a build", k)
+		binary := !isASCII(h.Name) || !isASCII(h.Linkname)
+		for k, val := range h.PAXRecords {
+			switch {
+			case k == paxHdrCharset && val == paxBinary && binary:
+			case k == "path" || k == "linkpath" || k == "size":
+			default:
+				report(h.Name, "PAX record %s=%q is never written by a build", k, val)
+			}
+		}
+		if binary && h.PAXRecords[paxHdrCharset] != paxBinary {
+			report(h.Name, "a name outside ASCII without the PAX record hdrcharset=BINARY")
+		}
+		if rel := strings.TrimPrefix(h.Name, prefix); h.Typeflag == tar.TypeReg && n > 0 {
+			files[rel] = true
+			if sbomSource(rel) && h.Size <= maxSBOMSource {
+				b, err := io.ReadAll(tr)
+				if err != nil {
+					report(h.Name, "unreadable: %v", err)
+					return
+				}
+				data[rel] = b
 			}
 		}
 	}
@@ -349,14 +412,17 @@ func (v *verifier) archive(path string, a Artifact) {
 	if got := hex.EncodeToString(th.Sum(nil)); got != a.TarSHA256 || cw.n != a.TarSize {
 		v.problem(a.Name, "uncompressed tar is %d bytes with sha256 %s; the manifest says %d bytes, %s", cw.n, got, a.TarSize, a.TarSHA256)
 	}
+	v.archiveRead, v.treeFiles, v.treeData = bad == 0, files, data
 }
 
-// checkPathSyntax refuses names an extractor could be tricked by.
-func checkPathSyntax(p string) error {
+// checkPathSyntax refuses names an extractor could be tricked by, and every
+// name git would refuse in a tree (checkGitPath): an archive holding .git/
+// is refused by verify however its digests were rewritten.
+func checkPathSyntax(p string, mode uint32) error {
 	if p == "" {
 		return errors.New("empty path")
 	}
-	return checkTreePath(p)
+	return checkGitPath(p, mode)
 }
 
 // sbom checks the SBOM is the canonical document for this release.
@@ -415,6 +481,148 @@ func (v *verifier) sbom(path string, a Artifact) {
 			v.problem(a.Name, "relationship %s %s %s names an unknown element", r.SPDXElementID, r.RelationshipType, r.RelatedSPDXElement)
 		}
 	}
+	v.recomputeSBOM(a, data, &doc)
+}
+
+// recomputeSBOM builds the SBOM again from the archive's own go.mod, go.sum
+// and go.work files and the manifest, and requires the same bytes: an
+// edited, added or deleted module (with every digest rewritten to match)
+// is caught without the repository. What only the repository knows — the
+// versions of the tree's own modules, which come from its tags — is taken
+// from the SBOM and checked for shape: a Go version, and a pseudo-version
+// must name the manifest's commit and commit time. The license comes from
+// the contract: --contract FILE, else the archive's release.json when its
+// digest is the manifest's (a release built with --contract needs the
+// file to check the license).
+func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
+	archive, _ := v.manifest.Artifact(ArtifactArchive)
+	if !v.archiveRead {
+		return // the archive's own problems are reported already
+	}
+	m := v.manifest
+	mt, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
+	src := doc.Packages[0]
+	c := Contract{Name: m.Name, License: src.LicenseDeclared}
+	contract := v.contractData
+	if contract == nil {
+		contract = v.treeData[ContractPath]
+	}
+	if contract != nil {
+		sum := sha256.Sum256(contract)
+		if hex.EncodeToString(sum[:]) == m.Contract.SHA256 {
+			if cc, err := DecodeContract(contract); err == nil {
+				c.License, c.Module = cc.License, cc.Module
+			}
+		} else if v.contractFile != "" {
+			v.problem(ManifestName, "contract %s has sha256 %s, the release was built under %s", v.contractFile, hex.EncodeToString(sum[:]), m.Contract.SHA256)
+		}
+	}
+	dirs, work, err := moduleDirs(v.treeFiles, v.treeData["go.work"])
+	if err != nil {
+		v.problem(a.Name, "cannot recompute from the archive: %v", err)
+		return
+	}
+	mods, err := parseTreeModules(dirs, work, func(p string) ([]byte, error) { return v.treeData[p], nil })
+	if err != nil {
+		v.problem(a.Name, "cannot recompute from the archive: %v", err)
+		return
+	}
+	srcVersion := ""
+	for _, ref := range src.ExternalRefs {
+		if ref.ReferenceType == "purl" {
+			if _, ver, ok := strings.Cut(ref.ReferenceLocator, "@"); ok {
+				srcVersion = strings.ReplaceAll(ver, "%2B", "+")
+			}
+			if c.Module == "" {
+				p, _, _ := strings.Cut(strings.TrimPrefix(ref.ReferenceLocator, "pkg:golang/"), "@")
+				c.Module = p
+			}
+		}
+	}
+	if len(mods) > 0 && mods[0].Dir == "" && c.Module == "" {
+		c.Module = mods[0].GoMod.Module
+	}
+	byID := map[string]SPDXPackage{}
+	for _, p := range doc.Packages {
+		byID[p.SPDXID] = p
+	}
+	checkVersion := func(what, ver string) {
+		if ver == "" {
+			return
+		}
+		if !semver.IsValid(ver) {
+			v.problem(a.Name, "%s: version %q is not a Go module version", what, ver)
+			return
+		}
+		if module.IsPseudoVersion(ver) {
+			rev, _ := module.PseudoVersionRev(ver)
+			t, _ := module.PseudoVersionTime(ver)
+			if !strings.HasPrefix(m.Commit, rev) || !t.Equal(mt) {
+				v.problem(a.Name, "%s: pseudo-version %s does not name commit %s at %s", what, ver, m.Commit[:12], m.CommitTime)
+			}
+		}
+	}
+	if c.Module != "" {
+		checkVersion("source", srcVersion)
+	}
+	for i := range mods {
+		if mods[i].Dir == "" {
+			mods[i].Version = srcVersion
+			continue
+		}
+		mods[i].Version = byID["SPDXRef-Package-module-"+spdxIDPart(mods[i].Dir)].VersionInfo
+		checkVersion(mods[i].GoMod.Module, mods[i].Version)
+	}
+	id := &Identity{
+		Commit:    &Commit{ID: m.Commit, Tree: m.Tree, CommitterTime: mt.Unix()},
+		Tag:       m.Tag,
+		Version:   m.Version,
+		GoVersion: srcVersion,
+	}
+	want, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: archive.Name, ArchiveSHA256: archive.SHA256, Modules: mods})
+	if err != nil {
+		v.problem(a.Name, "cannot recompute from the archive: %v", err)
+		return
+	}
+	if !bytes.Equal(want, data) {
+		v.problem(a.Name, "is not the SBOM the archive's go.mod/go.sum files give: %s", sbomDiff(want, data))
+	}
+}
+
+// sbomDiff names the first package or relationship that differs between
+// the recomputed SBOM and the one in the release.
+func sbomDiff(want, got []byte) string {
+	var w, g SPDXDocument
+	if jsonx.Unmarshal(want, "sbom", &w) != nil || jsonx.Unmarshal(got, "sbom", &g) != nil {
+		return "unreadable"
+	}
+	key := func(p SPDXPackage) string { b, _ := jsonx.MarshalIndent(p); return string(b) }
+	wk := map[string]bool{}
+	for _, p := range w.Packages {
+		wk[key(p)] = true
+	}
+	gk := map[string]bool{}
+	for _, p := range g.Packages {
+		gk[key(p)] = true
+		if !wk[key(p)] {
+			return fmt.Sprintf("package %s %s is not what the archive gives", p.Name, p.VersionInfo)
+		}
+	}
+	for _, p := range w.Packages {
+		if !gk[key(p)] {
+			return fmt.Sprintf("package %s %s is missing", p.Name, p.VersionInfo)
+		}
+	}
+	if len(w.Relationships) != len(g.Relationships) {
+		return fmt.Sprintf("%d relationships, the archive gives %d", len(g.Relationships), len(w.Relationships))
+	}
+	for i := range w.Relationships {
+		if w.Relationships[i] != g.Relationships[i] {
+			r := g.Relationships[i]
+			return fmt.Sprintf("relationship %s %s %s is not what the archive gives", r.SPDXElementID, r.RelationshipType, r.RelatedSPDXElement)
+		}
+	}
+	return "the document differs (header, comment or order)"
 }
 
 func (v *verifier) notes(path string, a Artifact) {
@@ -486,12 +694,18 @@ func (v *verifier) rebuild(ctx context.Context, repoDir string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if v.contractFile == "" && v.archiveRead {
+		if c := v.treeData[ContractPath]; c == nil || sha256Hex(c) != m.Contract.SHA256 {
+			v.problem(ManifestName, "built under a contract (sha256 %s) that is not the commit's release.json: pass the file it was built with as --contract FILE", m.Contract.SHA256)
+			return nil
+		}
+	}
 	ref := m.Commit
 	if m.Tag != "" {
 		ref = "refs/tags/" + m.Tag
 	}
 	_, hasProv := m.Artifact(ArtifactProvenance)
-	if _, err := buildInto(ctx, r, BuildOptions{Ref: ref, Provenance: hasProv}, tmp); err != nil {
+	if _, err := buildInto(ctx, r, BuildOptions{Ref: ref, Provenance: hasProv, ContractFile: v.contractFile, previous: &m.PreviousTag}, tmp); err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -527,6 +741,11 @@ func (v *verifier) rebuild(ctx context.Context, repoDir string) error {
 		}
 	}
 	return nil
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 func fileSHA256(path string) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,5 +162,114 @@ func TestVerifyCatchesTampering(t *testing.T) {
 	}
 	if _, err := Verify(context.Background(), VerifyOptions{Dir: filepath.Join(t.TempDir(), "none")}); exitcode.Of(err) != exitcode.NotFound {
 		t.Errorf("missing dir: %v, want exit 4", err)
+	}
+}
+
+// editSBOM rewrites the release's SBOM through edit, recomputes its
+// namespace, and re-signs the manifest and SHA256SUMS, as an attacker with
+// write access to the release directory would.
+func editSBOM(t *testing.T, dir string, m *Manifest, edit func(*SPDXDocument)) {
+	t.Helper()
+	s, _ := m.Artifact(ArtifactSBOM)
+	var doc SPDXDocument
+	b, _ := os.ReadFile(filepath.Join(dir, s.Name))
+	if err := jsonx.Unmarshal(b, "sbom", &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(&doc)
+	out, err := encodeSBOM(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, s.Name), out)
+	resign(t, dir, true)
+}
+
+// TestVerifyRecomputesSBOMFromArchive: without --repo, an SBOM whose module
+// list was edited (a version and purl changed, a module deleted, a module
+// added, a checksum changed, the license changed) with every digest
+// rewritten is refused, because verify recomputes it from the archive's
+// go.mod and go.sum files.
+func TestVerifyRecomputesSBOMFromArchive(t *testing.T) {
+	r := fixtureRepo(t)
+	good, m := build(t, r.dir, "HEAD", false)
+	if _, err := Verify(context.Background(), VerifyOptions{Dir: good}); err != nil {
+		t.Fatalf("fresh release: %v", err)
+	}
+	find := func(doc *SPDXDocument, name string) int {
+		for i, p := range doc.Packages {
+			if p.Name == name {
+				return i
+			}
+		}
+		t.Fatalf("no package %s", name)
+		return -1
+	}
+	for name, edit := range map[string]func(*SPDXDocument){
+		"version and purl changed": func(d *SPDXDocument) {
+			i := find(d, "github.com/BurntSushi/toml")
+			d.Packages[i].VersionInfo = "v1.3.1"
+			d.Packages[i].ExternalRefs[0].ReferenceLocator = "pkg:golang/github.com/BurntSushi/toml@v1.3.1"
+		},
+		"module deleted": func(d *SPDXDocument) {
+			i := find(d, "golang.org/x/text")
+			id := d.Packages[i].SPDXID
+			d.Packages = slices.Delete(d.Packages, i, i+1)
+			d.Relationships = slices.DeleteFunc(d.Relationships, func(r SPDXRelationship) bool { return r.RelatedSPDXElement == id })
+		},
+		"module added": func(d *SPDXDocument) {
+			p := d.Packages[find(d, "golang.org/x/text")]
+			p.Name, p.SPDXID = "example.com/evil", "SPDXRef-Package-go-example.com-evil"
+			d.Packages = append(d.Packages, p)
+		},
+		"checksum changed": func(d *SPDXDocument) {
+			i := find(d, "github.com/new/thing")
+			d.Packages[i].Checksums[0].ChecksumValue = strings.Repeat("0", 64)
+		},
+		"license changed": func(d *SPDXDocument) { d.Packages[0].LicenseDeclared = "MIT" },
+		"nested module pseudo-version of another commit": func(d *SPDXDocument) {
+			i := find(d, "example.com/local/lib")
+			d.Packages[i].VersionInfo = "v0.0.0-20200101000000-abcdefabcdef"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := copyDir(t, good)
+			editSBOM(t, dir, m, edit)
+			rep, err := Verify(context.Background(), VerifyOptions{Dir: dir})
+			if !errors.Is(err, ErrMismatch) {
+				t.Fatalf("verify passed an edited SBOM: %v %+v", err, rep)
+			}
+			found := false
+			for _, p := range rep.Problems {
+				found = found || strings.Contains(p.Msg, "archive's go.mod/go.sum") || strings.Contains(p.Msg, "pseudo-version")
+			}
+			if !found {
+				t.Errorf("no problem names the recomputation: %+v", rep.Problems)
+			}
+		})
+	}
+}
+
+// TestVerifyWithContractFile: a release built with --contract FILE verifies
+// with --repo only when given the same file; another file is named.
+func TestVerifyWithContractFile(t *testing.T) {
+	r := fixtureRepo(t)
+	cf := filepath.Join(t.TempDir(), "release.json")
+	writeFile(t, cf, []byte(strings.Replace(testContract, `"Apache-2.0 OR MIT"`, `"MIT"`, 1)))
+	out := filepath.Join(t.TempDir(), "dist")
+	if _, err := Build(context.Background(), BuildOptions{Repo: r.dir, Ref: "HEAD", Out: out, ContractFile: cf}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Verify(context.Background(), VerifyOptions{Dir: out, Repo: r.dir, ContractFile: cf}); err != nil || !rep.Rebuilt {
+		t.Fatalf("verify --repo --contract: %v %+v", err, rep)
+	}
+	rep, err := Verify(context.Background(), VerifyOptions{Dir: out, Repo: r.dir})
+	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "--contract FILE") {
+		t.Errorf("verify --repo without --contract: %v %+v", err, rep)
+	}
+	other := filepath.Join(t.TempDir(), "other.json")
+	writeFile(t, other, []byte(testContract))
+	if _, err := Verify(context.Background(), VerifyOptions{Dir: out, ContractFile: other}); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "the release was built under") {
+		t.Errorf("verify --contract OTHER: %v", err)
 	}
 }

@@ -2,9 +2,13 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // TagReport is what VerifyTag established about a tag.
@@ -25,6 +29,10 @@ type VerifyTagOptions struct {
 	// remote's view, refs/remotes/origin/main, when it exists (what was
 	// pushed is what is published), else refs/heads/main.
 	MainRef string
+	// ContractFile overrides the release.json committed at the tag's commit
+	// (as build --contract does): the tag must be a release version under
+	// the contract that will build it.
+	ContractFile string
 }
 
 // VerifyTag is the gate before publication. It refuses (ErrTagRefused,
@@ -82,6 +90,18 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 		return rep, refuse("", "tags a %s, not a commit", tag.Type)
 	}
 	rep.Commit = tag.Object
+	if err := r.checkReleaseTag(ctx, name, rep.Commit, o.ContractFile); err != nil {
+		var nr *notReleaseTagError
+		if errors.As(err, &nr) || exitcode.Of(err) == exitcode.Usage {
+			var h *hinted
+			hint := "tag the commit PREFIX + a semantic version, as the contract's version.tag_prefix says"
+			if errors.As(err, &h) {
+				hint = h.Hint()
+			}
+			return rep, refuse(hint, "not a release version under the contract: %v", err)
+		}
+		return rep, err
+	}
 	if !tag.Signed {
 		return rep, refuse("create a signed annotated tag: git tag -s "+name+" main", "not signed")
 	}
@@ -92,9 +112,9 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 			return rep, context.Cause(ctx)
 		}
 		return rep, refuse("check gpg.format, user.signingkey and, for SSH, gpg.ssh.allowedSignersFile",
-			"signature not accepted by git verify-tag: %s", signatureLine(out, true))
+			"signature not accepted by git verify-tag: %s", verdictLine(out, true))
 	}
-	rep.Signature = signatureLine(out, false)
+	rep.Signature = verdictLine(out, false)
 
 	mainRef, err := r.mainRef(ctx, o.MainRef)
 	if err != nil {
@@ -139,23 +159,114 @@ func (r *Repo) gitCombined(ctx context.Context, args ...string) (string, error) 
 	return string(out), err
 }
 
-// signatureLine keeps the line of git's verify output that matters: the
-// verdict ("Good \"git\" signature …", "No principal matched.", …).
-func signatureLine(out string, failed bool) string {
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	for _, l := range lines {
-		l = strings.TrimSpace(l)
-		if strings.HasPrefix(l, "Good ") || strings.Contains(l, "Good signature") {
-			return l
+// checkReleaseTag refuses a tag that build would refuse: not the contract's
+// prefix followed by a canonical semantic version (not-a-version, v1.2), or
+// a version the go command would refuse for the module (v1.5.0 of a /v2
+// module). The contract is the file given, else release.json at the
+// commit, else the defaults (prefix "v").
+func (r *Repo) checkReleaseTag(ctx context.Context, name, commitID, contractFile string) error {
+	var data []byte
+	if contractFile != "" {
+		b, err := os.ReadFile(contractFile)
+		if err != nil {
+			return fmt.Errorf("contract %s: %w", contractFile, err)
+		}
+		data = b
+	} else if b, ok, err := r.readFileAt(commitID, ContractPath); err != nil {
+		return err
+	} else if ok {
+		data = b
+	}
+	c := &Contract{}
+	if data != nil {
+		var err error
+		if c, err = DecodeContract(data); err != nil {
+			return err
 		}
 	}
-	for _, l := range lines {
+	prefix := c.Version.Prefix()
+	if _, ok := tagVersion(name, prefix); !ok {
+		return &notReleaseTagError{fmt.Sprintf("want %s followed by a semantic version such as %s1.2.3", prefixOrNone(prefix), prefix)}
+	}
+	commit, err := r.readRev(ctx, commitID)
+	if err != nil {
+		return err
+	}
+	tree, err := r.ListTree(ctx, commit.Tree)
+	if err != nil {
+		return err
+	}
+	reachable, err := r.Tags(ctx, commitID)
+	if err != nil {
+		return err
+	}
+	all, err := r.Tags(ctx, "")
+	if err != nil {
+		return err
+	}
+	gv := newGoVersioner(r, commit, tree, reachable, all)
+	mod := c.Module
+	if b, ok, err := r.readFileAt(commitID, "go.mod"); err != nil {
+		return err
+	} else if ok && mod == "" {
+		gm, err := ParseGoMod(b, nil)
+		if err != nil {
+			return err
+		}
+		mod = gm.Module
+	}
+	if mod == "" {
+		return nil
+	}
+	id, err := identify("refs/tags/"+name, commit, reachable, prefix)
+	if err != nil {
+		return err
+	}
+	return id.nameGoVersion(gv, mod)
+}
+
+// notReleaseTagError is a tag name that is not the contract's prefix and a
+// canonical semantic version.
+type notReleaseTagError struct{ msg string }
+
+func (e *notReleaseTagError) Error() string { return e.msg }
+
+// verdictLine keeps the line of git's verify output that says why: on
+// success the "Good … signature" line; on failure the reason, never the
+// "Good" line ssh-keygen prints before git rejects an unlisted principal or
+// an expired key, nor gpg's "Good signature" before "This key has expired".
+func verdictLine(out string, failed bool) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "object ") {
-			return l
+			lines = append(lines, l)
 		}
 	}
-	if failed {
-		return "no verdict from git"
+	good := func(l string) bool { return strings.HasPrefix(l, "Good ") || strings.Contains(l, "Good signature") }
+	if !failed {
+		for _, l := range lines {
+			if good(l) {
+				return l
+			}
+		}
+		if len(lines) > 0 {
+			return lines[0]
+		}
+		return ""
 	}
-	return ""
+	// The most specific reason first.
+	for _, needle := range []string{"expired", "revoked", "BAD signature", "Bad signature", "Can't check signature", "No public key",
+		"not certified", "No principal matched", "no signature found", "error:", "fatal:"} {
+		for _, l := range lines {
+			if !good(l) && strings.Contains(l, needle) {
+				return l
+			}
+		}
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !good(lines[i]) {
+			return lines[i]
+		}
+	}
+	return "no verdict from git"
 }

@@ -85,17 +85,17 @@ func TestVerifyTag(t *testing.T) {
 	r.git("checkout", "-q", "-b", "side")
 	r.write("side.txt", "side\n", 0o644)
 	r.commit("feat: side work")
-	r.git("tag", "-s", "-m", "side", "v2.0.0")
+	r.git("tag", "-s", "-m", "side", "v1.1.0")
 	r.git("checkout", "-q", "main")
-	refused("v2.0.0", "refs/heads/main is at")
+	refused("v1.1.0", "refs/heads/main is at")
 	// Unless the caller names that branch as main.
-	if _, err := VerifyTag(ctx, VerifyTagOptions{Repo: r.dir, Tag: "refs/tags/v2.0.0", MainRef: "refs/heads/side"}); err != nil {
+	if _, err := VerifyTag(ctx, VerifyTagOptions{Repo: r.dir, Tag: "refs/tags/v1.1.0", MainRef: "refs/heads/side"}); err != nil {
 		t.Errorf("explicit main ref: %v", err)
 	}
 
 	// origin/main, when present, is what counts.
 	r.git("update-ref", "refs/remotes/origin/main", r.git("rev-parse", "side"))
-	if rep, err := VerifyTag(ctx, VerifyTagOptions{Repo: r.dir, Tag: "v2.0.0"}); err != nil || rep.MainRef != "refs/remotes/origin/main" {
+	if rep, err := VerifyTag(ctx, VerifyTagOptions{Repo: r.dir, Tag: "v1.1.0"}); err != nil || rep.MainRef != "refs/remotes/origin/main" {
 		t.Errorf("origin/main: %v %+v", err, rep)
 	}
 
@@ -111,6 +111,51 @@ func TestVerifyTagUntrustedSigner(t *testing.T) {
 	_, err := VerifyTag(context.Background(), VerifyTagOptions{Repo: r.dir, Tag: "v1.0.0"})
 	if !errors.Is(err, ErrTagRefused) || !strings.Contains(err.Error(), "signature not accepted") {
 		t.Fatalf("tag signed by an unlisted key: %v, want refused", err)
+	}
+	// git's verdict, not the "Good" line ssh-keygen prints before it.
+	if !strings.Contains(err.Error(), "No principal matched") || strings.Contains(err.Error(), "Good") {
+		t.Errorf("refusal quotes %q, want git's verdict", err)
+	}
+}
+
+// TestVerifyTagExpiredKey: a key whose allowed-signers entry has expired is
+// refused with the expiry as the reason.
+func TestVerifyTagExpiredKey(t *testing.T) {
+	r := fixtureRepo(t)
+	sshSigner(t, r, true)
+	r.git("tag", "-s", "-m", "release", "v1.0.0")
+	allowed := r.git("config", "gpg.ssh.allowedSignersFile")
+	b, _ := os.ReadFile(allowed)
+	principal, key, _ := strings.Cut(string(b), " ")
+	writeFile(t, allowed, []byte(principal+` valid-before="20200101" `+key))
+	_, err := VerifyTag(context.Background(), VerifyTagOptions{Repo: r.dir, Tag: "v1.0.0"})
+	if !errors.Is(err, ErrTagRefused) || !strings.Contains(err.Error(), "expired") || strings.Contains(err.Error(), "Good") {
+		t.Fatalf("expired key: %v, want refused naming the expiry", err)
+	}
+}
+
+// TestVerifyTagRefusesNonReleaseTags: signed tags build would refuse are
+// refused here too — not the contract's version shape, or a version the go
+// command refuses for the module — and --contract names the contract.
+func TestVerifyTagRefusesNonReleaseTags(t *testing.T) {
+	r := fixtureRepo(t)
+	sshSigner(t, r, true)
+	for _, tag := range []string{"not-a-version", "v1.2", "v1.2.3+meta", "v2.0.0"} {
+		r.git("tag", "-s", "-m", tag, tag)
+		_, err := VerifyTag(context.Background(), VerifyTagOptions{Repo: r.dir, Tag: tag})
+		if !errors.Is(err, ErrTagRefused) || !strings.Contains(err.Error(), "not a release version under the contract") {
+			t.Errorf("signed tag %s at main: %v, want refused as not a release version", tag, err)
+		}
+	}
+	// Under a contract with prefix "release-", release-1.0.0 is a release tag.
+	cf := filepath.Join(t.TempDir(), "c.json")
+	writeFile(t, cf, []byte(`{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"fixture","license":"MIT","version":{"tag_prefix":"release-"}}`))
+	r.git("tag", "-s", "-m", "r", "release-1.0.0")
+	if _, err := VerifyTag(context.Background(), VerifyTagOptions{Repo: r.dir, Tag: "release-1.0.0", ContractFile: cf}); err != nil {
+		t.Errorf("release-1.0.0 under prefix release-: %v", err)
+	}
+	if _, err := VerifyTag(context.Background(), VerifyTagOptions{Repo: r.dir, Tag: "release-1.0.0"}); !errors.Is(err, ErrTagRefused) {
+		t.Errorf("release-1.0.0 under the committed contract (prefix v): %v, want refused", err)
 	}
 }
 

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -21,6 +22,17 @@ type Identity struct {
 	GoVersion  string // the same as Go writes it: v1.2.3 (pseudo-versions included)
 	Previous   string // the previous release tag reachable from the commit; "" if none
 	PreviousID string // its commit
+	// ByTag is set when REF itself named the release tag (not a branch or
+	// commit that happens to carry it).
+	ByTag bool
+	// PreviousLine is the highest earlier release tag of the whole
+	// repository when it is not in the commit's history (a release cut
+	// from a branch: v3.6.0 after v3.5.21, tagged on release-3.5); then
+	// Previous names it and NotesFrom is its merge base with the commit.
+	PreviousLine bool
+	// NotesFrom is the commit the notes start after: PreviousID, or the
+	// merge base when PreviousLine; "" for every commit in the history.
+	NotesFrom string
 }
 
 // Time is the commit's committer time in UTC: the only clock a release uses.
@@ -44,7 +56,100 @@ func (r *Repo) Resolve(ctx context.Context, ref, prefix string) (*Identity, erro
 	if err != nil {
 		return nil, err
 	}
-	return identify(ref, commit, reachable, prefix)
+	all, err := r.Tags(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	id, err := identify(ref, commit, reachable, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return id, r.previousLine(ctx, id, reachable, all, prefix)
+}
+
+// previousLine sets where the notes of a tagged release start. The
+// previous release is the highest earlier release tag in the commit's
+// history (identify); but when the repository's highest earlier release —
+// the previous version line — is not in that history (the release was cut
+// from a branch, and the last release of the line before it was tagged on
+// another branch), a history-only search reaches back to some old tag and
+// lists years of commits. Then the previous release is that highest tag and
+// the notes start from its merge base with the commit, and say so.
+func (r *Repo) previousLine(ctx context.Context, id *Identity, reachable, all []RefTag, prefix string) error {
+	id.NotesFrom = id.PreviousID
+	if id.Tag == "" {
+		return nil // an untagged build: its history's tags are its base
+	}
+	inHistory := map[string]bool{}
+	for _, t := range reachable {
+		inHistory[t.Name] = true
+	}
+	best, bestCommit, bestV := "", "", ""
+	for _, t := range all {
+		v, ok := tagVersion(t.Name, prefix)
+		if !ok || t.Commit == "" || t.Commit == id.Commit.ID || !earlierRelease(v, id.GoVersionOfTag(prefix)) {
+			continue
+		}
+		if best == "" || semver.Compare(v, bestV) > 0 || semver.Compare(v, bestV) == 0 && t.Name < best {
+			best, bestCommit, bestV = t.Name, t.Commit, v
+		}
+	}
+	if best == "" || inHistory[best] {
+		return nil
+	}
+	out, err := r.git(ctx, "merge-base", id.Commit.ID, bestCommit)
+	var ge *gitError
+	if err != nil && !errors.As(err, &ge) {
+		return err
+	}
+	id.Previous, id.PreviousID, id.PreviousLine = best, bestCommit, true
+	id.NotesFrom = strings.TrimSpace(string(out)) // "": no common history
+	return nil
+}
+
+// setPrevious makes name the previous release (verify --repo rebuilds
+// with the manifest's previous_tag, so tags made after the release cannot
+// change its notes): the notes start at its commit when it is in the
+// history, else at the merge base, as previousLine would have.
+func (r *Repo) setPrevious(ctx context.Context, id *Identity, name string, reachable, all []RefTag) error {
+	id.Previous, id.PreviousID, id.PreviousLine, id.NotesFrom = name, "", false, ""
+	if name == "" {
+		return nil
+	}
+	for _, t := range reachable {
+		if t.Name == name {
+			id.PreviousID, id.NotesFrom = t.Commit, t.Commit
+			return nil
+		}
+	}
+	for _, t := range all {
+		if t.Name == name && t.Commit != "" {
+			out, err := r.git(ctx, "merge-base", id.Commit.ID, t.Commit)
+			var ge *gitError
+			if err != nil && !errors.As(err, &ge) {
+				return err
+			}
+			id.PreviousID, id.PreviousLine, id.NotesFrom = t.Commit, true, strings.TrimSpace(string(out))
+			return nil
+		}
+	}
+	return fmt.Errorf("previous tag %s: %w", name, ErrNotFound)
+}
+
+// GoVersionOfTag is the release tag's version in Go's form ("v1.2.3").
+func (id *Identity) GoVersionOfTag(prefix string) string {
+	v, _ := tagVersion(id.Tag, prefix)
+	return v
+}
+
+// earlierRelease reports whether tag version v can be the previous release
+// of version cur: lower, and not a pre-release when cur is a release
+// (v1.1.0's notes run from v1.0.0, not from v1.1.0-rc.2).
+func earlierRelease(v, cur string) bool {
+	if semver.Compare(v, cur) >= 0 {
+		return false
+	}
+	return semver.Prerelease(cur) != "" || semver.Prerelease(v) == ""
 }
 
 // identify is Resolve for a commit already read, given the tags reachable
@@ -67,7 +172,7 @@ func identify(ref string, commit *Commit, reachable []RefTag, prefix string) (*I
 		if !ok {
 			return nil, exitcode.Errorf(exitcode.Usage, "tag %s: not a release tag: want %s followed by a semantic version such as %s1.2.3", name, prefixOrNone(prefix), prefix)
 		}
-		id.Tag, id.GoVersion = name, v
+		id.Tag, id.GoVersion, id.ByTag = name, v, true
 	} else {
 		for _, t := range reachable {
 			if t.Commit != commitID {

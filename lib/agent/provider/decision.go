@@ -212,3 +212,23 @@ const DecisionSchema = `{"type":"object","anyOf":[` +
 	`{"type":"object","properties":{"action":{"const":"verify"},"reason":{"type":"string"}},"required":["action"],"additionalProperties":false},` +
 	`{"type":"object","properties":{"action":{"const":"finish"},"summary":{"type":"string"},"reason":{"type":"string"}},"required":["action","summary"],"additionalProperties":false}` +
 	`]}`
+
+// StrictDecisionSchema is the decision schema in the subset OpenAI's
+// strict structured outputs accept (and gateways enforcing the same
+// subset): the root is one object, not an anyOf; every property is listed
+// in required; a property an action does not use is nullable and the
+// model sends null for it; additionalProperties is false; there is no
+// minLength or const. It says less than DecisionSchema (which fields go
+// with which action), so DecodeDecision, which reads null as absent,
+// still refuses a reply that mixes actions. It is also what llama.cpp and
+// Ollama turn into a grammar: both accept type arrays and enum.
+const StrictDecisionSchema = `{"type":"object","properties":{` +
+	`"action":{"type":"string","enum":["run_tool","read_file","replace_text","verify","finish"]},` +
+	`"program":{"type":["string","null"],"description":"run_tool: the program, a bare name from the allowlist"},` +
+	`"args":{"type":["array","null"],"items":{"type":"string"},"description":"run_tool: its arguments"},` +
+	`"path":{"type":["string","null"],"description":"read_file, replace_text: a relative path"},` +
+	`"old":{"type":["string","null"],"description":"replace_text: the exact text to replace, occurring once"},` +
+	`"new":{"type":["string","null"],"description":"replace_text: the replacement"},` +
+	`"summary":{"type":["string","null"],"description":"finish: what was done"},` +
+	`"reason":{"type":["string","null"],"description":"why, optional"}` +
+	`},"required":["action","program","args","path","old","new","summary","reason"],"additionalProperties":false}`

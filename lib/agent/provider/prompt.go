@@ -50,48 +50,30 @@ func StepNote(req *Request) string {
 	return fmt.Sprintf("Step %d of %d; %s. Reply with the next action as one JSON object.", req.Step, req.MaxSteps, debt)
 }
 
-// Prompt renders the whole request as one text, for providers that take a
-// single prompt (agy). When the text would exceed max bytes, the oldest
-// observations are replaced by a note first, then the oldest turns are
-// dropped, so the task, the rules and the latest turns always survive.
+// Prompt renders the whole request as one text of at most about max
+// bytes, for providers that take a single prompt (agy). The history is
+// fitted with Fit, so the task, the rules and the latest step always
+// survive and the oldest steps collapse into a summary.
 func Prompt(req *Request, max int) string {
 	head := Instructions(req) + "\nTask:\n" + req.Task + "\n"
 	tail := "\n" + StepNote(req) + "\n"
-	turns := make([]string, len(req.History))
-	for i, t := range req.History {
-		turns[i] = renderTurn(t, t.Observation)
+	budget := (max - len(head) - len(tail)) / BytesPerToken
+	if budget < 1 {
+		budget = 1
 	}
-	size := func() int {
-		n := len(head) + len(tail)
-		for _, t := range turns {
-			n += len(t)
-		}
-		return n
-	}
-	for i := 0; i < len(turns) && size() > max; i++ {
-		t := req.History[i]
-		turns[i] = renderTurn(t, fmt.Sprintf("[observation of %d bytes omitted to fit the prompt]", len(t.Observation)))
-	}
-	dropped := 0
-	for dropped < len(turns) && size() > max {
-		turns[dropped] = ""
-		dropped++
-	}
+	conv := Fit(req.History, budget)
 	var b strings.Builder
 	b.WriteString(head)
 	if len(req.History) > 0 {
 		b.WriteString("\nHistory:\n")
-		if dropped > 0 {
-			fmt.Fprintf(&b, "[%d earliest steps omitted to fit the prompt]\n", dropped)
+		if conv.Summary != "" {
+			b.WriteString(conv.Summary)
+			b.WriteString("\n")
 		}
-		for _, t := range turns {
-			b.WriteString(t)
+		for _, t := range conv.Turns {
+			fmt.Fprintf(&b, "\n--- step %d: you replied\n%s\n--- observation\n%s\n", t.Step, t.Assistant, t.Observation)
 		}
 	}
 	b.WriteString(tail)
 	return b.String()
-}
-
-func renderTurn(t Turn, obs string) string {
-	return fmt.Sprintf("\n--- step %d: you replied\n%s\n--- observation\n%s\n", t.Step, t.Reply, obs)
 }

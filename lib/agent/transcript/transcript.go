@@ -73,6 +73,13 @@ type Record struct {
 	Usage       *provider.Usage `json:"usage,omitempty"`
 	LatencyMS   int64           `json:"latency_ms,omitempty"`
 	Interrupted bool            `json:"interrupted,omitempty"`
+	// Retries are the failed provider attempts before the step's reply
+	// (on an end record: before the provider gave up).
+	Retries []provider.Attempt `json:"retries,omitempty"`
+	// Denied names the CLI tools the provider reported denied instead of
+	// a decision (step records with refusal "tool"), so a cassette can
+	// replay them.
+	Denied []string `json:"denied,omitempty"`
 
 	// resume
 	DroppedBytes int64 `json:"dropped_bytes,omitempty"`
@@ -98,6 +105,8 @@ type State struct {
 	Verified     bool `json:"verified"`
 	Edits        int  `json:"edits"`
 	FormatErrors int  `json:"format_errors"`
+	// Truncations counts replies in a row cut off at the token limit.
+	Truncations int `json:"truncations,omitempty"`
 }
 
 // New returns a record of type typ stamped with the current time.

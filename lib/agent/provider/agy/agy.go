@@ -33,6 +33,7 @@ import (
 
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/agent/provider/internal/command"
+	"github.com/art-runtime/art/lib/execx"
 )
 
 // Name is the provider's name in errors.
@@ -68,9 +69,68 @@ type Config struct {
 	MaxPromptBytes int
 }
 
-// Features are the flags a probed agy lists in its help.
+// Features are the flags a probed agy lists in its help, and its version
+// (from `agy --version`; zero when it printed none).
 type Features struct {
 	OutputFormat, StreamJSON, Mode, Sandbox, JSONSchema, PrintTimeout bool
+	Version                                                           Version
+}
+
+// Version is agy's release, major.minor.patch.
+type Version [3]int
+
+func (v Version) String() string {
+	if v.unknown() {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2])
+}
+
+func (v Version) unknown() bool { return v == Version{} }
+
+func (v Version) less(w Version) bool {
+	for i := range v {
+		if v[i] != w[i] {
+			return v[i] < w[i]
+		}
+	}
+	return false
+}
+
+// within reports whether v is in [lo, hi]; an unknown version is within
+// every range, so an agy that does not say its version gets every
+// tolerance.
+func (v Version) within(lo, hi Version) bool {
+	return v.unknown() || (!v.less(lo) && !hi.less(v))
+}
+
+// The output shapes that depend on agy's release (from its changelog and
+// published captures of its output):
+var (
+	// rawNewlineJSON: 1.1.8, the first release with --output-format json,
+	// writes the response's newlines raw inside its JSON string.
+	rawNewlineJSON = [2]Version{{1, 1, 8}, {1, 1, 8}}
+	// errorTimeout: 1.1.12 to 1.1.27 report an expired --print-timeout as
+	// {"status":"ERROR","error":"timeout waiting for response"}; 1.1.28
+	// and later return the partial output as SUCCESS with zero usage and
+	// a stderr line saying "print timeout" (the trap classify handles for
+	// every version).
+	errorTimeout = [2]Version{{1, 1, 12}, {1, 1, 27}}
+)
+
+var versionRE = regexp.MustCompile(`\b(\d+)\.(\d+)\.(\d+)\b`)
+
+// parseVersion reads the first major.minor.patch in s.
+func parseVersion(s string) Version {
+	m := versionRE.FindStringSubmatch(s)
+	if m == nil {
+		return Version{}
+	}
+	var v Version
+	for i := range v {
+		fmt.Sscan(m[i+1], &v[i])
+	}
+	return v
 }
 
 // Provider runs agy once per step.
@@ -137,6 +197,11 @@ func (p *Provider) Probe(ctx context.Context) (Features, error) {
 			p.probeErr = provider.Errorf(Name, "%s --help lists no --output-format: this agy cannot give structured output", p.cfg.Path)
 			return
 		}
+		// The version chooses how its output is parsed; an agy that
+		// will not say is parsed with every tolerance.
+		if vr, err := p.cmd.Run(ctx, []string{"--version"}, nil, probeTimeout, 4<<10, nil, nil); err == nil && vr.Status == execx.StatusSucceeded {
+			f.Version = parseVersion(vr.Output)
+		}
 		p.features = f
 	})
 	return p.features, p.probeErr
@@ -187,10 +252,12 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 		live = sp
 	}
 	var printTimeout atomic.Bool
+	var flags flagError
 	log := command.NewLog(Name, p.cfg.Log, func(line string) {
 		if strings.Contains(strings.ToLower(line), "print timeout") {
 			printTimeout.Store(true)
 		}
+		flags.see(line)
 	})
 	start := time.Now()
 	res, err := p.cmd.Run(ctx, args, nil, p.cfg.Timeout, p.cfg.MaxReplyBytes, live, log)
@@ -204,6 +271,11 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 	if res.TimedOut || (res.Cancelled && ctx.Err() != nil) {
 		return nil, command.Check(ctx, Name, res, p.cfg.Timeout, log)
 	}
+	if cause := flags.cause(); cause != "" && res.Status != execx.StatusSucceeded {
+		// Go's flag package prints the cause, then "Usage of agy:" and
+		// every flag: the last line says nothing.
+		return nil, provider.Errorf(Name, "exit %d: agy refused its arguments (version %s): %s", res.ExitCode, f.Version, cause)
+	}
 	var out outcome
 	if stream {
 		out, err = sp.outcome(printTimeout.Load())
@@ -211,7 +283,7 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 		if res.OutputTruncated {
 			return nil, provider.Errorf(Name, "%w: agy wrote %d bytes, limit %d", provider.ErrTooLarge, res.OutputBytes, p.cfg.MaxReplyBytes)
 		}
-		out, err = parseJSON(res.Output, p.cfg.Log, printTimeout.Load())
+		out, err = parseJSON(res.Output, p.cfg.Log, printTimeout.Load(), f.Version.within(rawNewlineJSON[0], rawNewlineJSON[1]))
 	}
 	if err != nil {
 		if cerr := command.Check(ctx, Name, res, p.cfg.Timeout, log); cerr != nil {
@@ -219,6 +291,7 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 		}
 		return nil, err
 	}
+	out.version = f.Version
 	reply, err := out.classify()
 	if err != nil {
 		return nil, err
@@ -231,10 +304,12 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 
 // outcome is agy's final result, from either output format.
 type outcome struct {
-	result       gjson.Result // the result object: status, response, usage, error, denied_actions
+	result       gjson.Result // the result object: status, response, structured_output, usage, error, denied_actions
 	streamed     string       // text deltas, stream mode
 	stepUsage    gjson.Result // the last step_update usage, stream mode
+	stepError    string       // an agent_response step that ended in ERROR, stream mode
 	printTimeout bool         // standard error said "print timeout"
+	version      Version
 }
 
 // classify applies the traps before trusting status.
@@ -251,22 +326,29 @@ func (o outcome) classify() (*provider.Reply, error) {
 	}
 	usage, zero := usageOf(u)
 	denied := r.Get("denied_actions")
+	// With --json-schema, agy puts the validated object in
+	// structured_output; response may then be prose around it.
+	if so := r.Get("structured_output"); so.IsObject() {
+		response = so.Raw
+	}
+	msg := r.Get("error").String()
+	if e := r.Get("error.message"); e.Exists() {
+		msg = e.String()
+	}
 	switch {
 	case o.printTimeout:
 		return nil, provider.Errorf(Name, "%w: agy reported a print timeout (status %s, %d bytes of partial response)", provider.ErrTimeout, orNone(status), len(response))
+	case o.stepError != "":
+		return nil, provider.Errorf(Name, "an agent_response step ended in ERROR (final status %s): %s", orNone(status), orNone(oneLine(o.stepError)))
+	case status == "ERROR" && o.version.within(errorTimeout[0], errorTimeout[1]) && strings.Contains(strings.ToLower(msg), "timeout waiting for response"):
+		return nil, provider.Errorf(Name, "%w: agy %s reported %q", provider.ErrTimeout, o.version, oneLine(msg))
+	case strings.TrimSpace(response) == "" && denied.IsArray() && len(denied.Array()) > 0:
+		// The model reached for agy's own tools, which headless mode
+		// auto-denies: the model is told, the run goes on.
+		return &provider.Reply{Usage: usage, Denied: deniedList(denied)}, nil
 	case status != "SUCCESS":
-		if denied.IsArray() && len(denied.Array()) > 0 {
-			return nil, provider.Errorf(Name, "%w: status %s: %s", provider.ErrDenied, status, deniedText(denied))
-		}
-		msg := r.Get("error").String()
-		if e := r.Get("error.message"); e.Exists() {
-			msg = e.String()
-		}
 		return nil, provider.Errorf(Name, "status %s: %s", orNone(status), orNone(oneLine(msg)))
 	case strings.TrimSpace(response) == "":
-		if denied.IsArray() && len(denied.Array()) > 0 {
-			return nil, provider.Errorf(Name, "%w: empty response with %s", provider.ErrDenied, deniedText(denied))
-		}
 		return nil, provider.Errorf(Name, "%w: SUCCESS with an empty response", provider.ErrProtocol)
 	case zero && !gjson.Valid(strings.TrimSpace(stripFence(response))):
 		// The print-timeout trap without its stderr line: success, zero
@@ -295,19 +377,58 @@ func oneLine(s string) string {
 	return s
 }
 
-func deniedText(d gjson.Result) string {
-	var parts []string
+// deniedList names each denied action: agy writes {"action",
+// "display_name"} ("run_command", "Run command"); older captures
+// {"tool","reason"}.
+func deniedList(d gjson.Result) []string {
+	var out []string
 	for _, a := range d.Array() {
-		s := a.Get("tool").String()
+		s := a.Get("action").String()
+		if s == "" {
+			s = a.Get("tool").String()
+		}
 		if s == "" {
 			s = oneLine(a.Raw)
 		}
-		if why := a.Get("reason").String(); why != "" {
-			s += " (" + why + ")"
+		if dn := a.Get("display_name").String(); dn != "" && dn != s {
+			s += " (" + oneLine(dn) + ")"
+		} else if why := a.Get("reason").String(); why != "" {
+			s += " (" + oneLine(why) + ")"
 		}
-		parts = append(parts, s)
+		if len(s) > 200 {
+			s = s[:200] + "…"
+		}
+		out = append(out, s)
+		if len(out) == 20 {
+			break
+		}
 	}
-	return fmt.Sprintf("%d action(s) auto-denied: %s", len(parts), oneLine(strings.Join(parts, "; ")))
+	return out
+}
+
+// flagError watches agy's standard error for Go's flag package failing:
+// the line before "Usage of agy:" is the cause.
+type flagError struct {
+	mu         sync.Mutex
+	prev, what string
+}
+
+func (f *flagError) see(line string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := strings.TrimSpace(line)
+	if strings.HasPrefix(t, "Usage of ") && f.what == "" {
+		f.what = f.prev
+	}
+	if t != "" {
+		f.prev = t
+	}
+}
+
+func (f *flagError) cause() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return oneLine(f.what)
 }
 
 // usageOf reads agy's usage (input/output tokens, or the OpenAI names);
@@ -325,9 +446,11 @@ func usageOf(u gjson.Result) (*provider.Usage, bool) {
 		return 0
 	}
 	out := &provider.Usage{
-		InputTokens:  pick("input_tokens", "prompt_tokens"),
-		OutputTokens: pick("output_tokens", "completion_tokens"),
-		TotalTokens:  pick("total_tokens"),
+		InputTokens:     pick("input_tokens", "prompt_tokens"),
+		OutputTokens:    pick("output_tokens", "completion_tokens"),
+		TotalTokens:     pick("total_tokens"),
+		CacheReadTokens: pick("cache_read_tokens"),
+		ThinkingTokens:  pick("thinking_tokens"),
 	}
 	if out.TotalTokens == 0 {
 		out.TotalTokens = out.InputTokens + out.OutputTokens
@@ -354,7 +477,7 @@ func stripFence(s string) string {
 // around it, if any, are logs, written to log): a single-line object with
 // a status, or the span from the first line starting with "{" to the last
 // line ending with "}". printTimeout is what standard error said.
-func parseJSON(out string, log io.Writer, printTimeout bool) (o outcome, err error) {
+func parseJSON(out string, log io.Writer, printTimeout, rawNewlines bool) (o outcome, err error) {
 	o.printTimeout = printTimeout
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	from, to := -1, -1
@@ -391,11 +514,42 @@ func parseJSON(out string, log io.Writer, printTimeout bool) (o outcome, err err
 			o.result, from, to = gjson.Parse(span), first, last
 			return o, nil
 		}
+		// agy 1.1.8 writes the response's newlines raw inside the JSON
+		// string: escape control characters inside strings, and only
+		// there, and try once more.
+		if fixed := escapeRawControls(span); rawNewlines && gjson.Valid(fixed) && gjson.Get(fixed, "status").Exists() {
+			o.result, from, to = gjson.Parse(fixed), first, last
+			return o, nil
+		}
 	}
 	if o.printTimeout {
 		return o, provider.Errorf(Name, "%w: agy reported a print timeout and no result", provider.ErrTimeout)
 	}
 	return o, provider.Errorf(Name, "%w: no JSON result in agy's output (last line: %q)", provider.ErrProtocol, command.LastLine(out))
+}
+
+// escapeRawControls escapes the control characters (a raw newline, tab,
+// carriage return) that appear inside JSON strings of s, leaving the
+// whitespace between tokens alone.
+func escapeRawControls(s string) string {
+	var b strings.Builder
+	in, esc := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case in && c < 0x20:
+			fmt.Fprintf(&b, "\\u%04x", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // streamParser reads agy's standard output as it arrives: stream-json
@@ -410,6 +564,7 @@ type streamParser struct {
 	result      gjson.Result
 	hasResult   bool
 	stepUsage   gjson.Result
+	stepError   string
 	tooLarge    bool
 }
 
@@ -463,6 +618,21 @@ func (s *streamParser) line(l string) {
 			if u := su.Get("usage"); u.IsObject() {
 				s.stepUsage = u
 			}
+			kind := su.Get("step_type").String()
+			if kind == "" {
+				kind = su.Get("type").String()
+			}
+			state := su.Get("state").String()
+			if state == "" {
+				state = su.Get("status").String()
+			}
+			if kind == "agent_response" && strings.EqualFold(state, "ERROR") && s.stepError == "" {
+				msg := su.Get("error.message").String()
+				if msg == "" {
+					msg = su.Get("error").String()
+				}
+				s.stepError = orNone(msg)
+			}
 		case "result":
 			s.result, s.hasResult = ev.Get("result"), true
 		}
@@ -481,7 +651,7 @@ func (s *streamParser) outcome(printTimeout bool) (outcome, error) {
 	if s.deltas != nil && s.text.Len() > 0 {
 		_, _ = io.WriteString(s.deltas, "\n")
 	}
-	o := outcome{result: s.result, streamed: s.text.String(), stepUsage: s.stepUsage, printTimeout: printTimeout}
+	o := outcome{result: s.result, streamed: s.text.String(), stepUsage: s.stepUsage, stepError: s.stepError, printTimeout: printTimeout}
 	switch {
 	case s.tooLarge:
 		return o, provider.Errorf(Name, "%w: more than %d bytes", provider.ErrTooLarge, s.max)

@@ -191,7 +191,6 @@ func TestTraps(t *testing.T) {
 		}{
 			{"timeout-trap", Config{}, provider.ErrTimeout, "agy reported a print timeout (status SUCCESS"},
 			{"timeout-silent", Config{}, provider.ErrTimeout, "zero usage and an incomplete response"},
-			{"denied", Config{}, provider.ErrDenied, "1 action(s) auto-denied: run_shell_command (auto-denied in plan mode)"},
 			{"error", Config{}, nil, "status ERROR: quota exceeded for model gemini-3-pro"},
 			{"garbage", Config{}, provider.ErrProtocol, ""},
 			{"huge", Config{MaxReplyBytes: 64 << 10}, provider.ErrTooLarge, "65536"},
@@ -211,6 +210,15 @@ func TestTraps(t *testing.T) {
 	p, _ := newAgy(t, "no-result", Config{Stream: true})
 	if _, err := p.Decide(context.Background(), request()); !errors.Is(err, provider.ErrProtocol) || !strings.Contains(err.Error(), "without a result event") {
 		t.Errorf("stream without result: %v", err)
+	}
+	// Auto-denied tools are not the end of the run: the reply names them
+	// for the loop to tell the model.
+	for _, stream := range []bool{false, true} {
+		p, _ := newAgy(t, "denied", Config{Stream: stream})
+		reply, err := p.Decide(context.Background(), request())
+		if err != nil || len(reply.Denied) != 1 || reply.Denied[0] != "run_shell_command (auto-denied in plan mode)" {
+			t.Errorf("denied stream=%v: %+v, %v", stream, reply, err)
+		}
 	}
 }
 
@@ -331,7 +339,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("error %v is not a provider error", err)
 			}
 		}
-		check(parseJSON(out, nil, printTimeout))
+		check(parseJSON(out, nil, printTimeout, true))
+		check(parseJSON(out, nil, printTimeout, false))
 		sp := &streamParser{max: 1 << 12}
 		_, _ = sp.Write([]byte(out))
 		sp.flush()

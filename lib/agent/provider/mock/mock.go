@@ -36,10 +36,12 @@ const Name = "mock"
 const MaxScriptBytes = 64 << 20
 
 type answer struct {
-	text  string
-	err   string
-	hash  string // cassette only
-	usage *provider.Usage
+	text      string
+	err       string
+	hash      string // cassette only
+	usage     *provider.Usage
+	truncated bool     // cassette: the recorded reply was cut off at the token limit
+	denied    []string // cassette: the recorded reply used denied tools
 }
 
 // Provider replays answers.
@@ -136,7 +138,7 @@ func Cassette(path string) (*Provider, error) {
 	for _, r := range recs {
 		switch {
 		case r.Type == transcript.TypeStep && !r.Interrupted && r.Reply != nil:
-			p.answers[r.Step] = answer{text: *r.Reply, hash: r.RequestHash, usage: r.Usage}
+			p.answers[r.Step] = answer{text: *r.Reply, hash: r.RequestHash, usage: r.Usage, truncated: r.Outcome == "truncated", denied: r.Denied}
 		case r.Type == transcript.TypeEnd && r.Status == "provider_error" && r.Step > 0:
 			p.answers[r.Step] = answer{err: r.Error, hash: r.RequestHash}
 		}
@@ -174,7 +176,7 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 	if a.err != "" {
 		return nil, provider.Errorf(Name, "%s", a.err)
 	}
-	r := &provider.Reply{Text: a.text}
+	r := &provider.Reply{Text: a.text, Truncated: a.truncated, Denied: a.denied}
 	if a.usage != nil {
 		u := *a.usage
 		r.Usage = &u

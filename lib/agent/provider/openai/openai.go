@@ -1,27 +1,39 @@
 // Package openai is the provider for any OpenAI-compatible
-// /v1/chat/completions endpoint: llama.cpp's server, Ollama, vLLM. It sends
-// the conversation as chat messages with the decision schema as a nested
-// json_schema response_format, and reads the reply either whole or as an
-// SSE stream.
+// /v1/chat/completions endpoint: llama.cpp's server, Ollama, vLLM, hosted
+// APIs. It sends the conversation as chat messages, fitted to the model's
+// context, with the decision schema either as a strict json_schema
+// response_format or (ToolCall) as the parameters of one function tool,
+// bounds every reply with max_tokens, and reads the reply either whole or
+// as an SSE stream.
 //
-// It trusts nothing it receives: the reply body is bounded, the stream
-// reader accepts a usage-only chunk with empty choices, a missing usage
-// chunk and "data: [DONE]", and the decision text goes back to the loop,
-// which decodes it strictly whatever the server claimed to enforce. The API
-// key is read by the caller from an environment variable and only ever put
-// in the Authorization header: never in an error, an event or a transcript.
+// It trusts nothing it receives: the reply body is bounded; a reply the
+// server cut at its token limit (finish_reason "length") is marked
+// Truncated, not passed off as complete; a stream must end with "data:
+// [DONE]", and one that stops short or in the middle of a chunk is a
+// transport failure, not a malformed decision; the stream reader accepts a
+// usage-only chunk with empty choices and a missing usage chunk; and the
+// decision text goes back to the loop, which decodes it strictly whatever
+// the server claimed to enforce. The API key is read by the caller from an
+// environment variable and only ever put in the Authorization header:
+// never in an error, an event or a transcript.
+//
+// It retries nothing unless told: with Retries > 0, a 429, 502, 503 or
+// 504 reply, or a connection refused or reset before a reply arrived, is
+// tried again after a backoff (or the server's Retry-After), all inside
+// the one call's Timeout, and every failed attempt is reported with the
+// reply or the final error.
 package openai
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -37,9 +49,29 @@ const Name = "openai"
 const (
 	DefaultTimeout       = 5 * time.Minute
 	DefaultMaxReplyBytes = 4 << 20
+	// DefaultMaxTokens bounds one reply: a decision is a few hundred
+	// tokens; an edit of a large block a few thousand.
+	DefaultMaxTokens = 2048
+	// DefaultContextTokens is the context assumed for the model when none
+	// is given: what small local models are commonly served with is 4096
+	// to 32768; set --context-tokens to the server's real value.
+	DefaultContextTokens = 16384
+	// MinPromptTokens is the least room the conversation must have once
+	// the reply's max_tokens is reserved.
+	MinPromptTokens = 1024
 	// StreamFraming is how many bytes of SSE stream are allowed per byte of
 	// MaxReplyBytes: each token arrives wrapped in a chunk object.
 	StreamFraming = 16
+	// MaxRetries bounds Config.Retries.
+	MaxRetries = 10
+)
+
+// Token-limit field names: OpenAI's current models take
+// max_completion_tokens (max_tokens is deprecated there and refused by its
+// reasoning models); llama.cpp, Ollama and vLLM read max_tokens.
+const (
+	FieldMaxTokens           = "max_tokens"
+	FieldMaxCompletionTokens = "max_completion_tokens"
 )
 
 // Config configures the provider.
@@ -50,12 +82,34 @@ type Config struct {
 	Model   string
 	// APIKey, if set, is sent as a bearer token.
 	APIKey string
-	// Timeout bounds one call, wall clock (default 5m).
+	// Timeout bounds one call, wall clock, retries included (default 5m).
 	Timeout time.Duration
 	// MaxReplyBytes bounds the response body, or the decision text of a
 	// stream, whose framing (one JSON chunk per token) may take up to
 	// StreamFraming times as much (default 4 MiB).
 	MaxReplyBytes int64
+	// MaxTokens is the token limit of one reply (default DefaultMaxTokens).
+	MaxTokens int
+	// TokenField is the request field MaxTokens is sent as: FieldMaxTokens
+	// or FieldMaxCompletionTokens; empty chooses max_completion_tokens for
+	// api.openai.com and max_tokens for everything else, and switches to
+	// the other name, once, when the server refuses the first with an HTTP
+	// 400 that names the other (OpenAI: "Unsupported parameter:
+	// 'max_tokens' ... Use 'max_completion_tokens' instead.").
+	TokenField string
+	// ContextTokens is the model's context: the conversation is fitted to
+	// ContextTokens - MaxTokens (estimated, see provider.BytesPerToken)
+	// (default DefaultContextTokens).
+	ContextTokens int
+	// ToolCall sends the decision schema as one function tool ("decide",
+	// tool_choice "required") instead of a json_schema response_format,
+	// and reads the decision from the tool call's arguments.
+	ToolCall bool
+	// Retries is how many times a transient failure is retried (0: none).
+	Retries int
+	// Backoff is the wait before the first retry, doubling after each
+	// (default 500ms, at most 8s); a Retry-After header overrides it.
+	Backoff time.Duration
 	// Stream asks for an SSE stream; text deltas go to StreamTo as they
 	// arrive.
 	Stream   bool
@@ -71,6 +125,10 @@ type Provider struct {
 	endpoint string
 	client   *http.Client
 	own      bool
+
+	mu        sync.Mutex
+	field     string // the token-limit field sent now
+	autoField bool   // field was chosen, not configured: it may switch once
 }
 
 // New validates cfg and returns a provider.
@@ -88,12 +146,205 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
-	p := &Provider{cfg: cfg, endpoint: strings.TrimSuffix(u.String(), "/") + "/chat/completions", client: cfg.Client}
+	if cfg.MaxTokens == 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.ContextTokens == 0 {
+		cfg.ContextTokens = DefaultContextTokens
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 500 * time.Millisecond
+	}
+	switch {
+	case cfg.MaxTokens < 1:
+		return nil, exitcode.Errorf(exitcode.Usage, "max-tokens: must be at least 1, got %d", cfg.MaxTokens)
+	case cfg.ContextTokens < cfg.MaxTokens+MinPromptTokens:
+		return nil, exitcode.Errorf(exitcode.Usage, "context-tokens: %d leaves less than %d tokens for the conversation once max-tokens %d is reserved; raise it (to the server's context size) or lower max-tokens", cfg.ContextTokens, MinPromptTokens, cfg.MaxTokens)
+	case cfg.Retries < 0 || cfg.Retries > MaxRetries:
+		return nil, exitcode.Errorf(exitcode.Usage, "provider-retries: must be between 0 and %d, got %d", MaxRetries, cfg.Retries)
+	}
+	auto := cfg.TokenField == ""
+	switch cfg.TokenField {
+	case "":
+		cfg.TokenField = FieldMaxTokens
+		if strings.EqualFold(u.Hostname(), "api.openai.com") {
+			cfg.TokenField = FieldMaxCompletionTokens
+		}
+	case FieldMaxTokens, FieldMaxCompletionTokens:
+	default:
+		return nil, exitcode.Errorf(exitcode.Usage, "max-tokens-field: %q is neither %s nor %s", cfg.TokenField, FieldMaxTokens, FieldMaxCompletionTokens)
+	}
+	p := &Provider{cfg: cfg, endpoint: strings.TrimSuffix(u.String(), "/") + "/chat/completions", client: cfg.Client, field: cfg.TokenField, autoField: auto}
 	if p.client == nil {
 		p.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		p.own = true
 	}
 	return p, nil
+}
+
+// Decide sends one chat completion request, retrying transient failures
+// as configured.
+func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider.Reply, error) {
+	body, err := p.Body(req)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := provider.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	var retries []provider.Attempt
+	for attempt := 1; ; attempt++ {
+		reply, err := p.once(ctx, cctx, body)
+		if err == nil {
+			reply.Latency = time.Since(start)
+			reply.Retries = retries
+			return reply, nil
+		}
+		if p.switchField(err) {
+			// The server named the other token-limit field: send it
+			// again under that name (not a retry of a transient failure).
+			retries = append(retries, provider.Attempt{Attempt: attempt, Error: oneLine(err)})
+			if body, err = p.Body(req); err != nil {
+				return nil, withRetries(err, retries, attempt+1)
+			}
+			continue
+		}
+		var tr *transient
+		isTransient := errors.As(err, &tr)
+		if isTransient {
+			err = tr.err
+		}
+		if !isTransient || attempt > p.cfg.Retries || cctx.Err() != nil {
+			return nil, withRetries(err, retries, attempt)
+		}
+		wait := p.backoff(attempt, tr.retryAfter)
+		if dl, ok := cctx.Deadline(); ok && time.Until(dl) < wait {
+			err = &provider.Error{Provider: Name, Err: fmt.Errorf("%w (not retried: waiting %v would pass the provider timeout of %v)", tr.err.Err, wait.Round(time.Millisecond), p.cfg.Timeout)}
+			return nil, withRetries(err, retries, attempt)
+		}
+		retries = append(retries, provider.Attempt{Attempt: attempt, Error: oneLine(err), WaitMS: wait.Milliseconds()})
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-cctx.Done():
+			t.Stop()
+			return nil, withRetries(provider.CtxErr(Name, ctx, cctx, p.cfg.Timeout), retries, attempt)
+		}
+	}
+}
+
+// withRetries attaches the attempts made to the final error, when there
+// were retries to speak of.
+func withRetries(err error, retries []provider.Attempt, attempt int) error {
+	if len(retries) == 0 {
+		return err
+	}
+	all := append(retries, provider.Attempt{Attempt: attempt, Error: oneLine(err)})
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		pe.Retries = all
+		return err
+	}
+	return &provider.Error{Provider: Name, Err: err, Retries: all}
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+// once is one HTTP exchange.
+func (p *Provider) once(parent, cctx context.Context, body []byte) (*provider.Reply, error) {
+	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, provider.Errorf(Name, "request: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	if p.cfg.Stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
+	if p.cfg.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
+	}
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		if cctx.Err() != nil {
+			return nil, p.fail(parent, cctx, err)
+		}
+		err = provider.Errorf(Name, "%s: %w: %w", redact(p.endpoint), provider.ErrTransport, unwrapURL(err))
+		if resetOrRefused(err) {
+			return nil, &transient{err: err.(*provider.Error)}
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		err := provider.Errorf(Name, "%s: %w", redact(p.endpoint), &statusError{code: resp.StatusCode, text: errorText(b)})
+		if retryableStatus(resp.StatusCode) {
+			return nil, &transient{err: err.(*provider.Error), retryAfter: retryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		}
+		return nil, err
+	}
+	var reply *provider.Reply
+	if p.cfg.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		reply, err = p.readStream(resp.Body)
+	} else {
+		reply, err = p.readWhole(resp.Body)
+	}
+	if err != nil {
+		if cctx.Err() != nil {
+			return nil, p.fail(parent, cctx, err)
+		}
+		return nil, err
+	}
+	return reply, nil
+}
+
+// statusError is a non-2xx reply: "HTTP 503: message".
+type statusError struct {
+	code int
+	text string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.text) }
+
+// switchField reports whether err is an HTTP 400 naming the other
+// token-limit field while the field was chosen automatically and has not
+// switched yet; if so it switches.
+func (p *Provider) switchField(err error) bool {
+	var se *statusError
+	if !errors.As(err, &se) || se.code != http.StatusBadRequest {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	other := FieldMaxCompletionTokens
+	if p.field == FieldMaxCompletionTokens {
+		other = FieldMaxTokens
+	}
+	low := strings.ToLower(se.text)
+	refused := strings.Contains(low, "unsupported") || strings.Contains(low, "not supported") || strings.Contains(low, "unrecognized") || strings.Contains(low, "unknown")
+	if !p.autoField || !(strings.Contains(se.text, other) || (refused && strings.Contains(se.text, p.field))) {
+		return false
+	}
+	p.field, p.autoField = other, false
+	return true
+}
+
+func (p *Provider) tokenField() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.field
+}
+
+// unwrapURL drops *url.Error's "Post \"URL\":" prefix: the endpoint is
+// already named, redacted.
+func unwrapURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }
 
 // Close releases idle connections of the provider's own client.
@@ -111,206 +362,11 @@ func redact(raw string) string {
 	return u.Redacted()
 }
 
-type message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-// Messages renders a request as chat messages: the instructions as the
-// system message, the task, then each step as the model's reply and the
-// observation, the last user message ending with where the run stands.
-func Messages(req *provider.Request) []message {
-	msgs := []message{{Role: "system", Content: provider.Instructions(req)}}
-	task := "Task:\n" + req.Task
-	if len(req.History) == 0 {
-		task += "\n\n" + provider.StepNote(req)
-	}
-	msgs = append(msgs, message{Role: "user", Content: task})
-	for i, t := range req.History {
-		msgs = append(msgs, message{Role: "assistant", Content: t.Reply})
-		obs := fmt.Sprintf("Observation of step %d:\n%s", t.Step, t.Observation)
-		if i == len(req.History)-1 {
-			obs += "\n\n" + provider.StepNote(req)
-		}
-		msgs = append(msgs, message{Role: "user", Content: obs})
-	}
-	return msgs
-}
-
-// Body is the JSON request body for req.
-func (p *Provider) Body(req *provider.Request) ([]byte, error) {
-	body := map[string]any{
-		"model":    p.cfg.Model,
-		"messages": Messages(req),
-		"response_format": map[string]any{
-			"type": "json_schema",
-			"json_schema": map[string]any{
-				"name":   "decision",
-				"schema": json.RawMessage(provider.DecisionSchema),
-				"strict": true,
-			},
-		},
-		"stream": p.cfg.Stream,
-	}
-	if p.cfg.Stream {
-		body["stream_options"] = map[string]any{"include_usage": true}
-	}
-	return json.Marshal(body)
-}
-
-// Decide sends one chat completion request.
-func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider.Reply, error) {
-	body, err := p.Body(req)
-	if err != nil {
-		return nil, provider.Errorf(Name, "encode request: %w", err)
-	}
-	cctx, cancel := provider.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
-	start := time.Now()
-	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, provider.Errorf(Name, "request: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if p.cfg.Stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
-	}
-	if p.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
-	}
-	resp, err := p.client.Do(hreq)
-	if err != nil {
-		return nil, p.fail(ctx, cctx, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return nil, provider.Errorf(Name, "%s: HTTP %d: %s", redact(p.endpoint), resp.StatusCode, errorText(b))
-	}
-	var reply *provider.Reply
-	if p.cfg.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		reply, err = p.readStream(resp.Body)
-	} else {
-		reply, err = p.readWhole(resp.Body)
-	}
-	if err != nil {
-		if cctx.Err() != nil {
-			return nil, p.fail(ctx, cctx, err)
-		}
-		return nil, err
-	}
-	reply.Latency = time.Since(start)
-	return reply, nil
-}
-
 func (p *Provider) fail(parent, call context.Context, err error) error {
 	if call.Err() != nil {
 		return provider.CtxErr(Name, parent, call, p.cfg.Timeout)
 	}
 	return provider.Errorf(Name, "%w", err)
-}
-
-// readWhole reads a non-streaming completion.
-func (p *Provider) readWhole(r io.Reader) (*provider.Reply, error) {
-	b, err := io.ReadAll(io.LimitReader(r, p.cfg.MaxReplyBytes+1))
-	if err != nil {
-		return nil, provider.Errorf(Name, "read reply: %w", err)
-	}
-	if int64(len(b)) > p.cfg.MaxReplyBytes {
-		return nil, provider.Errorf(Name, "%w: more than %d bytes", provider.ErrTooLarge, p.cfg.MaxReplyBytes)
-	}
-	if !gjson.ValidBytes(b) {
-		return nil, provider.Errorf(Name, "%w: the body is not JSON: %s", provider.ErrProtocol, errorText(b))
-	}
-	doc := gjson.ParseBytes(b)
-	if e := doc.Get("error"); e.Exists() {
-		return nil, provider.Errorf(Name, "server error: %s", errorText(b))
-	}
-	content := doc.Get("choices.0.message.content")
-	if content.Type != gjson.String {
-		return nil, provider.Errorf(Name, "%w: no choices[0].message.content in the reply", provider.ErrProtocol)
-	}
-	return &provider.Reply{Text: content.String(), Usage: usageOf(doc.Get("usage"))}, nil
-}
-
-// readStream reads an SSE stream of chat.completion.chunk objects: it
-// joins the data lines of each event, stops at "[DONE]" (or EOF: some
-// servers omit it), appends every choices[0].delta.content, forwards it to
-// StreamTo, and keeps the last usage object seen (a usage-only chunk has
-// empty choices; a stream may carry no usage at all).
-func (p *Provider) readStream(r io.Reader) (*provider.Reply, error) {
-	sc := newLineReader(r, StreamFraming*p.cfg.MaxReplyBytes)
-	var (
-		text  strings.Builder
-		usage *provider.Usage
-		data  []string
-	)
-	dispatch := func() (bool, error) {
-		if len(data) == 0 {
-			return false, nil
-		}
-		payload := strings.Join(data, "\n")
-		data = data[:0]
-		if strings.TrimSpace(payload) == "[DONE]" {
-			return true, nil
-		}
-		if !gjson.Valid(payload) {
-			return false, provider.Errorf(Name, "%w: stream chunk is not JSON: %s", provider.ErrProtocol, errorText([]byte(payload)))
-		}
-		doc := gjson.Parse(payload)
-		if doc.Get("error").Exists() {
-			return false, provider.Errorf(Name, "server error in stream: %s", errorText([]byte(payload)))
-		}
-		if d := doc.Get("choices.0.delta.content"); d.Type == gjson.String && d.Str != "" {
-			if int64(text.Len()+len(d.Str)) > p.cfg.MaxReplyBytes {
-				return false, provider.Errorf(Name, "%w: more than %d bytes of content", provider.ErrTooLarge, p.cfg.MaxReplyBytes)
-			}
-			text.WriteString(d.Str)
-			if p.cfg.StreamTo != nil {
-				_, _ = io.WriteString(p.cfg.StreamTo, d.Str)
-			}
-		}
-		if u := usageOf(doc.Get("usage")); u != nil {
-			usage = u
-		}
-		return false, nil
-	}
-	for {
-		line, err := sc.next()
-		if err != nil && !errors.Is(err, io.EOF) {
-			if errors.Is(err, errLineBudget) {
-				return nil, provider.Errorf(Name, "%w: stream longer than %d bytes", provider.ErrTooLarge, StreamFraming*p.cfg.MaxReplyBytes)
-			}
-			return nil, provider.Errorf(Name, "read stream: %w", err)
-		}
-		eof := errors.Is(err, io.EOF)
-		switch {
-		case line == "" && !eof:
-			if done, err := dispatch(); err != nil || done {
-				return p.streamEnd(text.String(), usage, err)
-			}
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-		}
-		// Other fields (event:, id:, retry:) and comments (":") carry
-		// nothing we use.
-		if eof {
-			_, err := dispatch()
-			return p.streamEnd(text.String(), usage, err)
-		}
-	}
-}
-
-func (p *Provider) streamEnd(text string, usage *provider.Usage, err error) (*provider.Reply, error) {
-	if p.cfg.StreamTo != nil && text != "" {
-		_, _ = io.WriteString(p.cfg.StreamTo, "\n")
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &provider.Reply{Text: text, Usage: usage}, nil
 }
 
 // usageOf reads an OpenAI usage object; nil when absent or null.

@@ -78,19 +78,21 @@ func TestWhole(t *testing.T) {
 	}
 	body := gjson.ParseBytes(got)
 	checks := map[string]string{
-		"model":                                      "qwen2.5-coder",
-		"stream":                                     "false",
-		"response_format.type":                       "json_schema",
-		"response_format.json_schema.name":           "decision",
-		"response_format.json_schema.strict":         "true",
-		"response_format.json_schema.schema.type":    "object",
-		"messages.#":                                 "4",
-		"messages.0.role":                            "system",
-		"messages.1.role":                            "user",
-		"messages.2.role":                            "assistant",
-		"messages.2.content":                         `{"action":"read_file","path":"a.go"}`,
-		"messages.3.role":                            "user",
-		"response_format.json_schema.schema.anyOf.#": "5",
+		"model":                                   "qwen2.5-coder",
+		"stream":                                  "false",
+		"response_format.type":                    "json_schema",
+		"response_format.json_schema.name":        "decision",
+		"response_format.json_schema.strict":      "true",
+		"response_format.json_schema.schema.type": "object",
+		"messages.#":                              "4",
+		"messages.0.role":                         "system",
+		"messages.1.role":                         "user",
+		"messages.2.role":                         "assistant",
+		"messages.2.content":                      `{"action":"read_file","path":"a.go"}`,
+		"messages.3.role":                         "user",
+		"response_format.json_schema.schema.required.#":           "8",
+		"response_format.json_schema.schema.additionalProperties": "false",
+		"max_tokens": "2048",
 	}
 	for path, want := range checks {
 		if v := body.Get(path).String(); v != want {
@@ -139,7 +141,7 @@ func TestStream(t *testing.T) {
 	}{
 		{name: "usage chunk and DONE", tail: chunk("", "stop") + usageChunk + "data: [DONE]\n\n", wantUsage: true},
 		{name: "no usage chunk", tail: chunk("", "stop") + "data: [DONE]\n\n"},
-		{name: "no DONE, EOF", tail: chunk("", "stop") + usageChunk, wantUsage: true},
+		{name: "DONE without its blank line", tail: chunk("", "stop") + usageChunk + "data: [DONE]", wantUsage: true},
 		{name: "CRLF and comments", tail: ": keep-alive\n\n" + chunk("", "stop") + "data: [DONE]\n\n", crlf: true},
 	}
 	for _, tt := range tests {
@@ -376,3 +378,5 @@ func FuzzStream(f *testing.F) {
 		}
 	})
 }
+
+var jsonMarshal = json.Marshal
