@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -131,6 +133,11 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 		return err
 	}
 	if err := printResult(std, g, res); err != nil {
+		if errors.Is(err, syscall.EPIPE) && res.CLICode() != 0 {
+			// The reader left early: the exit code still says how the
+			// program ended (cli turns a bare EPIPE into a quiet 0).
+			return exitcode.Quiet(res.CLICode())
+		}
 		return printError{err}
 	}
 	if code := res.CLICode(); code != 0 {
