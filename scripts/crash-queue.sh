@@ -12,8 +12,13 @@
 # At the end it drains the queue without killing and checks:
 #   - every task succeeded;
 #   - each run the tasks recorded (a marker line "ID ATTEMPT") was claimed by
-#     a started event, an attempt is started again only after a requeue, and
-#     no attempt with a trace is ever started again.
+#     a started event, an attempt is started again only after a requeue,
+#     no attempt with a trace is ever started again, and every trace and
+#     terminal event names its task's current claim (fencing).
+# Then the batch case (ART_BATCH_KILLS kills, default N/10 but at least 8,
+# of a 50,000-task enqueue --batch at random byte offsets and moments: no
+# partial batch, idempotent re-runs) and the zombie re-claim scenario on
+# NATS (ART_ZOMBIE_TRIALS, default 50, run as a Go test; 0 skips it).
 # Uses the artq on PATH (make build; PATH=bin:$PATH) and jq. Prints what held
 # and exits 1 on the first violated invariant.
 set -euo pipefail
@@ -113,9 +118,74 @@ violation=$(jq -r 'select(.type == "started" or .type == "requeued" or .type == 
 			for (k in started) if (started[k] > requeued[k] + 1) { print "attempt " k " started " started[k] " times, requeued " requeued[k]; exit }
 		}')
 [ -z "$violation" ] || fail "$violation"
+# Fencing: every event about a running attempt names the current claim (the
+# seq of the task's latest started event); a late one would be a zombie's.
+late=$(jq -r 'select(.task != null) | "\(.seq) \(.type) \(.task) \(.claim // 0)"' log.jsonl |
+	awk '
+		$2 == "started" { cur[$3] = $1; next }
+		$2 == "trace" || $2 == "succeeded" || $2 == "failed" || $2 == "cancel_requested" || $2 == "requeued" || ($2 == "cancelled" && $4 != 0) {
+			if ($4 != cur[$3]) { print "event " $1 " (" $2 " of " $3 ") names claim " $4 ", current " cur[$3]; exit }
+		}
+		$2 == "succeeded" || $2 == "failed" || $2 == "requeued" || $2 == "cancelled" { cur[$3] = 0 }')
+[ -z "$late" ] || fail "late event: $late"
+
+# Batches: a 50,000-task `enqueue --batch` killed at random byte offsets of
+# its write (the torn-write failpoint) and at random moments (SIGKILL)
+# leaves no partial batch: readers see all of it or none, fsck passes, the
+# next writer cuts a torn batch whole; re-running it under an
+# --idempotency-key enqueues it exactly once.
+i=batch
+bkills="${ART_BATCH_KILLS:-$(( n / 10 > 8 ? n / 10 : 8 ))}"
+btasks="${ART_BATCH_TASKS:-50000}"
+awk -v n="$btasks" 'BEGIN { for (i = 1; i <= n; i++) printf "{\"apiVersion\":\"art/v1alpha1\",\"kind\":\"Task\",\"program\":\"true\",\"args\":[\"%d\"]}\n", i }' >batch.jsonl
+artq --dir "$work/bsize" enqueue --batch <batch.jsonl >/dev/null || fail "batch without kill"
+bsize=$(stat -c %s "$work/bsize/events.log")
+partial=0 offsets=""
+for ((k = 1; k <= bkills; k++)); do
+	bq="$work/b$k"
+	artq --dir "$bq" enqueue --id before -- true >/dev/null || fail "enqueue before the batch"
+	if ((k % 2)); then
+		off=$(( (RANDOM * 32768 + RANDOM) % (bsize - 1) + 1 ))
+		offsets="$offsets $off"
+		ARTQ_FAILPOINT="torn-write:$off" artq --dir "$bq" enqueue --batch --idempotency-key "b$k" <batch.jsonl >/dev/null && fail "batch $k was not killed at byte $off"
+	else
+		artq --dir "$bq" enqueue --batch --idempotency-key "b$k" <batch.jsonl >/dev/null &
+		bp=$!
+		sleep "0.$(printf '%03d' $((RANDOM % 400)))"
+		kill -9 "$bp" 2>/dev/null || true
+		{ wait "$bp"; } 2>/dev/null || true
+	fi
+	artq --dir "$bq" fsck >fsck.json || fail "fsck after batch kill $k: $(cat fsck.json)"
+	total=$(artq --dir "$bq" status --summary | jq .total)
+	if [ "$total" != 1 ] && [ "$total" != $((btasks + 1)) ]; then
+		partial=$((partial + 1))
+		fail "batch kill $k: $total tasks visible; want 1 or $((btasks + 1))"
+	fi
+	artq --dir "$bq" enqueue --id after -- true >/dev/null || fail "enqueue after the batch kill"
+	artq --dir "$bq" enqueue --batch --idempotency-key "b$k" <batch.jsonl >/dev/null || fail "re-run of batch $k"
+	artq --dir "$bq" enqueue --batch --idempotency-key "b$k" <batch.jsonl >/dev/null || fail "second re-run of batch $k"
+	total=$(artq --dir "$bq" status --summary | jq .total)
+	[ "$total" = $((btasks + 2)) ] || fail "batch $k after re-runs: $total tasks; want $((btasks + 2))"
+	rm -rf "$bq"
+done
+
+# The zombie re-claim scenario on NATS (worker processes, SIGSTOP past the
+# lease, SIGCONT with the task queued again and a free slot), as a Go test
+# against an embedded nats-server.
+zombie="${ART_ZOMBIE_TRIALS:-50}"
+i=zombie
+root="$(cd "$(dirname "$0")/.." && pwd)"
+zres="skipped (no go toolchain)"
+if command -v go >/dev/null && [ "$zombie" -gt 0 ]; then
+	(cd "$root" && ART_ZOMBIE_TRIALS="$zombie" go test -count=1 -run '^TestZombieReclaim$' -v ./lib/queue/nats/) >zombie.txt 2>&1 ||
+		fail "zombie scenario: $(grep -E 'late events|FAIL|want' zombie.txt | head -n 5)"
+	zres=$(grep -o 'zombie scenario: .*' zombie.txt)
+fi
 
 tasks=$(wc -l <status.jsonl)
 runs=$(wc -l <"$ws/runs")
 echo "crash-queue: $n iterations, $kills kills ($failpoints at failpoints), $tasks tasks ($(wc -l <acked.txt) acknowledged), $runs runs"
 echo "crash-queue: held after every kill: the log replays and fsck passes; no acknowledged task lost; attempts <= max_attempts"
-echo "crash-queue: held at the end: every task succeeded; every run was claimed; an attempt ran again only after a requeue; no traced attempt ran twice"
+echo "crash-queue: held at the end: every task succeeded; every run was claimed; an attempt ran again only after a requeue; no traced attempt ran twice; every trace and terminal event named the current claim"
+echo "crash-queue: batch: $bkills kills of a $btasks-task enqueue --batch ($bsize bytes; failpoint offsets:$offsets; the rest SIGKILL at random moments): $partial partial batches; re-runs under --idempotency-key enqueued each batch exactly once"
+echo "crash-queue: $zres"

@@ -20,6 +20,8 @@ import (
 type QueueFlags struct {
 	Queue   string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"Queue name: letters, digits, - and _ (default: default). Ignored with --dir."`
 	Backend string `name:"backend" default:"file" env:"ART_BACKEND" placeholder:"file|nats://HOST:PORT" help:"Where the log lives: file (a local directory, the default) or nats://HOST:PORT (a JetStream stream per queue; see docs/artq-nats.md)."`
+	// LockTimeout bounds every wait for the file backend's append lock.
+	LockTimeout time.Duration `name:"lock-timeout" default:"30s" env:"ART_LOCK_TIMEOUT" placeholder:"D" help:"File backend: how long a write waits for the queue's append lock before it fails (exit 125) naming the holder's pid and command (default 30s)."`
 }
 
 // open opens the queue's backend. readOnly backends write nothing at all:
@@ -53,7 +55,10 @@ func (f *QueueFlags) config(g *cli.Globals, readOnly bool) (backends.Config, err
 	if len(g.Events) > 0 && readOnly {
 		return backends.Config{}, errEventsReadOnly
 	}
-	c := backends.Config{Backend: f.Backend, Queue: f.Queue, Dir: g.Dir, ReadOnly: readOnly}
+	if f.LockTimeout <= 0 {
+		return backends.Config{}, exitcode.Errorf(exitcode.Usage, "--lock-timeout: must be positive")
+	}
+	c := backends.Config{Backend: f.Backend, Queue: f.Queue, Dir: g.Dir, ReadOnly: readOnly, LockTimeout: f.LockTimeout}
 	if c.Dir == "" && !natsq.IsURL(c.Backend) {
 		home, err := cli.DefaultHome()
 		if err != nil {

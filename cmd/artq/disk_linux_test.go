@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -138,4 +139,45 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("fsck after the drain: exit %d: %s", code, out)
 	}
 	t.Logf("%d tasks fit before the disk filled", acked)
+}
+
+// TestOutputDirFull: --output-dir on a full filesystem does not stop the
+// result from being recorded: the worker appends the trace (output_saved
+// false and the reason) and the terminal event, exits 0, and no later
+// worker runs the finished command again. Needs root (to mount).
+func TestOutputDirFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	mnt := t.TempDir()
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k,mode=0700"); err != nil {
+		t.Skipf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	// Fill it: only a few bytes are left.
+	os.WriteFile(filepath.Join(mnt, "ballast"), make([]byte, 60<<10), 0o600)
+	dir, ws := filepath.Join(t.TempDir(), "q"), t.TempDir()
+	out := filepath.Join(mnt, "out")
+	runs := filepath.Join(ws, "runs")
+	if b, err := artqCmd(dir, "enqueue", "--id", "x", "--", "sh", "-c", "echo run >> "+runs+"; head -c 100000 /dev/zero").CombinedOutput(); err != nil {
+		t.Fatalf("enqueue: %v: %s", err, b)
+	}
+	for i := range 3 {
+		b, err := artqCmd(dir, "work", "--drain", "--allow", "sh", "--workspace", ws, "--output-dir", out).CombinedOutput()
+		if err != nil {
+			t.Fatalf("worker %d on a full --output-dir: %v: %s", i, err, b)
+		}
+	}
+	if data, _ := os.ReadFile(runs); string(data) != "run\n" {
+		t.Fatalf("the command ran %q; want once", data)
+	}
+	q, _ := inspect(t, dir)
+	ts, err := q.Status(context.Background(), "x")
+	if err != nil || ts.State != "succeeded" {
+		t.Fatalf("x = %+v, %v; want succeeded", ts, err)
+	}
+	logData, _ := os.ReadFile(filepath.Join(dir, "events.log"))
+	if !bytes.Contains(logData, []byte(`"output_saved":false,"output_error":`)) || !bytes.Contains(logData, []byte("no space left on device")) {
+		t.Errorf("the trace does not say the output was not saved and why:\n%s", logData)
+	}
 }

@@ -19,7 +19,8 @@ type EnqueueCmd struct {
 	ID          string `name:"id" placeholder:"ID" help:"Task id (letters, digits, - and _). Enqueueing the same id with the same manifest again succeeds without a second task; with a different manifest it exits 3. Default: a generated, time-ordered id."`
 	MaxAttempts int    `name:"max-attempts" default:"1" placeholder:"N" help:"Attempts the task may use in all through explicit 'artq retry' (default 1: no retry). A crash never uses one up."`
 	Manifest    string `name:"manifest" placeholder:"FILE|-" help:"Read the Task manifest from FILE (- for stdin). With --batch: read the batch from FILE."`
-	Batch       bool   `name:"batch" help:"Read Task manifests as JSON Lines (stdin, or --manifest FILE) and enqueue them all in one synced append: all or none."`
+	Batch       bool   `name:"batch" help:"Read Task manifests as JSON Lines (stdin, or --manifest FILE) and enqueue them all in one synced append: all or none, also across a crash."`
+	IdemKey     string `name:"idempotency-key" placeholder:"KEY" help:"Derive the ids of tasks that name none from KEY and their position N in the batch, blank lines not counted (k + 16 hex digits of SHA-256(KEY) + -N), so running the same batch again with the same KEY enqueues nothing twice (exit 0); other tasks under the same KEY exit 3."`
 
 	WorkspaceMode   string   `name:"workspace-mode" enum:"shared,copy,worktree" default:"shared" placeholder:"shared|copy|worktree" group:"Run" help:"Where the task runs: shared (the worker's workspace, default), copy (a fresh copy of --workspace-source per attempt) or worktree (a fresh detached git worktree of its HEAD per attempt), under WORKSPACE/.artq/work/ID-ATTEMPT."`
 	WorkspaceSource string   `name:"workspace-source" placeholder:"DIR" group:"Run" help:"copy/worktree: the directory or git repository to start from, relative to the worker's workspace (default: the workspace itself)."`
@@ -45,6 +46,7 @@ Example:
   id=$(artq enqueue -o text --max-attempts 3 -- sh deploy.sh staging)
   artq enqueue --id nightly-2026-11-30 --manifest task.json   # idempotent
   artq enqueue --batch < tasks.jsonl                           # one Task a line
+  artq enqueue --batch --idempotency-key nightly-2026-11-30 < tasks.jsonl  # safe to re-run
   artq enqueue --id fix-1 --workspace-mode copy --workspace-source calc \
     --acceptance 'go test ./...' -- \
     artagent run --workspace . --task 'make go test pass' --provider mock \
@@ -65,6 +67,14 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	}
 	if err := runnable(reqs); err != nil {
 		return err
+	}
+	if c.IdemKey != "" {
+		if c.ID != "" {
+			return exitcode.Errorf(exitcode.Usage, "give --id or --idempotency-key, not both")
+		}
+		if err := queue.IdempotentIDs(c.IdemKey, reqs); err != nil {
+			return err
+		}
 	}
 	spec, err := c.runSpec()
 	if err != nil {

@@ -24,12 +24,15 @@ type LogCmd struct {
 func (c *LogCmd) Help() string {
 	return `Prints each event as a QueueEvent document, one JSON line each, in log
 order; with -o text (auto on a terminal), one line an event: sequence,
-time, type, task#attempt and what it carries (a failed trace's reason). Traces carry metadata only (status, exit code, signal, duration,
-output byte counts, truncation, a short redacted reason), never arguments
-or output. Events folded
-into a snapshot by 'artq compact' are no longer in the log; a note on stderr
-says which. Only reads: it writes nothing, not even a lock file. --follow
-exits 130 when interrupted.
+time, type, task#attempt and what it carries (a failed trace's reason).
+Traces carry metadata only (status, exit code, signal, duration, output byte
+counts, truncation, a short redacted reason), never arguments or output.
+Events folded into a snapshot by 'artq compact' are no longer in the log:
+read from the start, a note on stderr says which. A reader never skips
+events silently: if the events after --after SEQ, or after what --follow
+has printed, were compacted before it read them (it fell behind
+compaction), it stops with exit 3 naming them. Only reads: it writes
+nothing, not even a lock file. --follow exits 130 when interrupted.
 
 Example:
   artq log | jq -c 'select(.type == "failed")'

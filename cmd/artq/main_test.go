@@ -115,7 +115,7 @@ func truncateFile(ts *testscript.TestScript, neg bool, args []string) {
 // corrupt PATH OFFSET: flip one bit of the byte at OFFSET.
 func corruptFile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: corrupt PATH OFFSET")
+		ts.Fatalf("usage: corrupt PATH OFFSET (negative: from the end)")
 	}
 	path := ts.MkAbs(args[0])
 	off, err := strconv.ParseInt(args[1], 10, 64)
@@ -123,6 +123,11 @@ func corruptFile(ts *testscript.TestScript, neg bool, args []string) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	ts.Check(err)
 	defer f.Close()
+	if off < 0 { // from the end: -1 is the last byte
+		fi, err := f.Stat()
+		ts.Check(err)
+		off += fi.Size()
+	}
 	b := []byte{0}
 	_, err = f.ReadAt(b, off)
 	ts.Check(err)

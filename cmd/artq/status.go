@@ -10,6 +10,7 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
 )
 
 // StatusCmd shows tasks.
@@ -55,6 +56,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 		return err
 	}
 	defer b.Close()
+	warnStaleLock(std, b)
 	q := queue.New(b)
 	tails, _ := f.tailDir(g) // none: no tail shown
 	redraw := c.Watch && std.OutTTY && !g.JSON(std)
@@ -141,4 +143,19 @@ func printTail(std cli.IO, ts queue.TaskStatus) error {
 		w.WriteByte('\n')
 	}
 	return w.Flush()
+}
+
+// warnStaleLock tells stderr about a file queue's append lock held by a
+// stopped process or for more than a few seconds: every writer (enqueue,
+// cancel, workers) waits behind it until --lock-timeout.
+func warnStaleLock(std cli.IO, b queue.Backend) {
+	fb, ok := b.(*file.Backend)
+	if !ok {
+		return
+	}
+	h, err := fb.LockHolder()
+	if err != nil || h == nil || (h.State != "stopped" && time.Since(h.Since) < 5*time.Second) {
+		return
+	}
+	fmt.Fprintf(std.Err, "artq: warning: the append lock of %s is held by %s; writers wait for it up to --lock-timeout\n", fb.Dir(), h)
 }

@@ -390,7 +390,7 @@ func hasFlag(help, flag string) bool {
 // issue number.
 var outside = []*regexp.Regexp{
 	regexp.MustCompile(`DESIGN\.md`),
-	regexp.MustCompile(`\.\./shared|\.\./\.\./`),
+	regexp.MustCompile(`\.\./shared|\]\(\.\./\.\./`),
 	regexp.MustCompile(`(?i)\bissues?\s*#?\d+`),
 	regexp.MustCompile(`(^|\s)#\d+\b`),
 	regexp.MustCompile(`(?i)not built yet`),

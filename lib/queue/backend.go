@@ -22,7 +22,9 @@ import (
 // decides again. Because a task's state is a function of that task's events
 // alone, an unchanged last event means the decision still holds.
 type Backend interface {
-	// Append appends the proposals in order, all of them or none, and
+	// Append appends the proposals in order, all of them or none (also
+	// across a crash in the middle of the append: replay applies them
+	// whole or not at all), and
 	// returns their events with Seq assigned. It returns only after the
 	// events are on stable storage; concurrent calls in one process may
 	// share one sync (group commit). A failed condition returns an error
@@ -89,6 +91,14 @@ type Lease interface {
 	// Lost is closed if the backend can no longer vouch for the lease (a
 	// NATS lease that could not be renewed). The file backend's never is.
 	Lost() <-chan struct{}
+	// Held reports, by the local clock and without a network call,
+	// whether the lease is certainly still held: false once Lost is
+	// closed, and on NATS as soon as a whole TTL has passed since the
+	// last renewal that the server acknowledged was sent (the server
+	// expires the key no sooner). The worker asks before every claim and
+	// every append for a run, so a worker that was stopped (SIGSTOP,
+	// a pause) past its lease claims nothing and records nothing.
+	Held() bool
 	// Release gives the lease up; tasks still marked running under it are
 	// then recovered by the next Open.
 	Release() error
@@ -113,8 +123,10 @@ type LogCheck struct {
 	Notes       []string  `json:"notes,omitempty"`
 }
 
-// TornTail is an incomplete or unreadable last record: what a crash in the
-// middle of an append leaves. Open cuts it and records a truncated event.
+// TornTail is what a crash in the middle of an append leaves: an incomplete
+// final line, or (file backend) a batch without its commit. A complete line
+// that does not check is corruption, never a torn tail. Open cuts a torn
+// tail and records a truncated event.
 type TornTail struct {
 	Offset int64 `json:"offset"`
 	Bytes  int64 `json:"bytes"`

@@ -77,6 +77,21 @@ type Event struct {
 	Bytes       int64           `json:"bytes,omitempty"`
 	Through     uint64          `json:"through,omitempty"`
 	Manifest    json.RawMessage `json:"manifest,omitempty"`
+	// Claim is the fencing token of an event about a running attempt
+	// (trace, succeeded, failed, cancel_requested, cancelled, requeued):
+	// the sequence of the started event that began the attempt. The
+	// reducer refuses such an event unless its claim is the task's current
+	// one, so a worker that lost its lease (and whose task was requeued
+	// and started again, by itself or another worker) can never record a
+	// result for the newer claim. 0 only in logs written before claims.
+	Claim uint64 `json:"claim,omitempty"`
+	// Batch is set on every event of a multi-event append on the file
+	// backend: the sequence of the append's first event; Commit marks its
+	// last. A reader applies a batch's events only once it has read the
+	// committing one, and a writer cuts a batch a crash left without it,
+	// so a batch is applied whole or not at all (see lib/queue/file).
+	Batch  uint64 `json:"batch,omitempty"`
+	Commit bool   `json:"commit,omitempty"`
 	// Run is the task's RunSpec (enqueued only; absent for a task that
 	// asks for nothing beyond its manifest), stored as given and decoded
 	// by the worker that runs the task.
@@ -97,6 +112,13 @@ type Trace struct {
 	// Reason says in one short, redacted line why the attempt did not
 	// succeed (Reason); absent for a success and in logs written before it.
 	Reason string `json:"reason,omitempty"`
+	// OutputSaved is false when the worker was asked to keep the
+	// attempt's output (--output-dir) and could not (a full disk), and
+	// OutputError then says why. The attempt's result stands: an output
+	// that was not saved is never a reason to run the command again. Nil
+	// when nothing was asked or the output was saved.
+	OutputSaved *bool  `json:"output_saved,omitempty"`
+	OutputError string `json:"output_error,omitempty"`
 	// Acceptance is the record of the task's acceptance command, run by
 	// the worker after the command succeeded (the same metadata, never
 	// nested further). With it, the attempt's outcome is the acceptance's.

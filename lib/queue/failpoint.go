@@ -12,7 +12,8 @@ import (
 // that random timing rarely separates (a trace synced, its terminal event
 // not yet). ARTQ_FAILPOINT=NAME[:N] makes the process SIGKILL itself the
 // Nth time (default the first) it reaches point NAME. Unset, a failpoint
-// costs one comparison. Points: after-claim, after-run, after-trace.
+// costs one comparison. Points: after-claim, after-run, after-trace; and
+// torn-write:K, where K is a byte count (see TornWrite).
 var (
 	failName string
 	failN    int64
@@ -39,4 +40,20 @@ func failpoint(name string) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {} // the signal is on its way; never return
 	}
+}
+
+// TornWrite reports K when ARTQ_FAILPOINT=torn-write:K: a backend about to
+// write more than K bytes at once writes only the first K and calls Crash,
+// which is what a kill -9 in the middle of a large write(2) leaves.
+func TornWrite() (int64, bool) {
+	if failName != "torn-write" {
+		return 0, false
+	}
+	return failN, true
+}
+
+// Crash SIGKILLs the process (for failpoints) and never returns.
+func Crash() {
+	syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	select {}
 }

@@ -22,9 +22,12 @@ package queue
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -292,6 +295,27 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 	return out, nil
 }
 
+// IdempotentIDs gives every request that has no id of its own (neither
+// ID nor the manifest's id) an id derived from key and the request's
+// position in the batch (1-based): "k" + 16 hex digits of SHA-256(key) +
+// "-" + position. Running the same batch again with the same key then
+// names the same tasks, so the enqueue is idempotent (the same tasks
+// again succeed without a second copy; different ones conflict, exit 3)
+// where generated ids would have enqueued everything twice.
+func IdempotentIDs(key string, reqs []EnqueueRequest) error {
+	if key == "" || len(key) > 1024 {
+		return exitcode.Errorf(exitcode.Usage, "--idempotency-key: want 1 to 1024 bytes, got %d", len(key))
+	}
+	sum := sha256.Sum256([]byte(key))
+	prefix := "k" + hex.EncodeToString(sum[:8]) + "-"
+	for i := range reqs {
+		if reqs[i].ID == "" && (reqs[i].Task == nil || reqs[i].Task.ID == "") {
+			reqs[i].ID = prefix + strconv.Itoa(i+1)
+		}
+	}
+	return nil
+}
+
 // DecodeBatch decodes JSON Lines of Task manifests (blank lines skipped) into
 // requests, all of them or an error naming the first bad line. Large batches
 // are decoded on every CPU.
@@ -402,7 +426,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (TaskStatus, error) {
 			if t.CancelRequested {
 				return nil, nil
 			}
-			ev.Type = EventCancelRequested
+			ev.Type, ev.Claim = EventCancelRequested, t.Claim
 		default:
 			return nil, exitcode.Errorf(exitcode.Conflict, "task %s is %s: nothing to cancel", id, t.State)
 		}
@@ -543,7 +567,7 @@ func (q *Queue) recoverTask(ctx context.Context, id, dead string) (*Event, error
 // gone: its trace's result if the attempt was traced, cancelled if a cancel
 // was requested, else requeued with the attempt preserved.
 func RecoveryEvent(t *Task, now time.Time) *Event {
-	ev := &Event{Time: now, Task: t.ID, Attempt: t.Attempt, Worker: t.Worker}
+	ev := &Event{Time: now, Task: t.ID, Attempt: t.Attempt, Worker: t.Worker, Claim: t.Claim}
 	switch {
 	case t.Trace != nil:
 		ev.Type = t.Trace.Outcome()
@@ -592,8 +616,12 @@ type FollowOptions struct {
 	After uint64
 	// Follow keeps waiting for new events until ctx ends.
 	Follow bool
-	// Skipped, if set, is told once about events compacted away before
-	// the first one still held.
+	// Skipped, if set, is told about events compacted away before the
+	// first one still held, when reading starts from the beginning (After
+	// 0): their result is in the snapshot, and the log holds what
+	// follows. A reader that asked for a position (After > 0), or that
+	// has read anything and then falls behind a compaction, never skips:
+	// Follow fails with a *GapError instead.
 	Skipped func(from, to uint64)
 	// Idle, if set, runs each time the events in hand are exhausted (flush
 	// output before waiting).
@@ -603,19 +631,27 @@ type FollowOptions struct {
 // Follow calls fn for every event after opt.After, in order, and with
 // opt.Follow for every event appended later, until ctx ends (returning its
 // cause). It only reads.
+//
+// Events compacted away before the reader got to them are never skipped
+// silently: see FollowOptions.Skipped and GapError.
 func Follow(ctx context.Context, b Backend, opt FollowOptions, fn func(*Event) error) error {
 	after := opt.After
+	read := false
 	for {
 		err := b.Read(ctx, after, func(ev *Event) error {
-			after = ev.Seq
+			after, read = ev.Seq, true
 			return fn(ev)
 		})
 		var ce *CompactedError
 		if errors.As(err, &ce) && ce.First > after+1 {
+			if read || opt.After > 0 {
+				return &GapError{From: after + 1, To: ce.First - 1}
+			}
 			if opt.Skipped != nil {
 				opt.Skipped(after+1, ce.First-1)
 			}
 			after = ce.First - 1
+			read = true
 			continue
 		}
 		if err != nil {
@@ -633,4 +669,21 @@ func Follow(ctx context.Context, b Backend, opt FollowOptions, fn func(*Event) e
 			return err
 		}
 	}
+}
+
+// GapError is a reader that fell behind compaction: events From..To were
+// folded into a snapshot before it read them, so it cannot go on without
+// missing them. It is a conflict (exit 3): the reader's position is stale.
+type GapError struct{ From, To uint64 }
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("events %d to %d were compacted into the snapshot before they were read; stopping rather than skipping them", e.From, e.To)
+}
+
+// ExitCode implements exitcode.Coder.
+func (e *GapError) ExitCode() int { return exitcode.Conflict }
+
+// Hint tells the user what to do.
+func (e *GapError) Hint() string {
+	return "their results are in 'artq status'; run 'artq log' again (without --after) to read what the log holds now"
 }

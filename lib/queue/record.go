@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -93,6 +94,17 @@ func appendEventBody(dst []byte, ev *Event) []byte {
 		dst = append(dst, `,"through":`...)
 		dst = strconv.AppendUint(dst, ev.Through, 10)
 	}
+	if ev.Claim != 0 {
+		dst = append(dst, `,"claim":`...)
+		dst = strconv.AppendUint(dst, ev.Claim, 10)
+	}
+	if ev.Batch != 0 {
+		dst = append(dst, `,"batch":`...)
+		dst = strconv.AppendUint(dst, ev.Batch, 10)
+	}
+	if ev.Commit {
+		dst = append(dst, `,"commit":true`...)
+	}
 	if len(ev.Manifest) > 0 {
 		dst = append(dst, `,"manifest":`...)
 		dst = append(dst, ev.Manifest...)
@@ -124,6 +136,14 @@ func appendTrace(dst []byte, t *Trace) []byte {
 	if t.Reason != "" {
 		dst = append(dst, `,"reason":`...)
 		dst = appendString(dst, t.Reason)
+	}
+	if t.OutputSaved != nil {
+		dst = append(dst, `,"output_saved":`...)
+		dst = strconv.AppendBool(dst, *t.OutputSaved)
+	}
+	if t.OutputError != "" {
+		dst = append(dst, `,"output_error":`...)
+		dst = appendString(dst, t.OutputError)
 	}
 	if t.Acceptance != nil {
 		dst = append(dst, `,"acceptance":`...)
@@ -224,6 +244,39 @@ func RecordSeq(line []byte) (uint64, error) {
 	return seq, nil
 }
 
+// RecordBatch checks a record's CRC and reads its sequence and batch
+// membership only: what a writer verifying a whole log needs. Batch and
+// commit precede manifest and run in the encoder's layout, and a JSON
+// string cannot hold an unescaped quote, so a batch member is found
+// without decoding the record; any other layout is decoded in full.
+func RecordBatch(line []byte) (seq, batch uint64, commit bool, err error) {
+	seq, err = RecordSeq(line)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	i := bytes.Index(line, []byte(`,"batch":`))
+	if i < 0 {
+		return seq, 0, false, nil
+	}
+	if m := bytes.Index(line, []byte(`,"manifest":`)); m >= 0 && m < i {
+		ev, err := decodeEvent(line, true)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		return ev.Seq, ev.Batch, ev.Commit, nil
+	}
+	j := i + len(`,"batch":`)
+	k := j
+	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
+		k++
+	}
+	batch, ok := parseUint(line[j:k])
+	if !ok || batch == 0 || batch > seq {
+		return 0, 0, false, recordErrorf("batch: want a positive integer, at most the event's seq")
+	}
+	return seq, batch, bytes.HasPrefix(line[k:], []byte(`,"commit":true`)), nil
+}
+
 // seqSlow is RecordSeq for a record not in the encoder's own layout.
 func seqSlow(line []byte) (uint64, error) {
 	ev, err := decodeEvent(line, true)
@@ -274,6 +327,9 @@ const (
 	mManifest
 	mRun
 	mCRC
+	mClaim
+	mBatch
+	mCommit
 )
 
 func decodeEvent(data []byte, withCRC bool) (*Event, error) {
@@ -306,6 +362,8 @@ func decodeEvent(data []byte, withCRC bool) (*Event, error) {
 		return nil, recordErrorf("missing type")
 	case withCRC && seen&mCRC == 0:
 		return nil, recordErrorf("missing crc")
+	case ev.Commit && ev.Batch == 0, ev.Batch > ev.Seq && ev.Seq != 0:
+		return nil, recordErrorf("batch: commit without batch, or a batch that starts after its event")
 	}
 	return ev, nil
 }
@@ -371,6 +429,15 @@ func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, er
 	case "through":
 		ev.Through, ok = s.uint()
 		return mThrough, want(ok, "through", "an unsigned integer")
+	case "claim":
+		ev.Claim, ok = s.uint()
+		return mClaim, want(ok && ev.Claim != 0, "claim", "a positive integer")
+	case "batch":
+		ev.Batch, ok = s.uint()
+		return mBatch, want(ok && ev.Batch != 0, "batch", "a positive integer")
+	case "commit":
+		ev.Commit, ok = s.bool()
+		return mCommit, want(ok && ev.Commit, "commit", "true")
 	case "manifest":
 		if s.peek() != '{' {
 			return 0, recordErrorf("manifest: want an object")
@@ -471,6 +538,8 @@ const (
 	tIncomplete
 	tAcceptance
 	tReason
+	tOutputSaved
+	tOutputError
 )
 
 // decodeTrace reads a trace; nested says it is an acceptance record, which
@@ -508,6 +577,13 @@ func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
 		case "reason":
 			b, err := s.str()
 			t.Reason, ok, bit = string(b), err == nil, tReason
+		case "output_saved":
+			var saved bool
+			saved, ok = s.bool()
+			t.OutputSaved, bit = &saved, tOutputSaved
+		case "output_error":
+			b, err := s.str()
+			t.OutputError, ok, bit = string(b), err == nil && len(b) > 0, tOutputError
 		case "acceptance":
 			if nested || s.peek() != '{' {
 				return recordErrorf("trace.acceptance: want an object, in a trace only")
@@ -534,6 +610,9 @@ func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
 	}
 	if seen&tStatus == 0 {
 		return nil, recordErrorf("trace: missing status")
+	}
+	if (t.OutputSaved != nil && !*t.OutputSaved) != (t.OutputError != "") {
+		return nil, recordErrorf("trace: output_error comes with output_saved false, and only with it")
 	}
 	return t, nil
 }

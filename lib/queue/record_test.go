@@ -151,9 +151,18 @@ func FuzzDecodeRecord(f *testing.F) {
 	}
 	f.Add(sign(`{"seq":1,"time":"2026-11-30T03:56:19Z","type":"started","trace":{"status":"x"}`))
 	f.Add([]byte(`{"seq":1}`))
+	f.Add(AppendRecord(nil, &Event{Seq: 7, Time: t0, Type: EventEnqueued, Task: "b", MaxAttempts: 1, Batch: 5, Commit: true, Manifest: []byte(`{"batch":1}`)}))
+	f.Add(AppendRecord(nil, &Event{Seq: 9, Time: t0, Type: EventTrace, Task: "b", Attempt: 1, Claim: 8, Trace: &Trace{Status: execx.StatusSucceeded, OutputSaved: new(bool), OutputError: "disk full"}}))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		// Through the checksum, and past it: the checksum would otherwise
 		// keep the fuzzer away from the member decoder.
+		// RecordBatch reads what DecodeRecord does, or fails where it does.
+		if ev, err := DecodeRecord(line); err == nil {
+			seq, batch, commit, berr := RecordBatch(line)
+			if berr != nil || seq != ev.Seq || batch != ev.Batch || commit != ev.Commit {
+				t.Fatalf("RecordBatch = %d, %d, %v, %v; DecodeRecord says %d, %d, %v", seq, batch, commit, berr, ev.Seq, ev.Batch, ev.Commit)
+			}
+		}
 		for _, decode := range []func([]byte) (*Event, error){
 			DecodeRecord,
 			func(b []byte) (*Event, error) { return decodeEvent(b, false) },

@@ -56,6 +56,10 @@ func appendTaskLine(dst []byte, t *Task) []byte {
 		dst = append(dst, `,"worker":`...)
 		dst = appendString(dst, t.Worker)
 	}
+	if t.Claim != 0 {
+		dst = append(dst, `,"claim":`...)
+		dst = strconv.AppendUint(dst, t.Claim, 10)
+	}
 	if t.CancelRequested {
 		dst = append(dst, `,"cancel_requested":true`...)
 	}
@@ -325,6 +329,9 @@ func decodeTaskLine(line []byte, t *Task) error {
 				t.Run = append([]byte(nil), raw...)
 			}
 			bit = 1 << 15
+		case "claim":
+			t.Claim, ok = s.uint()
+			ok, bit = ok && t.Claim != 0, 1<<16
 		default:
 			return recordErrorf("unknown member %q", key)
 		}
@@ -400,6 +407,8 @@ func validSnapshotTask(t *Task, seq uint64) error {
 		return fmt.Errorf("attempts %d exceed attempt %d", t.Attempts, t.Attempt)
 	case (t.State == StateRunning) != (t.Worker != ""):
 		return fmt.Errorf("a worker belongs to a running task only")
+	case t.Claim != 0 && (t.State != StateRunning || t.Claim > t.LastSeq):
+		return fmt.Errorf("a claim belongs to a running task only, at or before its last event")
 	case t.CancelRequested && t.State != StateRunning:
 		return fmt.Errorf("a cancel request belongs to a running task only")
 	case t.State == StateQueued && t.Trace != nil:

@@ -68,7 +68,11 @@ type Task struct {
 	// acceptance).
 	Run json.RawMessage
 	// Worker is the worker running the task (state running only).
-	Worker          string
+	Worker string
+	// Claim is the sequence of the started event of the running attempt
+	// (state running only; 0 in a snapshot written before claims): the
+	// fencing token every later event of the attempt must carry.
+	Claim           uint64
 	CancelRequested bool
 	// Trace is the trace of the current attempt, nil until one is recorded.
 	Trace *Trace
@@ -269,6 +273,15 @@ func (s *State) checkTask(t *Task, ev *Event) error {
 		if ev.Attempt != t.Attempt {
 			return bad("attempt %d is not the current attempt %d", ev.Attempt, t.Attempt)
 		}
+		// Fencing: an event about a running attempt names the claim it
+		// belongs to, and only the current claim may speak. (Claim 0 is
+		// a record from before claims were written.)
+		if ev.Claim != 0 && t.State == StateRunning && ev.Type != EventStarted && ev.Claim != t.Claim {
+			return bad("claim %d is not the current claim %d (a late result of an earlier run of attempt %d)", ev.Claim, t.Claim, t.Attempt)
+		}
+		if ev.Claim != 0 && (t.State != StateRunning || ev.Type == EventStarted) {
+			return bad("only an event about a running attempt names a claim")
+		}
 		return nil
 	}
 	switch ev.Type {
@@ -390,7 +403,7 @@ func (s *State) Apply(ev *Event) error {
 		switch ev.Type {
 		case EventStarted:
 			s.move(t, StateRunning)
-			t.Worker = ev.Worker
+			t.Worker, t.Claim = ev.Worker, ev.Seq
 			t.Attempts = max(t.Attempts, ev.Attempt)
 		case EventTrace:
 			tr := *ev.Trace // the state owns its copy; callers may reuse ev
@@ -432,7 +445,7 @@ func (s *State) move(t *Task, to TaskState) {
 	}
 	if from == StateRunning {
 		delete(s.running, t.ID)
-		t.Worker = ""
+		t.Worker, t.Claim = "", 0
 		t.CancelRequested = false
 	}
 	switch to {

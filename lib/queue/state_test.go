@@ -408,3 +408,69 @@ func resign(data []byte) []byte {
 	sum := crc32.Checksum(body, castagnoli)
 	return fmt.Appendf(append([]byte{}, body...), "{\"end\":%d,\"crc\":%d}\n", n, sum)
 }
+
+// TestReducerFencesClaims: an event about a running attempt is refused
+// unless it names the task's current claim (the started event's seq),
+// even when worker and attempt match, as they do after a requeue and a new
+// start by the same worker.
+func TestReducerFencesClaims(t *testing.T) {
+	st := NewState()
+	seq := uint64(0)
+	apply := func(e *Event) error {
+		seq++
+		e.Seq = seq
+		if err := st.Apply(e); err != nil {
+			seq--
+			return err
+		}
+		return nil
+	}
+	must := func(e *Event) {
+		t.Helper()
+		if err := apply(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withClaim := func(e *Event, c uint64) *Event { e.Claim = c; return e }
+	must(ev(EventEnqueued, "x", 0))
+	must(ev(EventStarted, "x", 1)) // claim 2
+	if c := st.Task("x").Claim; c != 2 {
+		t.Fatalf("claim = %d; want 2", c)
+	}
+	must(withClaim(ev(EventRequeued, "x", 1), 2))
+	must(ev(EventStarted, "x", 1)) // claim 4, same worker, same attempt
+	for _, e := range []*Event{
+		withClaim(traced("x", 1, execx.StatusSucceeded), 2),
+		withClaim(ev(EventCancelRequested, "x", 1), 2),
+		withClaim(ev(EventRequeued, "x", 1), 2),
+	} {
+		var te *TransitionError
+		if err := apply(e); !errors.As(err, &te) || !strings.Contains(err.Error(), "claim 2 is not the current claim 4") {
+			t.Errorf("%s with the old claim = %v; want refused", e.Type, err)
+		}
+	}
+	must(withClaim(traced("x", 1, execx.StatusSucceeded), 4))
+	must(withClaim(ev(EventSucceeded, "x", 1), 4))
+	if err := apply(withClaim(ev(EventRetried, "x", 2), 4)); err == nil {
+		t.Error("a claim on an event about no running attempt was accepted")
+	}
+	// A snapshot keeps the claim of a running task.
+	must(ev(EventEnqueued, "y", 0))
+	must(ev(EventStarted, "y", 1))
+	back, err := NewStateFrom(decodeSnap(t, st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := back.Task("y").Claim; c != seq {
+		t.Errorf("claim after a snapshot = %d; want %d", c, seq)
+	}
+}
+
+func decodeSnap(t *testing.T, st *State) *Snapshot {
+	t.Helper()
+	snap, err := DecodeSnapshot(EncodeSnapshot(st.Snapshot(t0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}

@@ -155,6 +155,10 @@ func WorkerPolicy(file string, n execx.Narrowing) (*execx.Policy, error) {
 	return p, nil
 }
 
+func errLeaseLost(worker string) error {
+	return exitcode.Errorf(exitcode.Internal, "worker %s: lease lost; running tasks are left to recovery", worker)
+}
+
 var (
 	errShutdown        = errors.New("worker shutting down")
 	errCancelRequested = errors.New("cancel requested")
@@ -184,16 +188,20 @@ type worker struct {
 	stats WorkStats
 }
 
+// slot is one running claim. Slots are keyed by claim (the started
+// event's sequence), never by task id: a task requeued and claimed again
+// is a new claim, and the old run's slot stays what stop() cancels.
 type slot struct {
 	id        string
 	attempt   int
+	claim     uint64
 	cancel    context.CancelCauseFunc
 	cancelled bool
 }
 
 type finished struct {
-	id  string
-	err error // the queue failed while recording the result
+	claim uint64
+	err   error // the queue failed while recording the result
 }
 
 func newWorker(q *Queue, cfg WorkerConfig) (*worker, error) {
@@ -261,6 +269,20 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 	runCtx, stopRuns := context.WithCancelCause(bg)
 	defer stopRuns(errShutdown)
 
+	// A lost lease kills the running children at once, whatever the main
+	// loop is doing (a catch-up or recovery can take a request timeout):
+	// on NATS the worker kills its tasks within the lease TTL of its last
+	// acknowledged renewal, before any other worker may recover them.
+	leaseCtx, stopLeaseWatch := context.WithCancel(bg)
+	defer stopLeaseWatch()
+	go func() {
+		select {
+		case <-lease.Lost():
+			stopRuns(errShutdown)
+		case <-leaseCtx.Done():
+		}
+	}()
+
 	// Wake the loop on appends (ours, and other processes' through the
 	// backend's watch) instead of sleeping a whole poll.
 	wctx, stopWatch := context.WithCancel(bg)
@@ -293,7 +315,7 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 		watchers.Wait()
 	}()
 
-	slots := map[string]*slot{}
+	slots := map[uint64]*slot{}
 	done := make(chan finished, w.cfg.Concurrency)
 	var runs sync.WaitGroup
 	ticker := time.NewTicker(w.cfg.Poll)
@@ -308,7 +330,7 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 		}
 		for len(slots) > 0 {
 			f := <-done
-			delete(slots, f.id)
+			delete(slots, f.claim)
 			if f.err != nil && failure == nil {
 				failure = f.err
 			}
@@ -324,11 +346,9 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 			}
 			return w.snapshot(), err
 		}
-		select {
-		case <-lease.Lost():
+		if !lease.Held() {
 			stop(errShutdown)
-			return w.snapshot(), exitcode.Errorf(exitcode.Internal, "worker %s: lease lost; running tasks are left to recovery", w.self)
-		default:
+			return w.snapshot(), errLeaseLost(w.self)
 		}
 		if failure != nil {
 			stop(errShutdown)
@@ -338,7 +358,7 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 		if err := w.q.View(bg, func(st *State) error {
 			for _, s := range slots {
 				t := st.Task(s.id)
-				if t != nil && t.State == StateRunning && t.Worker == w.self && t.Attempt == s.attempt && t.CancelRequested && !s.cancelled {
+				if t != nil && t.State == StateRunning && t.Claim == s.claim && t.CancelRequested && !s.cancelled {
 					s.cancelled = true
 					s.cancel(errCancelRequested)
 				}
@@ -363,7 +383,17 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 		}
 		// Claim while there is room.
 		for len(slots) < w.cfg.Concurrency && (w.cfg.Mode != Once || claimed == 0) {
-			t, err := w.q.claim(bg, w.self)
+			// The lease is checked again before every claim: a worker
+			// continued after a pause past its lease claims nothing.
+			if !lease.Held() {
+				stop(errShutdown)
+				return w.snapshot(), errLeaseLost(w.self)
+			}
+			mine := make(map[string]bool, len(slots))
+			for _, s := range slots {
+				mine[s.id] = true
+			}
+			t, err := w.q.claim(bg, w.self, mine)
 			if err != nil {
 				stop(errShutdown)
 				return w.snapshot(), err
@@ -376,13 +406,13 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 			claimed++
 			w.count(func(s *WorkStats) { s.Claimed++ })
 			tctx, cancel := context.WithCancelCause(runCtx)
-			s := &slot{id: t.ID, attempt: t.Attempt, cancel: cancel}
-			slots[t.ID] = s
+			s := &slot{id: t.ID, attempt: t.Attempt, claim: t.Claim, cancel: cancel}
+			slots[t.Claim] = s
 			runs.Add(1)
 			go func() {
 				defer runs.Done()
 				defer cancel(nil)
-				done <- finished{id: t.ID, err: w.run(tctx, bg, t)}
+				done <- finished{claim: t.Claim, err: w.run(tctx, bg, t, lease)}
 			}()
 		}
 		if len(slots) == 0 && (w.cfg.Mode == Once || w.cfg.Mode == Drain) {
@@ -390,7 +420,7 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 		}
 		select {
 		case f := <-done:
-			delete(slots, f.id)
+			delete(slots, f.claim)
 			if f.err != nil {
 				failure = f.err
 			}
@@ -417,14 +447,23 @@ func (w *worker) snapshot() WorkStats {
 // claim starts the oldest queued task under this worker by appending
 // started after catching up; losing the race for one task moves on to the
 // next. It returns a copy of the claimed task, or nil when none is queued.
-func (q *Queue) claim(ctx context.Context, worker string) (*Task, error) {
+//
+// mine holds the ids of the tasks the worker is still running: a worker
+// never claims one of those again (a run it lost to recovery is still
+// winding down), it leaves it to another worker or to later.
+func (q *Queue) claim(ctx context.Context, worker string, mine map[string]bool) (*Task, error) {
 	var got Task
 	evs, err := q.update(ctx, func(st *State) ([]Proposal, error) {
-		oldest := st.Queued(1)
-		if len(oldest) == 0 {
+		var t *Task
+		for _, c := range st.Queued(len(mine) + 1) {
+			if !mine[c.ID] {
+				t = c
+				break
+			}
+		}
+		if t == nil {
 			return nil, nil
 		}
-		t := oldest[0]
 		ev := &Event{Time: q.now().UTC(), Type: EventStarted, Task: t.ID, Attempt: t.Attempt, Worker: worker}
 		if err := st.Check(ev); err != nil {
 			return nil, err
@@ -435,7 +474,7 @@ func (q *Queue) claim(ctx context.Context, worker string) (*Task, error) {
 	if err != nil || len(evs) == 0 {
 		return nil, err
 	}
-	got.State, got.Worker, got.LastSeq = StateRunning, worker, evs[0].Seq
+	got.State, got.Worker, got.LastSeq, got.Claim = StateRunning, worker, evs[0].Seq, evs[0].Seq
 	return &got, nil
 }
 
@@ -443,7 +482,7 @@ func (q *Queue) claim(ctx context.Context, worker string) (*Task, error) {
 // for one, then its acceptance command when the command succeeded — and
 // records its trace, then its terminal event. A shutdown records nothing.
 // The returned error is the queue's own failure to record.
-func (w *worker) run(tctx, bg context.Context, t *Task) error {
+func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 	obsv := w.cfg.Observer
 	defer obsv.forget(t.ID)
 	task, err := execx.DecodeTask(t.Manifest)
@@ -489,15 +528,22 @@ func (w *worker) run(tctx, bg context.Context, t *Task) error {
 			res.Status, res.ExitCode, res.Cancelled = execx.StatusCancelled, exitcode.Cancelled, true
 		}
 	}
+	tr := TraceOf(res)
+	decideCancelRace(tr)
+	tr.Acceptance = accept
 	if w.cfg.OutputDir != "" {
+		// The result is recorded whatever happens to its output: an
+		// output that cannot be saved (a full disk) is noted in the
+		// trace, never a reason to run the command again.
 		name := filepath.Join(w.cfg.OutputDir, fmt.Sprintf("%s.%d.out", t.ID, t.Attempt))
 		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil {
-			return exitcode.Errorf(exitcode.Internal, "--output-dir: %w", werr)
+			tr.OutputSaved, tr.OutputError = new(bool), outputError(werr)
+			if w.cfg.Warn != nil {
+				w.cfg.Warn(fmt.Errorf("task %s attempt %d: --output-dir: %w (the result is recorded without it)", t.ID, t.Attempt, werr))
+			}
 		}
 	}
-	tr := TraceOf(res)
-	tr.Acceptance = accept
-	term, err := w.q.finish(bg, w.self, t.ID, t.Attempt, tr)
+	term, err := w.q.finish(bg, lease, w.self, t, tr)
 	if err != nil {
 		return err
 	}
@@ -565,30 +611,61 @@ func (w *worker) accept(ctx context.Context, tw *taskWorkspace, task *execx.Task
 			res.Status, res.ExitCode, res.Cancelled = execx.StatusCancelled, exitcode.Cancelled, true
 		}
 	}
+	tr := TraceOf(res)
+	decideCancelRace(tr)
 	if w.cfg.OutputDir != "" {
 		name := filepath.Join(w.cfg.OutputDir, fmt.Sprintf("%s.%d.acceptance.out", task.ID, attempt))
-		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil && w.cfg.Warn != nil {
-			w.cfg.Warn(fmt.Errorf("--output-dir: %w", werr))
+		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil {
+			tr.OutputSaved, tr.OutputError = new(bool), outputError(werr)
+			if w.cfg.Warn != nil {
+				w.cfg.Warn(fmt.Errorf("--output-dir: %w", werr))
+			}
 		}
 	}
-	return TraceOf(res)
+	return tr
+}
+
+// outputError is the one-line reason recorded in a trace whose output
+// could not be saved.
+func outputError(err error) string {
+	msg := err.Error()
+	if len(msg) > 200 {
+		msg = msg[:200]
+	}
+	return msg
+}
+
+// decideCancelRace settles a cancel that arrives as the command exits on
+// its own. A command that exited with status 0 and no signal was not
+// stopped by the cancel (the runner's SIGTERM found it gone, or it chose
+// to finish cleanly): its attempt succeeded, with exit code 0, whatever
+// order the runner saw the two in. Only a command the cancel's signal
+// ended (or that exited non-zero) is recorded cancelled.
+func decideCancelRace(tr *Trace) {
+	if tr.Status == execx.StatusCancelled && tr.ExitCode == 0 && tr.Signal == "" {
+		tr.Status = execx.StatusSucceeded
+	}
 }
 
 // finish appends the attempt's trace and then its terminal event, each
 // synced before the next: a crash between the two leaves a trace that
-// recovery turns into the same terminal event, never a second run. It
-// returns "" if the task is no longer this worker's (it cannot be while the
-// lease is held; the check keeps a lost lease from corrupting the log).
-func (q *Queue) finish(ctx context.Context, worker, id string, attempt int, tr *Trace) (EventType, error) {
+// recovery turns into the same terminal event, never a second run. Both
+// carry the run's claim, and both are appended only while the lease is
+// held and the claim is still the task's current one: a worker that lost
+// its lease, or whose task was recovered and claimed again, records
+// nothing for the old run (it returns ""). The append's condition (the
+// task's latest event) makes that check and the write one step.
+func (q *Queue) finish(ctx context.Context, lease Lease, worker string, run *Task, tr *Trace) (EventType, error) {
+	id, attempt, claim := run.ID, run.Attempt, run.Claim
 	ours := func(t *Task) bool {
-		return t != nil && t.State == StateRunning && t.Worker == worker && t.Attempt == attempt
+		return lease.Held() && t != nil && t.State == StateRunning && t.Worker == worker && t.Attempt == attempt && t.Claim == claim
 	}
 	_, err := q.update(ctx, func(st *State) ([]Proposal, error) {
 		t := st.Task(id)
 		if !ours(t) || t.Trace != nil {
 			return nil, nil
 		}
-		ev := &Event{Time: q.now().UTC(), Type: EventTrace, Task: id, Attempt: attempt, Trace: tr}
+		ev := &Event{Time: q.now().UTC(), Type: EventTrace, Task: id, Attempt: attempt, Claim: claim, Trace: tr}
 		if err := st.Check(ev); err != nil {
 			return nil, err
 		}
@@ -605,7 +682,7 @@ func (q *Queue) finish(ctx context.Context, worker, id string, attempt int, tr *
 		if !ours(t) || t.Trace == nil {
 			return nil, nil
 		}
-		ev := &Event{Time: q.now().UTC(), Type: t.Trace.Outcome(), Task: id, Attempt: attempt}
+		ev := &Event{Time: q.now().UTC(), Type: t.Trace.Outcome(), Task: id, Attempt: attempt, Claim: claim}
 		if err := st.Check(ev); err != nil {
 			return nil, err
 		}

@@ -353,3 +353,86 @@ func TestEnqueueIdempotence(t *testing.T) {
 		t.Errorf("batch with a conflict: %v, %d events (had %d)", err, len(e.events(t)), before)
 	}
 }
+
+// TestCancelExitRace: a cancel that arrives as the command exits is decided
+// one way. The runner reports such a run as cancelled although the command
+// exited 0 on its own (no signal): it is recorded succeeded, exit code 0.
+// A command the cancel's signal ended is recorded cancelled.
+func TestCancelExitRace(t *testing.T) {
+	cases := []struct {
+		name string
+		res  execx.Result
+		want queue.TaskState
+	}{
+		{"exited 0 as the cancel came", execx.Result{Status: execx.StatusCancelled, Cancelled: true, ExitCode: 0}, queue.StateSucceeded},
+		{"killed by the cancel", execx.Result{Status: execx.StatusCancelled, Cancelled: true, ExitCode: 143, Signal: "SIGTERM"}, queue.StateCancelled},
+		{"exited 1 as the cancel came", execx.Result{Status: execx.StatusCancelled, Cancelled: true, ExitCode: 1}, queue.StateCancelled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.enqueue(t, "x", 1, "sh", "-c", "exit 0")
+			run := func(ctx context.Context, p *execx.Policy, task *execx.Task, opt execx.Options) (*execx.Result, error) {
+				<-ctx.Done() // the cancel request reached the runner
+				res := c.res
+				res.TaskID, res.Program = task.ID, task.Program
+				return &res, nil
+			}
+			stop := serve(t, e, queue.WorkerConfig{Run: run})
+			e.waitState(t, "x", queue.StateRunning)
+			if _, err := e.q.Cancel(bg, "x"); err != nil {
+				t.Fatal(err)
+			}
+			e.waitState(t, "x", c.want)
+			ts := e.status(t, "x")
+			if ts.Last == nil || ts.Last.ExitCode != c.res.ExitCode {
+				t.Errorf("last run = %+v; want exit code %d", ts.Last, c.res.ExitCode)
+			}
+			stop(errors.New("done"))
+		})
+	}
+}
+
+// TestOutputDirFullRecordsTrace: an attempt whose output cannot be saved
+// (here: the output directory is replaced by a file while the command
+// runs; cmd/artq's disk tests fill a real tmpfs) still has its trace and
+// terminal event appended, with output_saved false and the reason; the
+// command is never run again for it.
+func TestOutputDirFullRecordsTrace(t *testing.T) {
+	e := newEnv(t)
+	out := filepath.Join(t.TempDir(), "out")
+	e.enqueue(t, "x", 1, "sh", "-c", mark+"; echo hello")
+	runs := 0
+	run := func(ctx context.Context, p *execx.Policy, task *execx.Task, opt execx.Options) (*execx.Result, error) {
+		runs++
+		// The disk "fills" while the command runs: the directory is gone
+		// and a file stands in its place.
+		os.RemoveAll(out)
+		os.WriteFile(out, nil, 0o600)
+		return execx.Run(ctx, p, task, opt)
+	}
+	s, err := queue.Work(bg, e.q, queue.WorkerConfig{Policy: e.pol, Mode: queue.Drain, OutputDir: out, Run: run, Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Work = %v; want the result recorded without its output", err)
+	}
+	if s.Succeeded != 1 || runs != 1 {
+		t.Errorf("stats %+v, %d runs; want one run, succeeded", s, runs)
+	}
+	var tr *queue.Trace
+	for _, ev := range e.events(t) {
+		if ev.Type == queue.EventTrace {
+			tr = ev.Trace
+		}
+	}
+	if tr == nil || tr.OutputSaved == nil || *tr.OutputSaved || tr.OutputError == "" {
+		t.Fatalf("trace = %+v; want output_saved false with a reason", tr)
+	}
+	if !strings.Contains(string(queue.AppendRecord(nil, &queue.Event{Type: queue.EventTrace, Trace: tr})), `"output_saved":false,"output_error":`) {
+		t.Error("the record does not carry output_saved false and output_error")
+	}
+	// Another worker finds nothing to run again.
+	s, err = queue.Work(bg, e.q, queue.WorkerConfig{Policy: e.pol, Mode: queue.Drain, Poll: 20 * time.Millisecond})
+	if err != nil || s.Claimed != 0 {
+		t.Errorf("second worker = %+v, %v; want nothing claimed", s, err)
+	}
+}

@@ -32,6 +32,9 @@ type Config struct {
 	// Ctx bounds connecting to a remote backend (default: no bound but the
 	// backend's own timeouts).
 	Ctx context.Context
+	// LockTimeout bounds the file backend's wait for its append lock
+	// (default file.DefaultLockTimeout).
+	LockTimeout time.Duration
 	// Lease is the worker lease; a NATS backend also rides out a server
 	// outage for that long before failing an operation (default 30s).
 	Lease time.Duration
@@ -60,7 +63,7 @@ func Open(c Config) (queue.Backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		return file.Open(dir, file.Options{ReadOnly: c.ReadOnly})
+		return file.Open(dir, file.Options{ReadOnly: c.ReadOnly, LockTimeout: c.LockTimeout})
 	case natsq.IsURL(c.Backend):
 		if c.Dir != "" {
 			return nil, exitcode.Errorf(exitcode.Usage, "--dir: a NATS queue has no directory; name it with --queue")

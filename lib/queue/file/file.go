@@ -9,10 +9,16 @@
 //	lock             flock(2) held by whoever appends or compacts
 //	workers/ID.lock  flock(2) held by worker ID for its whole life
 //
-// Writers (Open without ReadOnly) take the lock for each commit, catch up on
-// records other processes appended, cut a torn tail (recording a truncated
-// event), check each proposal's condition, write the batch with one write(2)
-// and one fdatasync(2), and only then report success. Concurrent appenders in
+// Writers (Open without ReadOnly) verify the whole segment once when they
+// open it (every checksum, the sequence, every batch: nothing is appended
+// to a corrupt log), take the lock for each commit (waiting at most
+// Options.LockTimeout, then failing with the holder's pid and command),
+// catch up on records other processes appended, cut a torn tail (recording
+// a truncated event), check each proposal's condition, write the commit
+// with one write(2) and one fdatasync(2), and only then report success. The
+// events of one multi-event Append are a batch (see walker in scan.go):
+// readers apply it only once its commit record is read, and a writer cuts a
+// batch a crash left without one, whole. Concurrent appenders in
 // one process are batched by a leader that commits for all of them (group
 // commit). A write that fails is undone with ftruncate; a sync that fails
 // leaves the page cache in doubt, so the backend refuses all further appends
@@ -60,6 +66,10 @@ type Options struct {
 	// WatchInterval is how often Wait looks for appends by other processes
 	// (appends in this process wake it at once). Default 100ms.
 	WatchInterval time.Duration
+	// LockTimeout bounds the wait for the append lock (default
+	// DefaultLockTimeout, 30s); past it a write fails (exit 125) naming
+	// the holder's pid and command.
+	LockTimeout time.Duration
 
 	// hook, in tests, runs at named points of a commit or compaction; an
 	// error stops the operation there as a crash would.
@@ -134,9 +144,9 @@ func Open(dir string, opts Options) (*Backend, error) {
 	}
 	b.cmu.Lock()
 	defer b.cmu.Unlock()
-	lk, err := fsx.LockFile(b.lockPath)
+	lk, err := b.lock()
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "queue %s: %w", dir, err)
+		return nil, err
 	}
 	defer lk.Unlock()
 	torn, err := b.prepareLocked()
@@ -233,19 +243,23 @@ func (b *Backend) prepareLocked() (*queue.TornTail, error) {
 			f.Close()
 			return nil, b.ioErr("stat", err)
 		}
-		t, err := scanTail(f, b.logPath, info.Size())
+		// A writer reads the whole segment once when it opens it: every
+		// record's checksum, the sequence and every batch, so that nothing
+		// is ever appended to a corrupt log (whatever the append needs to
+		// know of it), and a torn tail is told from damage.
+		end, last, torn, err := b.verify(f, info.Size())
 		if err != nil {
 			f.Close()
 			return nil, b.readErr(err)
 		}
-		b.w, b.wInfo, b.wEnd = f, info, t.end
-		if t.last != nil {
-			b.wSeq = t.last.Seq
+		b.w, b.wInfo, b.wEnd = f, info, end
+		if last != 0 {
+			b.wSeq = last
 		} else if b.wSeq, err = b.snapshotSeq(); err != nil {
 			return nil, err
 		}
-		if t.torn != nil {
-			return t.torn, b.cut(t.torn)
+		if torn != nil {
+			return torn, b.cut(torn)
 		}
 		return nil, nil
 	}
@@ -261,38 +275,48 @@ func (b *Backend) prepareLocked() (*queue.TornTail, error) {
 		return nil, &queue.CorruptError{Path: b.logPath, Offset: size, Why: fmt.Sprintf("the log shrank from %d to %d bytes behind this writer's back", b.wEnd, size)}
 	}
 	// Records appended by another process since our last commit.
-	sc := newScanner(b.w, b.wEnd, size)
+	w := newWalker(b.w, b.logPath, b.wEnd, size, b.wSeq, nil)
 	for {
-		line, off, complete, err := sc.next()
+		evs, _, end, err := w.next()
 		if err == io.EOF {
 			return nil, nil
 		}
-		if err != nil {
-			return nil, b.ioErr("read", err)
-		}
-		var ev *queue.Event
-		var derr error
-		if complete {
-			ev, derr = queue.DecodeRecord(line)
-		} else if sc.overlong {
-			derr = fmt.Errorf("a line longer than any record")
-		}
-		if !complete || derr != nil {
-			more, merr := sc.more()
-			if merr != nil {
-				return nil, b.ioErr("read", merr)
-			}
-			if more || sc.overlong {
-				return nil, &queue.CorruptError{Path: b.logPath, Offset: off, Why: derr.Error(), Err: derr}
-			}
-			torn := &queue.TornTail{Offset: off, Bytes: size - off}
+		var te *tornError
+		if errors.As(err, &te) {
+			// We hold the lock, so no append is in progress: what is
+			// left is a crashed writer's. A batch without its commit is
+			// cut whole.
+			torn := &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}
 			return torn, b.cut(torn)
 		}
-		if ev.Seq != b.wSeq+1 {
-			return nil, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("sequence %d follows %d", ev.Seq, b.wSeq)}
+		if err != nil {
+			return nil, b.readErr(err)
 		}
-		b.wSeq, b.wEnd = ev.Seq, sc.offset()
-		b.feed(ev)
+		for _, ev := range evs {
+			b.feed(ev)
+		}
+		b.wSeq, b.wEnd = evs[len(evs)-1].Seq, end
+	}
+}
+
+// verify walks a whole segment (see walker) and returns the offset just
+// past its last whole unit, that unit's last sequence (0: none), and the
+// torn tail to cut, if any. Damage is a *queue.CorruptError.
+func (b *Backend) verify(f *os.File, size int64) (end int64, last uint64, torn *queue.TornTail, err error) {
+	w := newWalker(f, b.logPath, 0, size, 0, cheap)
+	for {
+		evs, _, e, err := w.next()
+		if err == io.EOF {
+			return end, last, nil, nil
+		}
+		var te *tornError
+		if errors.As(err, &te) {
+			return end, last, &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}, nil
+		}
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		end, last = e, evs[len(evs)-1].Seq
 	}
 }
 
@@ -394,9 +418,9 @@ func (b *Backend) commit(batch []*request) {
 		fail(b.broken)
 		return
 	}
-	lk, err := fsx.LockFile(b.lockPath)
+	lk, err := b.lock()
 	if err != nil {
-		fail(exitcode.Errorf(exitcode.Internal, "append: %w", err))
+		fail(err)
 		return
 	}
 	defer lk.Unlock()
@@ -463,8 +487,15 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 			continue
 		}
 		r.evs = make([]*queue.Event, len(r.ps))
+		first := seq + 1
 		for i, p := range r.ps {
 			ev := *p.Event
+			// Several events of one call are one batch: each names the
+			// first, the last commits it (see walker).
+			ev.Batch, ev.Commit = 0, false
+			if len(r.ps) > 1 {
+				ev.Batch, ev.Commit = first, i == len(r.ps)-1
+			}
 			add(&ev)
 			r.evs[i] = &ev
 			if ev.Task != "" {
@@ -478,6 +509,10 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	}
 	if err := b.hook("write"); err != nil {
 		return err
+	}
+	if k, ok := queue.TornWrite(); ok && k < int64(len(buf)) {
+		b.w.Write(buf[:k])
+		queue.Crash()
 	}
 	if _, err := b.w.Write(buf); err != nil {
 		werr := b.ioErr("append", err)
@@ -637,32 +672,26 @@ func (b *Backend) ensureIndex() error {
 	return &queue.CorruptError{Path: b.logPath, Offset: -1, Why: fmt.Sprintf("the log and the snapshot do not meet (index at %d, log at %d)", through, b.wSeq)}
 }
 
-// scanLog decodes every good record of f before limit in order, checking
-// sequence continuity.
+// scanLog decodes every record of f before limit in order (limit is the
+// end of a whole unit), checking checksums, sequence and batches.
 func (b *Backend) scanLog(f *os.File, limit int64, fn func(*queue.Event) error) error {
-	sc := newScanner(f, 0, limit)
-	var prev uint64
+	w := newWalker(f, b.logPath, 0, limit, 0, nil)
 	for {
-		line, off, complete, err := sc.next()
+		evs, _, _, err := w.next()
 		if err == io.EOF {
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		if !complete {
+		var te *tornError
+		if errors.As(err, &te) {
 			return nil // beyond limit only a torn tail can remain
 		}
-		ev, err := queue.DecodeRecord(line)
 		if err != nil {
-			return &queue.CorruptError{Path: b.logPath, Offset: off, Why: err.Error(), Err: err}
-		}
-		if prev != 0 && ev.Seq != prev+1 {
-			return &queue.CorruptError{Path: b.logPath, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("sequence %d follows %d", ev.Seq, prev)}
-		}
-		prev = ev.Seq
-		if err := fn(ev); err != nil {
 			return err
+		}
+		for _, ev := range evs {
+			if err := fn(ev); err != nil {
+				return err
+			}
 		}
 	}
 }
@@ -730,9 +759,9 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	if b.broken != nil {
 		return b.broken
 	}
-	lk, err := fsx.LockFile(b.lockPath)
+	lk, err := b.lock()
 	if err != nil {
-		return exitcode.Errorf(exitcode.Internal, "compact: %w", err)
+		return err
 	}
 	defer lk.Unlock()
 	torn, err := b.prepareLocked()
@@ -908,74 +937,50 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 }
 
 // readFrom delivers the records of c's file after seq `after`, from c.off
-// on. fresh means c starts at the file's beginning, where the first record
-// tells whether earlier events were compacted away.
+// on, a whole unit at a time: a batch only once its commit is read. fresh
+// means c starts at the file's beginning, where the first record tells
+// whether earlier events were compacted away. Records the caller already
+// has are only checked (checksum, sequence), not decoded, unless the index
+// is waiting for them.
 func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh bool, fn func(*queue.Event) error) error {
-	sc := newScanner(c.f, c.off, -1)
 	first := fresh || c.seq == 0
+	prev := c.seq
+	if first {
+		prev = 0
+	}
+	w := newWalker(c.f, b.logPath, c.off, -1, prev, func(seq, unit uint64) bool { return seq > after || b.indexWants(unit) })
 	for {
-		line, off, complete, err := sc.next()
+		evs, _, end, err := w.next()
 		if err == io.EOF {
 			return nil
 		}
-		if err != nil {
-			return b.ioErr("read", err)
-		}
-		var ev *queue.Event
-		var seq uint64
-		var derr error
-		switch {
-		case complete && c.seq >= after && !first:
-			// Past what the caller has: decode in full.
-			if ev, derr = queue.DecodeRecord(line); derr == nil {
-				seq = ev.Seq
-			}
-		case complete && !b.indexWants(c.seq+1):
-			// Records the caller already has: check the checksum and the
-			// sequence only.
-			seq, derr = queue.RecordSeq(line)
-		case complete:
-			if ev, derr = queue.DecodeRecord(line); derr == nil {
-				seq = ev.Seq
-			}
-		case sc.overlong:
-			derr = fmt.Errorf("a line longer than any record")
-		}
-		if !complete || derr != nil {
-			// The last line may be torn, or an append in progress: stop
-			// before it. Anything bad before the last line is corruption.
-			more, merr := sc.more()
-			if merr != nil {
-				return b.ioErr("read", merr)
-			}
-			if more || sc.overlong {
-				return &queue.CorruptError{Path: b.logPath, Offset: off, Why: derr.Error(), Err: derr}
-			}
+		var te *tornError
+		if errors.As(err, &te) {
+			// A torn last line, or an append in progress: stop before it.
 			return nil
+		}
+		if err != nil {
+			return b.readErr(err)
 		}
 		if first {
 			first = false
-			if seq > after+1 {
-				return &queue.CompactedError{First: seq}
+			if s := evs[0].Seq; s > after+1 {
+				return &queue.CompactedError{First: s}
 			}
-		} else if seq != c.seq+1 {
-			return &queue.CorruptError{Path: b.logPath, Offset: off, Seq: seq, Why: fmt.Sprintf("sequence %d follows %d", seq, c.seq)}
 		}
-		c.off, c.seq = sc.offset(), seq
-		if ev != nil {
-			b.feed(ev)
-		}
-		if seq <= after {
-			continue
-		}
-		if ev == nil { // a first record past `after` read on the fast path
-			if ev, derr = queue.DecodeRecord(line); derr != nil {
-				return &queue.CorruptError{Path: b.logPath, Offset: off, Seq: seq, Why: derr.Error(), Err: derr}
+		c.off, c.seq = end, evs[len(evs)-1].Seq
+		for _, ev := range evs {
+			if ev.Type != "" { // decoded in full (feed ignores what is not next)
+				b.feed(ev)
 			}
-			b.feed(ev)
 		}
-		if err := fn(ev); err != nil {
-			return err
+		for _, ev := range evs {
+			if ev.Seq <= after {
+				continue
+			}
+			if err := fn(ev); err != nil {
+				return err
+			}
 		}
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -1032,15 +1037,14 @@ func (b *Backend) lastSeq() (uint64, error) {
 	if err != nil {
 		return 0, b.ioErr("stat", err)
 	}
-	t, err := scanTail(f, b.logPath, info.Size())
+	seq, ok, err := tailSeq(f, b.logPath, info.Size())
 	if err != nil {
 		return 0, b.readErr(err)
 	}
-	seq := uint64(0)
-	if t.last != nil {
-		seq = t.last.Seq
-	} else if seq, err = b.snapshotSeq(); err != nil {
-		return 0, err
+	if !ok {
+		if seq, err = b.snapshotSeq(); err != nil {
+			return 0, err
+		}
 	}
 	b.tailInfo, b.tailSeq = info, seq
 	return seq, nil
@@ -1054,6 +1058,9 @@ type lease struct {
 }
 
 func (l *lease) Lost() <-chan struct{} { return nil }
+
+// Held implements queue.Lease: an flock is held until Release or death.
+func (l *lease) Held() bool { return true }
 
 // Release removes the lease file while still holding it (so no checker can
 // see an unlocked file that a live worker owns) and then unlocks.
@@ -1140,6 +1147,9 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 			}
 		}
 	}
+	if h, err := b.LockHolder(); err == nil && h != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the append lock is held by %s; writers wait for it up to --lock-timeout", LockName, h))
+	}
 	f, err := os.Open(b.logPath)
 	if errors.Is(err, os.ErrNotExist) {
 		rep.Notes = append(rep.Notes, LogName+": absent (no event appended yet)")
@@ -1150,53 +1160,43 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 		return rep, b.ioErr("open", err)
 	}
 	defer f.Close()
-	sc := newScanner(f, 0, -1)
+	w := newWalker(f, b.logPath, 0, -1, 0, nil)
 	var prev uint64
 	for {
-		line, off, complete, err := sc.next()
+		evs, off, end, err := w.next()
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			return rep, b.ioErr("read", err)
-		}
-		var ev *queue.Event
-		var derr error
-		if complete {
-			ev, derr = queue.DecodeRecord(line)
-		} else if sc.overlong {
-			derr = fmt.Errorf("a line longer than any record")
-		} else {
-			derr = fmt.Errorf("incomplete record")
-		}
-		if derr != nil {
-			more, merr := sc.more()
-			if merr != nil {
-				return rep, b.ioErr("read", merr)
+		var te *tornError
+		if errors.As(err, &te) {
+			fi, serr := f.Stat()
+			if serr != nil {
+				return rep, b.ioErr("stat", serr)
 			}
-			if more || sc.overlong {
-				return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Why: derr.Error(), Err: derr}
+			rep.TornTail = &queue.TornTail{Offset: te.Offset, Bytes: fi.Size() - te.Offset}
+			rep.Bytes = fi.Size()
+			if len(evs) == 0 && te.Why != "an incomplete final line" {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("torn tail at byte %d: %s (the next writer cuts it; none of it was acknowledged)", te.Offset, te.Why))
 			}
-			end := sc.offset()
-			rep.TornTail = &queue.TornTail{Offset: off, Bytes: end - off}
-			rep.Bytes = end
 			break
 		}
-		if prev == 0 {
-			rep.FirstSeq = ev.Seq
-			if snap != nil && ev.Seq > snap.Seq+1 {
-				return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("events %d to %d are in neither the snapshot nor the log", snap.Seq+1, ev.Seq-1)}
-			}
-			if snap == nil && ev.Seq != 1 {
-				return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("the log starts at %d and there is no snapshot", ev.Seq)}
-			}
-		} else if ev.Seq != prev+1 {
-			return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("sequence %d follows %d", ev.Seq, prev)}
+		if err != nil {
+			return rep, b.readErr(err)
 		}
-		prev = ev.Seq
-		rep.LastSeq = ev.Seq
-		rep.Events++
-		rep.Bytes = sc.offset()
+		if prev == 0 {
+			s := evs[0].Seq
+			rep.FirstSeq = s
+			if snap != nil && s > snap.Seq+1 {
+				return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: s, Why: fmt.Sprintf("events %d to %d are in neither the snapshot nor the log", snap.Seq+1, s-1)}
+			}
+			if snap == nil && s != 1 {
+				return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: s, Why: fmt.Sprintf("the log starts at %d and there is no snapshot", s)}
+			}
+		}
+		prev = evs[len(evs)-1].Seq
+		rep.LastSeq = prev
+		rep.Events += int64(len(evs))
+		rep.Bytes = end
 	}
 	if prev == 0 {
 		rep.FirstSeq, rep.LastSeq = rep.SnapshotSeq+1, rep.SnapshotSeq

@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -54,16 +55,6 @@ func (s *lineScanner) next() (line []byte, off int64, complete bool, err error) 
 			return nil, 0, false, err
 		}
 	}
-}
-
-// more reports whether anything follows what has been returned so far.
-func (s *lineScanner) more() (bool, error) {
-	for s.r == s.w && !s.eof {
-		if err := s.fill(); err != nil {
-			return false, err
-		}
-	}
-	return s.r < s.w, nil
 }
 
 // offset is the file offset just past the last line returned.
@@ -129,52 +120,172 @@ func lineBefore(f *os.File, end int64) (start int64, line []byte, err error) {
 	}
 }
 
-// tail describes the end of a log file as a writer needs it.
-type tail struct {
-	end  int64        // offset just past the last good record
-	last *queue.Event // the last good record, nil if none
-	torn *queue.TornTail
-}
-
-// scanTail finds the last good record of a file of the given size from its
-// end, without reading the whole file. A bad or incomplete last line is a
-// torn tail; a bad line before it is corruption.
-func scanTail(f *os.File, path string, size int64) (tail, error) {
+// tailSeq is the sequence of the last whole unit of a log file of the
+// given size, read from its end without reading the whole file; ok is
+// false when the file holds none. A torn final line is skipped, and so is
+// a batch still without its commit (being written, or left by a crash).
+// A damaged complete line is corruption.
+func tailSeq(f *os.File, path string, size int64) (seq uint64, ok bool, err error) {
 	if size == 0 {
-		return tail{}, nil
+		return 0, false, nil
 	}
-	var t tail
 	lineEnd := size // end of the line to examine (offset of its '\n' or EOF)
 	one := []byte{0}
 	if _, err := f.ReadAt(one, size-1); err != nil {
-		return t, err
+		return 0, false, err
 	}
 	if one[0] == '\n' {
 		lineEnd = size - 1
 	}
 	start, line, err := lineBefore(f, lineEnd)
 	if err != nil {
-		return t, err
+		return 0, false, err
 	}
-	if lineEnd == size { // a fragment without newline: torn
-		t.torn = &queue.TornTail{Offset: start, Bytes: size - start}
-	} else if ev, derr := queue.DecodeRecord(line); derr == nil {
-		t.end, t.last = size, ev
-		return t, nil
-	} else {
-		t.torn = &queue.TornTail{Offset: start, Bytes: size - start}
+	if lineEnd == size { // a fragment without newline
+		if why := fragmentDamage(line, int64(len(line)) > maxRecord); why != "" {
+			return 0, false, &queue.CorruptError{Path: path, Offset: start, Why: why}
+		}
+		if start == 0 {
+			return 0, false, nil
+		}
+		if start, line, err = lineBefore(f, start-1); err != nil {
+			return 0, false, err
+		}
 	}
-	if start == 0 {
-		return t, nil
-	}
-	pstart, pline, err := lineBefore(f, start-1)
-	if err != nil {
-		return t, err
-	}
-	ev, derr := queue.DecodeRecord(pline)
+	s, batch, commit, derr := queue.RecordBatch(line)
 	if derr != nil {
-		return t, &queue.CorruptError{Path: path, Offset: pstart, Why: derr.Error(), Err: derr}
+		return 0, false, &queue.CorruptError{Path: path, Offset: start, Why: derr.Error(), Err: derr}
 	}
-	t.end, t.last = start, ev
-	return t, nil
+	if batch != 0 && !commit {
+		return batch - 1, batch > 1, nil
+	}
+	return s, true, nil
+}
+
+// A unit is what one append leaves in the log and what readers apply as
+// one: a single record, or a batch (records that name the batch's first
+// sequence, the last of them marked commit).
+
+// tornError says the log ends with what a crash in the middle of an append
+// leaves: an incomplete final line, or a batch without its commit. It
+// starts at Offset; a writer cuts it (holding the lock, no append can be
+// in progress), a reader stops before it.
+type tornError struct {
+	Offset int64
+	Why    string
+}
+
+func (e *tornError) Error() string { return fmt.Sprintf("torn at byte %d: %s", e.Offset, e.Why) }
+
+// walker reads a log forward unit by unit, checking every record's CRC,
+// sequence continuity and batch structure. It decodes in full the records
+// want says (nil: all of them), given each record's sequence and the first
+// sequence of its unit; of the others it reads only what RecordBatch reads
+// and returns events holding Seq, Batch and Commit only (Type empty).
+type walker struct {
+	sc   *lineScanner
+	path string
+	want func(seq, unit uint64) bool
+	prev uint64 // sequence of the last record read; 0: none yet
+	// The open batch.
+	open []*queue.Event
+	boff int64
+}
+
+func newWalker(f *os.File, path string, off, limit int64, prev uint64, want func(seq, unit uint64) bool) *walker {
+	return &walker{sc: newScanner(f, off, limit), path: path, want: want, prev: prev}
+}
+
+// cheap is a walker's want that decodes nothing it need not.
+func cheap(seq, unit uint64) bool { return false }
+
+// next returns the events of the next whole unit, the offset of its first
+// record, and the offset just past it. At a clean end it returns io.EOF;
+// at a torn end a *tornError; damage is a *queue.CorruptError.
+func (w *walker) next() (evs []*queue.Event, start, end int64, err error) {
+	for {
+		line, off, complete, err := w.sc.next()
+		if err == io.EOF {
+			if len(w.open) > 0 {
+				return nil, 0, 0, &tornError{Offset: w.boff, Why: fmt.Sprintf("a batch from seq %d without its commit", w.open[0].Batch)}
+			}
+			return nil, 0, 0, io.EOF
+		}
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if !complete {
+			if why := fragmentDamage(line, w.sc.overlong); why != "" {
+				return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Why: why}
+			}
+			at := off
+			if len(w.open) > 0 {
+				at = w.boff
+			}
+			return nil, 0, 0, &tornError{Offset: at, Why: "an incomplete final line"}
+		}
+		ev, derr := w.decode(line)
+		if derr != nil {
+			return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Why: derr.Error(), Err: derr}
+		}
+		if w.prev != 0 && ev.Seq != w.prev+1 {
+			return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("sequence %d follows %d", ev.Seq, w.prev)}
+		}
+		w.prev = ev.Seq
+		switch {
+		case ev.Batch == 0 && len(w.open) > 0:
+			return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("an event outside the batch from seq %d before its commit", w.open[0].Batch)}
+		case ev.Batch == 0:
+			return []*queue.Event{ev}, off, w.sc.offset(), nil
+		case len(w.open) == 0 && ev.Batch != ev.Seq:
+			return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("a member of the batch from seq %d without its first event", ev.Batch)}
+		case len(w.open) > 0 && ev.Batch != w.open[0].Batch:
+			return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("a member of batch %d inside batch %d", ev.Batch, w.open[0].Batch)}
+		}
+		if len(w.open) == 0 {
+			w.boff = off
+		}
+		w.open = append(w.open, ev)
+		if ev.Commit {
+			evs, start = w.open, w.boff
+			w.open = nil
+			return evs, start, w.sc.offset(), nil
+		}
+	}
+}
+
+func (w *walker) decode(line []byte) (*queue.Event, error) {
+	if w.want == nil {
+		return queue.DecodeRecord(line)
+	}
+	seq, batch, commit, err := queue.RecordBatch(line)
+	if err != nil {
+		return nil, err
+	}
+	unit := seq
+	if batch != 0 {
+		unit = batch
+	}
+	if w.want(seq, unit) {
+		return queue.DecodeRecord(line)
+	}
+	return &queue.Event{Seq: seq, Batch: batch, Commit: commit}, nil
+}
+
+// fragmentDamage says why a final line without a newline cannot be a torn
+// append, or "" if it can. A crash mid-append leaves a prefix of records
+// each followed by its newline, so a fragment that is a whole, valid record
+// followed by one more byte is a record whose newline was damaged, and a
+// fragment longer than any record is damage too: both are corruption, and
+// cutting them would drop an acknowledged record.
+func fragmentDamage(line []byte, overlong bool) string {
+	if overlong {
+		return "a line longer than any record"
+	}
+	if n := len(line); n > 1 {
+		if _, err := queue.DecodeRecord(line[:n-1]); err == nil {
+			return "a complete record whose newline is damaged"
+		}
+	}
+	return ""
 }

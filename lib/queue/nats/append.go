@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -41,8 +40,9 @@ type out struct {
 }
 
 // Append implements queue.Backend. One proposal is one publish; several are
-// one JetStream atomic batch (split into consecutive batches of at most
-// MaxBatch, see appendChunks). It returns once the server has acknowledged
+// one JetStream atomic batch, all of them or none: a batch larger than the
+// server's atomic limit (MaxBatch, or what the server says) is refused,
+// never appended in parts. It returns once the server has acknowledged
 // the events, which is when they are stored: on disk at once only if the
 // server runs with sync_interval always (docs/artq-nats.md).
 //
@@ -66,8 +66,8 @@ func (b *Backend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Eve
 	if err != nil {
 		return nil, err
 	}
-	if len(outs) > b.batchLimit() {
-		return b.appendChunks(ctx, outs)
+	if limit := b.batchLimit(); len(outs) > limit {
+		return nil, b.tooLarge(len(outs), limit)
 	}
 	if err := b.publish(ctx, outs); err != nil {
 		return nil, err
@@ -143,102 +143,12 @@ func (b *Backend) prepare(ps []queue.Proposal) ([]*out, error) {
 	return outs, nil
 }
 
-// appendChunks appends more proposals than one atomic batch may hold, as
-// consecutive atomic batches. Conditions are checked up front, so a stale
-// request appends nothing; a race lost between that check and a later batch
-// (or a failure of the server in between) leaves the earlier batches
-// appended, and the error says how many events were. Every batch is a legal
-// sequence of events on its own: a task's later proposals in a later batch
-// are conditioned on its event in the earlier one.
-func (b *Backend) appendChunks(ctx context.Context, outs []*out) ([]*queue.Event, error) {
-	if err := b.precheck(ctx, outs); err != nil {
-		return nil, err
-	}
-	done := 0
-	for done < len(outs) {
-		n := min(b.batchLimit(), len(outs)-done)
-		chunk := outs[done : done+n]
-		for _, o := range chunk {
-			if o.follows >= 0 && o.follows < done && !sameTaskEarlier(chunk, o) {
-				// The task's latest event is in an earlier batch: expect it.
-				o.checked, o.expect = true, latestBefore(outs, o, done)
-			}
-		}
-		if err := b.publish(ctx, chunk); err != nil {
-			if done == 0 {
-				return nil, err
-			}
-			return nil, fmt.Errorf("append: %d of %d events were appended before this failed (a batch larger than the server's atomic limit of %d is appended in parts): %w", done, len(outs), b.batchLimit(), err)
-		}
-		done += n
-	}
-	return events(outs), nil
-}
-
-// precheckParallel is how many condition checks appendChunks keeps in
-// flight.
-const precheckParallel = 32
-
-// precheck checks every condition of outs against the stream, in parallel,
-// and returns the first stale one (in proposal order) as a StaleError.
-func (b *Backend) precheck(ctx context.Context, outs []*out) error {
-	type result struct {
-		have uint64
-		err  error
-	}
-	res := make([]result, len(outs))
-	sem := make(chan struct{}, precheckParallel)
-	var wg sync.WaitGroup
-	for i, o := range outs {
-		if !o.checked {
-			continue
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			res[i].have, res[i].err = b.lastSeq(ctx, o.subject)
-		}()
-	}
-	wg.Wait()
-	for i, o := range outs {
-		if !o.checked {
-			continue
-		}
-		if res[i].err != nil {
-			return b.appendErr(res[i].err, false)
-		}
-		if res[i].have != o.expect {
-			return &queue.StaleError{Task: o.task, Expect: o.expect, Have: res[i].have}
-		}
-	}
-	return nil
-}
-
-// sameTaskEarlier reports whether o's task appears before o in chunk.
-func sameTaskEarlier(chunk []*out, o *out) bool {
-	for _, c := range chunk {
-		if c == o {
-			return false
-		}
-		if c.task == o.task {
-			return true
-		}
-	}
-	return false
-}
-
-// latestBefore is the sequence of the last event of o's task among
-// outs[:done] (all appended).
-func latestBefore(outs []*out, o *out, done int) uint64 {
-	var seq uint64
-	for _, p := range outs[:done] {
-		if p.task == o.task {
-			seq = p.ev.Seq
-		}
-	}
-	return seq
+// tooLarge refuses an append of more events than one JetStream atomic
+// batch may hold: appended in parts it would not be all or nothing (a
+// crash between two parts would leave a partial batch), so nothing is
+// appended.
+func (b *Backend) tooLarge(n, limit int) error {
+	return exitcode.Errorf(exitcode.Usage, "append to %s: a batch of %d events is larger than the server's atomic batch limit of %d; nothing was appended (raise jetstream { limits { max_batch_size } } on the server, or split the batch)", b.Location(), n, limit)
 }
 
 // publish appends outs (one message, or one atomic batch) and assigns their
@@ -314,8 +224,7 @@ func (b *Backend) publishFrom(ctx context.Context, outs []*out, doubt bool) erro
 				// it and let the caller split. Nothing was appended.
 				if n, ok := parseBatchLimit(e); ok && n < len(outs) {
 					b.maxBatch.Store(int64(n))
-					_, err := b.appendChunks(ctx, outs)
-					return err
+					return b.tooLarge(len(outs), n)
 				}
 				return exitcode.Errorf(exitcode.Internal, "append to %s: %w", b.Location(), e)
 			case e.transient():

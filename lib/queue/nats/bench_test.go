@@ -41,8 +41,9 @@ func benchTargets() []benchTarget {
 				return be
 			}
 		}},
-		{"nats", natsBench(natstest.Options{})},
-		{"nats-nosync", natsBench(natstest.Options{NoSync: true})},
+		// max_batch_size raised so BenchmarkEnqueueBatch is one atomic batch.
+		{"nats", natsBench(natstest.Options{MaxBatch: 10000})},
+		{"nats-nosync", natsBench(natstest.Options{NoSync: true, MaxBatch: 10000})},
 	}
 }
 
@@ -50,7 +51,7 @@ func natsBench(o natstest.Options) func(b *testing.B) func() queue.Backend {
 	return func(b *testing.B) func() queue.Backend {
 		srv := natstest.Start(b, o)
 		return func() queue.Backend {
-			be, err := Open(context.Background(), srv.URL(), "bench", Options{})
+			be, err := Open(context.Background(), srv.URL(), "bench", Options{MaxBatch: o.MaxBatch})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -33,17 +33,42 @@ type lease struct {
 	worker string
 	ttl    time.Duration
 
-	mu   sync.Mutex
-	rev  uint64 // the key's revision we wrote last
-	n    int    // renewals written, part of the value so a retry is ours
-	lost chan struct{}
-	lose sync.Once
-	quit chan struct{}
-	done chan struct{}
-	stop func()
+	mu  sync.Mutex
+	rev uint64 // the key's revision we wrote last
+	// until is okSent+ttl of the last acknowledged write: the lease is
+	// held by the local clock before it (the server keeps the key at
+	// least that long). Guarded by umu, not mu, which a renewal holds
+	// across its request: Held never waits for the network.
+	umu   sync.Mutex
+	until time.Time
+	n     int // renewals written, part of the value so a retry is ours
+	lost  chan struct{}
+	lose  sync.Once
+	quit  chan struct{}
+	done  chan struct{}
+	stop  func()
 }
 
 func (l *lease) Lost() <-chan struct{} { return l.lost }
+
+func (l *lease) setUntil(t time.Time) {
+	l.umu.Lock()
+	l.until = t
+	l.umu.Unlock()
+}
+
+// Held implements queue.Lease by the local monotonic clock.
+func (l *lease) Held() bool {
+	select {
+	case <-l.lost:
+		return false
+	default:
+	}
+	l.umu.Lock()
+	until := l.until
+	l.umu.Unlock()
+	return time.Now().Before(until)
+}
 
 // leaseValue says who holds the key, for operators reading the bucket.
 type leaseValue struct {
@@ -128,6 +153,7 @@ func (b *Backend) AcquireLease(ctx context.Context, worker string, ttl time.Dura
 		return nil, b.serverErr("lease "+worker, err)
 	}
 	l.rev = rev
+	l.setUntil(sent.Add(ttl))
 	var once sync.Once
 	l.stop = func() {
 		once.Do(func() { close(l.quit) })
@@ -216,6 +242,7 @@ func (l *lease) renew(okSent time.Time) {
 		rev, err := l.write(ctx, l.rev)
 		if err == nil {
 			l.rev = rev
+			l.setUntil(sent.Add(l.ttl))
 		}
 		l.mu.Unlock()
 		cancel()

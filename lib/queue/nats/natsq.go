@@ -74,7 +74,9 @@ type Options struct {
 	// shorter than its lease).
 	RetryTimeout time.Duration
 	// MaxBatch is the largest atomic batch the server accepts (default
-	// 1000, the server's max_batch_size). Larger appends are split.
+	// 1000, the server's default max_batch_size; lowered if the server
+	// says less). Larger appends are refused (exit 2) before anything is
+	// sent: a batch is appended whole or not at all.
 	MaxBatch int
 	// Name is the client connection name the server shows (default
 	// "artq QUEUE").

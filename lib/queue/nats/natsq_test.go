@@ -265,7 +265,8 @@ func TestEventTooLarge(t *testing.T) {
 }
 
 // TestServerBatchLimit: a server whose max_batch_size is below the
-// backend's is learned from its refusal; the batch is split and appended.
+// backend's is learned from its refusal, and a batch larger than one
+// atomic publish is refused whole (exit 2), never appended in parts.
 func TestServerBatchLimit(t *testing.T) {
 	srv := natstest.Start(t, natstest.Options{MaxBatch: 10})
 	b := open(t, srv.URL(), "q", Options{})
@@ -273,12 +274,19 @@ func TestServerBatchLimit(t *testing.T) {
 	for i := range 35 {
 		ps = append(ps, queuetest.Enq(fmt.Sprintf("t%d", i)))
 	}
-	evs := queuetest.MustAppend(t, b, ps...)
-	if evs[34].Seq != 35 || b.batchLimit() != 10 {
-		t.Errorf("last seq %d, limit %d; want 35 and 10", evs[34].Seq, b.batchLimit())
+	_, err := b.Append(bg, ps)
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "atomic batch limit of 10") {
+		t.Fatalf("Append of 35 over a limit of 10 = %v; want a refusal naming the limit (exit 2)", err)
 	}
-	if got := queuetest.ReadAll(t, b, 0); len(got) != 35 {
-		t.Errorf("log = %d events; want 35", len(got))
+	if got := queuetest.ReadAll(t, b, 0); len(got) != 0 {
+		t.Fatalf("a refused batch appended %d events", len(got))
+	}
+	if b.batchLimit() != 10 {
+		t.Errorf("limit = %d; want 10 learned from the server", b.batchLimit())
+	}
+	// Within the limit: one atomic batch.
+	if evs := queuetest.MustAppend(t, b, ps[:10]...); evs[9].Seq != 10 {
+		t.Errorf("last seq %d; want 10", evs[9].Seq)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -144,5 +145,109 @@ func TestWorkerKilledRecovered(t *testing.T) {
 	}
 	if runs := runLog(t, runlog); runs["job 1"] != 2 || len(runs) != 1 {
 		t.Errorf("runs = %v; want job attempt 1 twice (killed, then rerun)", runs)
+	}
+}
+
+// TestZombieReclaim is the zombie worker scenario, as often as
+// ART_ZOMBIE_TRIALS says (default 3; scripts/crash-queue.sh runs 50):
+// worker A (--concurrency 2 --lease 1s) runs X; A is SIGSTOPped past its
+// lease; B (this test) finds A dead and requeues X; X's old run ends with a
+// result in hand while A is stopped; A is continued while X waits queued
+// and A has a free slot. A must neither claim X again nor record its old
+// run: no event of the log may belong to a claim that is not current.
+func TestZombieReclaim(t *testing.T) {
+	trials := 3
+	if testing.Short() {
+		trials = 1
+	}
+	if n, err := strconv.Atoi(os.Getenv("ART_ZOMBIE_TRIALS")); err == nil && n > 0 {
+		trials = n
+	}
+	srv := natstest.Start(t, natstest.Options{})
+	lateTotal := 0
+	for i := range trials {
+		name := fmt.Sprintf("zombie%d", i)
+		b := open(t, srv.URL(), name, Options{})
+		q := queue.New(b)
+		task, _ := queue.ArgvTask([]string{"true"})
+		if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "x", Task: task, MaxAttempts: 3}}); err != nil {
+			t.Fatal(err)
+		}
+		runlog := filepath.Join(t.TempDir(), "runs")
+		a := startWorker(t, srv.URL(), name, "wA", runlog, "ARTQ_NATSTEST_LEASE=1s", "ARTQ_NATSTEST_CONCURRENCY=2", "ARTQ_NATSTEST_MODE=serve", "ARTQ_NATSTEST_HOLD=x")
+		waitFile(t, runlog+".blocked", a)
+		if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			alive, err := b.Alive(bg, "wA")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !alive {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the stopped worker's lease never expired")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		evs, err := q.Recover(bg, "wB")
+		if err != nil || len(evs) != 1 || evs[0].Type != queue.EventRequeued {
+			t.Fatalf("B's recovery = %v, %v; want x requeued", evs, err)
+		}
+		if err := os.WriteFile(runlog+".release", nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- a.cmd.Wait() }()
+		select {
+		case err := <-exited:
+			if err == nil {
+				t.Errorf("trial %d: worker A exited 0 after losing its lease; want a lease-lost failure", i)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("trial %d: worker A did not stop after losing its lease\nstderr: %s", i, a.err.String())
+		}
+		log := queuetest.ReadAll(t, b, 0)
+		late := queuetest.LateEvents(log)
+		lateTotal += len(late)
+		if len(late) > 0 {
+			t.Errorf("trial %d: late events: %v", i, late)
+		}
+		starts := 0
+		for _, ev := range log {
+			if ev.Type == queue.EventStarted && ev.Task == "x" {
+				starts++
+			}
+			if ev.Type == queue.EventTrace {
+				t.Errorf("trial %d: a trace was recorded for the lost claim: seq %d", i, ev.Seq)
+			}
+		}
+		if starts != 1 {
+			t.Errorf("trial %d: x was started %d times; want once (A must not claim again once its lease is gone)", i, starts)
+		}
+		if ts, _ := q.Status(bg, "x"); ts.State != queue.StateQueued {
+			t.Errorf("trial %d: x is %s; want queued", i, ts.State)
+		}
+	}
+	t.Logf("zombie scenario: %d trials, %d late events", trials, lateTotal)
+}
+
+func waitFile(t *testing.T, path string, w *workerProc) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker %s never got there (%s): %s", w.id, path, w.err.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -60,6 +60,8 @@ var cases = []struct {
 	{"QueueRecovery", testQueueRecovery},
 	{"QueueWorkers", testQueueWorkers},
 	{"CompactWhileWorking", testCompactWhileWorking},
+	{"ZombieFence", testZombieFence},
+	{"FollowBehindCompaction", testFollowBehindCompaction},
 }
 
 var bg = context.Background()
@@ -637,6 +639,9 @@ func testLeases(t *testing.T, s Store) {
 	if alive, err := b.Alive(bg, "w1"); err != nil || !alive {
 		t.Fatalf("Alive of a held lease, from another handle = %v, %v", alive, err)
 	}
+	if !l.Held() {
+		t.Error("Held of a lease just acquired = false")
+	}
 	if alive, _ := b.Alive(bg, "w2"); alive {
 		t.Error("Alive of another worker = true")
 	}
@@ -1029,4 +1034,200 @@ func testCompactWhileWorking(t *testing.T, s Store) {
 		t.Errorf("Check: %v", err)
 	}
 	t.Logf("%d compactions ran during the drain", n)
+}
+
+// LateEvents returns, as "seq type task" strings, every event about a
+// running attempt (trace, terminal, cancel request, requeue) that does not
+// belong to the task's current claim when it was appended: what a zombie
+// worker's old run would leave. A fenced log has none.
+func LateEvents(evs []*queue.Event) []string {
+	claim := map[string]uint64{}
+	var late []string
+	for _, ev := range evs {
+		switch ev.Type {
+		case queue.EventStarted:
+			claim[ev.Task] = ev.Seq
+			continue
+		case queue.EventTrace, queue.EventSucceeded, queue.EventFailed, queue.EventCancelRequested, queue.EventRequeued:
+		case queue.EventCancelled:
+			if claim[ev.Task] == 0 && ev.Claim == 0 {
+				continue // a queued task cancelled
+			}
+		default:
+			continue
+		}
+		if cur := claim[ev.Task]; cur == 0 || ev.Claim != cur {
+			late = append(late, fmt.Sprintf("%d %s %s (claim %d, current %d)", ev.Seq, ev.Type, ev.Task, ev.Claim, cur))
+		}
+		if ev.Type != queue.EventTrace && ev.Type != queue.EventCancelRequested {
+			claim[ev.Task] = 0
+		}
+	}
+	return late
+}
+
+// testZombieFence: a worker whose task was recovered behind its back (as
+// another worker does once it believes the first one dead: a requeue of
+// the claim) neither claims that task again while its old run is still
+// winding down, nor records the old run's result once it ends; the task
+// is then claimed afresh and only the new claim's result is recorded.
+func testZombieFence(t *testing.T, s Store) {
+	b := s.Open(t, false)
+	q := queue.New(b)
+	if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "x", Task: newTask(t, "true"), MaxAttempts: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	zRan := make(chan struct{})
+	var mu sync.Mutex
+	runs, running := map[string]int{}, map[string]int{}
+	overlap := false
+	run := func(ctx context.Context, p *execx.Policy, task *execx.Task, opt execx.Options) (*execx.Result, error) {
+		mu.Lock()
+		runs[task.ID]++
+		n := runs[task.ID]
+		running[task.ID]++
+		overlap = overlap || running[task.ID] > 1
+		mu.Unlock()
+		defer func() { mu.Lock(); running[task.ID]--; mu.Unlock() }()
+		now := time.Now()
+		res := &execx.Result{TaskID: task.ID, Program: task.Program, Status: execx.StatusSucceeded, StartedAt: now, EndedAt: now, DurationMS: 1}
+		switch {
+		case task.ID == "x" && n == 1:
+			close(started)
+			<-release // the old run ends on its own, result in hand
+			res.DurationMS = 4242
+		case task.ID == "z":
+			close(zRan)
+		}
+		return res, nil
+	}
+	wq, err := queue.Open(bg, s.Open(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(bg)
+	defer stop()
+	workErr := make(chan error, 1)
+	go func() {
+		_, err := queue.Work(ctx, wq, queue.WorkerConfig{
+			ID: "zombie", Policy: pol, Concurrency: 2, Mode: queue.Serve,
+			Poll: 20 * time.Millisecond, Lease: 5 * time.Second, Run: run,
+		})
+		workErr <- err
+	}()
+	<-started
+	// Recovery behind the worker's back: x's claim is requeued.
+	var last, claim uint64
+	q.View(bg, func(st *queue.State) error {
+		x := st.Task("x")
+		last, claim = x.LastSeq, x.Claim
+		return nil
+	})
+	if claim == 0 {
+		t.Fatal("a running task has no claim")
+	}
+	MustAppend(t, b, queue.Proposal{Event: &queue.Event{Time: t0, Type: queue.EventRequeued, Task: "x", Attempt: 1, Worker: "zombie", Claim: claim, Reason: "test: recovered behind the worker's back"}, Expect: last})
+	// z is enqueued after the requeue: once it has run, the worker has
+	// caught up on the requeue and chosen between x (older) and z.
+	if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "z", Task: newTask(t, "true"), MaxAttempts: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-zRan:
+	case err := <-workErr:
+		t.Fatalf("worker stopped: %v", err)
+	}
+	close(release)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ts, err := q.Status(bg, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts.State == queue.StateSucceeded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("x never succeeded: %+v", ts)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	<-workErr
+	evs := ReadAll(t, b, 0)
+	if late := LateEvents(evs); len(late) > 0 {
+		t.Errorf("late events recorded: %v", late)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if overlap {
+		t.Error("the worker claimed x again while its old run of x was still running")
+	}
+	if runs["x"] != 2 {
+		t.Errorf("x ran %d times; want 2 (the recovered run, then the new claim)", runs["x"])
+	}
+	for _, ev := range evs {
+		if ev.Type == queue.EventTrace && ev.Task == "x" && ev.Trace.DurationMS == 4242 {
+			t.Errorf("the old run's result was recorded: %s", record(ev))
+		}
+	}
+}
+
+// testFollowBehindCompaction: a follower that falls two compactions
+// behind (it is busy while events are appended and folded into snapshots
+// twice) either reads every event in order or stops with a GapError
+// (exit 3) naming what it would miss; it never skips events silently.
+func testFollowBehindCompaction(t *testing.T, s Store) {
+	b := s.Open(t, false)
+	q := queue.New(b)
+	other := queue.New(s.Open(t, false))
+	enq := func(qq *queue.Queue, id string) {
+		t.Helper()
+		if _, err := qq.Enqueue(bg, []queue.EnqueueRequest{{ID: id, Task: newTask(t, "true"), MaxAttempts: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		enq(q, id)
+	}
+	var got []uint64
+	ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+	defer cancel()
+	err := queue.Follow(ctx, s.Open(t, true), queue.FollowOptions{Follow: true}, func(ev *queue.Event) error {
+		got = append(got, ev.Seq)
+		if len(got) == 1 {
+			for _, id := range []string{"d", "e"} {
+				enq(other, id)
+				if _, err := other.Compact(bg); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if ev.Type == queue.EventEnqueued && ev.Task == "e" {
+			cancel() // read everything: done
+		}
+		return nil
+	})
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[i-1]+1 {
+			t.Fatalf("the follower skipped from %d to %d (got %v, err %v)", got[i-1], got[i], got, err)
+		}
+	}
+	t.Logf("read %v, then %v", got, err)
+	var gap *queue.GapError
+	switch {
+	case errors.As(err, &gap):
+		if exitcode.Of(err) != exitcode.Conflict || gap.From != got[len(got)-1]+1 {
+			t.Errorf("gap error %v (exit %d) after %v; want exit 3 from the next unread event", err, exitcode.Of(err), got)
+		}
+	case ctx.Err() != nil:
+		// Read everything in order.
+	default:
+		t.Fatalf("Follow = %v after %v; want every event or a GapError", err, got)
+	}
 }

@@ -21,6 +21,9 @@ import (
 	"github.com/art-runtime/art/lib/queue/queuetest"
 )
 
+// suiteMaxBatch is the NATS server's max_batch_size in the contract suite.
+const suiteMaxBatch = 10000
+
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
@@ -51,7 +54,7 @@ type natsStore struct {
 
 func (s *natsStore) Open(t *testing.T, readOnly bool) queue.Backend {
 	t.Helper()
-	b, err := natsq.Open(context.Background(), s.srv.URL(), s.name, natsq.Options{ReadOnly: readOnly})
+	b, err := natsq.Open(context.Background(), s.srv.URL(), s.name, natsq.Options{ReadOnly: readOnly, MaxBatch: suiteMaxBatch})
 	if err != nil {
 		t.Fatalf("natsq.Open: %v", err)
 	}
@@ -95,7 +98,8 @@ func TestContract(t *testing.T) {
 			}
 		}},
 		{"nats", func(t *testing.T) func(t *testing.T) queuetest.Store {
-			srv := natstest.Start(t, natstest.Options{})
+			// Large enough for BatchLarge as one atomic batch.
+			srv := natstest.Start(t, natstest.Options{MaxBatch: suiteMaxBatch})
 			var n atomic.Int64
 			return func(t *testing.T) queuetest.Store {
 				return &natsStore{srv: srv, name: fmt.Sprintf("q%d", n.Add(1))}
