@@ -3,14 +3,16 @@
 include .ci/tools.pin
 
 GO          ?= go
-BIN         := bin
+BIN         ?= bin
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
 TOOLS       := $(notdir $(wildcard cmd/art*))
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 FUZZTIME    ?= 60s
 
 export GOTOOLCHAIN ?= local
 
-.PHONY: all build test vet lint unit mcp-clients demo fuzz bench crash release clean
+.PHONY: all build install test vet lint unit mcp-clients demo fuzz bench crash release clean
 
 all: build
 
@@ -19,6 +21,12 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/...
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the six tools in
+# $(DESTDIR)$(BINDIR), where the cron examples expect them.
+install: build
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(addprefix $(BIN)/,$(TOOLS)) $(DESTDIR)$(BINDIR)/
 
 test: vet lint unit
 

@@ -42,7 +42,7 @@ type RunCmd struct {
 	BaseURL         string        `name:"base-url" placeholder:"URL" help:"openai: the API root including /v1, e.g. http://127.0.0.1:8080/v1 (llama.cpp) or http://127.0.0.1:11434/v1 (Ollama)."`
 	Model           string        `name:"model" placeholder:"M" help:"openai: the model name."`
 	APIKeyEnv       string        `name:"api-key-env" placeholder:"VAR" help:"openai: read the API key from environment variable VAR (never logged or recorded)."`
-	ProviderEnv     []string      `name:"provider-env" placeholder:"NAME" help:"exec, agy: pass environment variable NAME to the provider process (repeatable)."`
+	ProviderEnv     []string      `name:"provider-env" placeholder:"NAME" names:"" help:"exec, agy: pass environment variable NAME to the provider process (repeatable)."`
 	ProviderTimeout time.Duration `name:"provider-timeout" default:"5m" placeholder:"D" help:"Wall-clock bound of one provider call."`
 	Stream          bool          `name:"stream" help:"agy, openai: stream the model's text to stderr as it arrives."`
 	MaxTokens       int           `name:"max-tokens" placeholder:"N" help:"openai: the token limit of one reply, sent as max_tokens (default 2048); a reply cut off at it is a truncated step, told to the model."`
@@ -51,7 +51,7 @@ type RunCmd struct {
 	ToolCall        bool          `name:"tool-call" help:"openai: send the decision schema as one function tool (tools, tool_choice required) instead of a json_schema response_format."`
 	ProviderRetries int           `name:"provider-retries" placeholder:"N" help:"openai: retry a 429, 502, 503 or 504 reply or a refused or reset connection up to N times (default 0), with backoff or the server's Retry-After, inside --provider-timeout; every attempt is recorded."`
 
-	Allow            []string      `name:"allow" placeholder:"NAME" help:"A program run_tool may start, by bare name, looked up in PATH (repeatable). None: run_tool is always refused."`
+	Allow            []string      `name:"allow" placeholder:"NAME" names:"" help:"A program run_tool may start, by bare name, looked up in PATH (repeatable). None: run_tool is always refused."`
 	Verify           string        `name:"verify" required:"" placeholder:"'WORDS'" help:"The verification command, run exactly as given (the model cannot change it); it need not be in --allow."`
 	MaxSteps         int           `name:"max-steps" default:"30" placeholder:"N" help:"Stop after N steps (status step_limit)."`
 	ObservationBytes int           `name:"observation-bytes" default:"16384" placeholder:"N" help:"Cut each observation to N bytes, keeping head and tail."`
@@ -65,7 +65,7 @@ type RunCmd struct {
 	Transcript string `name:"transcript" placeholder:"FILE" help:"Append a record per step to FILE, fsync'd (it must be new or empty)."`
 	Resume     string `name:"resume" placeholder:"FILE" help:"Continue the run recorded in transcript FILE, appending to it."`
 
-	Env                 []string `name:"env" placeholder:"NAME" help:"Pass environment variable NAME to tools and verify, beyond PATH HOME USER LANG LC_ALL TZ TMPDIR TERM (repeatable)."`
+	Env                 []string `name:"env" placeholder:"NAME" names:"" help:"Pass environment variable NAME to tools and verify, beyond PATH HOME USER LANG LC_ALL TZ TMPDIR TERM (repeatable)."`
 	Isolation           string   `name:"isolation" enum:"none,landlock,strict,seatbelt" default:"none" placeholder:"none|landlock|strict|seatbelt" help:"Isolation of tools and verify (see artexec)."`
 	IsolationBestEffort bool     `name:"isolation-best-effort" help:"Run with what the kernel supports instead of refusing."`
 }

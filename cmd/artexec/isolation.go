@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/execx"
@@ -26,12 +30,44 @@ Example:
   artexec isolation | jq '.backends[] | select(.available) | .backend'`
 }
 
-// Run prints the capabilities.
-func (c *IsolationCmd) Run(ctx context.Context, std cli.IO) error {
-	b, err := jsonx.MarshalIndent(execx.Probe())
+// Run prints the capabilities: JSON, or with -o text (auto on a
+// terminal) one summary line and a table of the backends.
+func (c *IsolationCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	caps := execx.Probe()
+	if !g.JSON(std) {
+		_, err := io.WriteString(std.Out, isolationText(caps))
+		return err
+	}
+	b, err := jsonx.MarshalIndent(caps)
 	if err != nil {
 		return err
 	}
 	_, err = std.Out.Write(b)
 	return err
+}
+
+func isolationText(c execx.Capabilities) string {
+	var b strings.Builder
+	yes := func(v bool) string {
+		if v {
+			return "yes"
+		}
+		return "no"
+	}
+	fmt.Fprintf(&b, "os %s, landlock ABI %d, namespaces user %s pid %s net %s, seatbelt %s, subreaper %s\n",
+		c.OS, c.Landlock.ABI, yes(c.Namespaces.User), yes(c.Namespaces.PID), yes(c.Namespaces.Net), yes(c.Seatbelt), yes(c.Subreaper))
+	if c.Namespaces.Error != "" {
+		fmt.Fprintf(&b, "namespaces: %s\n", c.Namespaces.Error)
+	}
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tENFORCES")
+	for _, be := range c.Backends {
+		enf := strings.Join(be.Enforces, ", ")
+		if enf == "" {
+			enf = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", be.Backend, yes(be.Available), enf)
+	}
+	tw.Flush()
+	return b.String()
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -22,7 +24,7 @@ import (
 type RunCmd struct {
 	// Policy: the operator's side.
 	Policy              string        `name:"policy" placeholder:"FILE" env:"ART_POLICY" group:"Policy" help:"Policy document. Without it the policy is built from the flags below; with it those flags may only narrow it."`
-	Allow               []string      `name:"allow" placeholder:"NAME" sep:"none" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
+	Allow               []string      `name:"allow" placeholder:"NAME" names:"" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
 	Workspace           string        `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root the task cannot leave (default: the current directory; with --policy: a directory beneath the policy's)."`
 	Isolation           string        `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend (with --policy: only a stronger one)."`
 	IsolationBestEffort bool          `name:"isolation-best-effort" group:"Policy" help:"Run with whatever isolation this machine can enforce instead of refusing (exit 125); the Result lists what was enforced."`
@@ -37,7 +39,7 @@ type RunCmd struct {
 	Grace       time.Duration `name:"grace" placeholder:"D" group:"Task" help:"After the program exits, wait at most this long for its output pipe to close (default 2s)."`
 	OutputBytes int64         `name:"output-bytes" placeholder:"N" group:"Task" help:"Keep at most N bytes of output, head and tail (default 1 MiB); the rest is counted."`
 	Context     []string      `name:"context" placeholder:"FILE" sep:"none" group:"Task" help:"File beneath the workspace fed to stdin, in order (repeatable). Without any, stdin is /dev/null."`
-	Env         []string      `name:"env" placeholder:"NAME" sep:"none" group:"Task" help:"Pass this variable from the environment too (repeatable; no comma lists)."`
+	Env         []string      `name:"env" placeholder:"NAME" names:"" group:"Task" help:"Pass this variable from the environment too (repeatable; no comma lists)."`
 	Set         []string      `name:"set" placeholder:"K=V" sep:"none" group:"Task" help:"Set a variable in the child's environment (repeatable)."`
 	CPUSeconds  int64         `name:"cpu-seconds" placeholder:"N" group:"Task" help:"RLIMIT_CPU."`
 	MemoryBytes int64         `name:"memory-bytes" placeholder:"N" group:"Task" help:"RLIMIT_AS (address space, not resident memory)."`
@@ -114,6 +116,11 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 	if c.Stream {
 		opt.Stream = std.Err
 	}
+	if !g.JSON(std) {
+		// Text mode is "run the program": its stderr goes to stderr as it
+		// runs; the Result's output (printed at the end) is its stdout.
+		opt.Stderr = std.Err
+	}
 	run := execx.Run
 	if em := events(std, g); em != nil {
 		// task.started and task.finished (refusals too), redacted, through
@@ -126,6 +133,11 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 		return err
 	}
 	if err := printResult(std, g, res); err != nil {
+		if errors.Is(err, syscall.EPIPE) && res.CLICode() != 0 {
+			// The reader left early: the exit code still says how the
+			// program ended (cli turns a bare EPIPE into a quiet 0).
+			return exitcode.Quiet(res.CLICode())
+		}
 		return printError{err}
 	}
 	if code := res.CLICode(); code != 0 {
@@ -330,29 +342,20 @@ func events(std cli.IO, g *cli.Globals) *obs.Emitter {
 }
 
 // printResult writes the Result: JSON (indented on a terminal), or with
-// -o text the output followed by a one-line summary.
+// -o text the program's output on stdout (its stderr went to stderr as it
+// ran) and a one-line summary on stderr, so stdout is only what the
+// program printed. The summary's "exit N" is artexec's own exit code; the
+// program's raw status follows in parentheses when it differs.
 func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
 	var b []byte
 	var err error
 	switch {
 	case !g.JSON(std):
-		var sb strings.Builder
-		sb.WriteString(res.Output)
-		if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
-			sb.WriteByte('\n')
+		if _, err := io.WriteString(std.Out, res.Output); err != nil {
+			return err
 		}
-		fmt.Fprintf(&sb, "artexec: %s exit %d in %dms", res.Status, res.ExitCode, res.DurationMS)
-		if res.Signal != "" {
-			fmt.Fprintf(&sb, " (%s)", res.Signal)
-		}
-		if res.OutputTruncated {
-			fmt.Fprintf(&sb, ", output %d bytes (truncated)", res.OutputBytes)
-		}
-		if res.OutputIncomplete {
-			sb.WriteString(", output incomplete")
-		}
-		sb.WriteByte('\n')
-		b = []byte(sb.String())
+		_, err = io.WriteString(std.Err, textSummary(res))
+		return err
 	case std.OutTTY:
 		b, err = jsonx.MarshalIndent(res)
 	default:
@@ -367,4 +370,33 @@ func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
 	}
 	_, err = std.Out.Write(b)
 	return err
+}
+
+// textSummary is the -o text line: status, artexec's exit code, duration,
+// then what the program's own status was when that differs.
+func textSummary(res *execx.Result) string {
+	var sb strings.Builder
+	code := res.CLICode()
+	fmt.Fprintf(&sb, "artexec: %s exit %d in %dms", res.Status, code, res.DurationMS)
+	var raw []string
+	if res.ExitCode != code || res.Signal != "" {
+		raw = append(raw, fmt.Sprintf("exit_code %d", res.ExitCode))
+	}
+	if res.Signal != "" {
+		raw = append(raw, res.Signal)
+	}
+	if res.Killed {
+		raw = append(raw, "SIGKILL after --kill-after")
+	}
+	if len(raw) > 0 {
+		fmt.Fprintf(&sb, " (program: %s)", strings.Join(raw, ", "))
+	}
+	if res.OutputTruncated {
+		fmt.Fprintf(&sb, ", output %d bytes (%d omitted)", res.OutputBytes, res.OutputOmitted)
+	}
+	if res.OutputIncomplete {
+		sb.WriteString(", output incomplete")
+	}
+	sb.WriteByte('\n')
+	return sb.String()
 }

@@ -32,7 +32,7 @@ Example:
 
 // Run delivers.
 func (c *DeliverCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
-	em, err := c.open(std, g, nil)
+	em, err := c.open(std, g, nil, false)
 	if err != nil {
 		return err
 	}

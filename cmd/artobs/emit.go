@@ -100,7 +100,9 @@ func emit(ctx context.Context, std cli.IO, g *cli.Globals, sf SinkFlags, hf HMAC
 	if err != nil {
 		return err
 	}
-	em, err := sf.open(std, g, key)
+	// Wrapped records that carry their time give the same envelopes when
+	// emitted again: let the sink keep them once.
+	em, err := sf.open(std, g, key, w != nil && w.TimeField != "")
 	if err != nil {
 		return err
 	}

@@ -37,12 +37,12 @@ func (h HMACFlag) key() ([]byte, error) {
 }
 
 // open opens the emitter on --sink and --events specs (stdout when none).
-func (f SinkFlags) open(std cli.IO, g *cli.Globals, key []byte) (*obs.Emitter, error) {
+func (f SinkFlags) open(std cli.IO, g *cli.Globals, key []byte, replay bool) (*obs.Emitter, error) {
 	specs := append(append([]string{}, f.Sink...), g.Events...)
 	if len(specs) == 0 {
 		specs = []string{"stdout"}
 	}
-	em, err := obs.Open(specs, obs.Options{Sync: f.Sync, HMACKey: key, Stdout: std.Out, RecoverBytes: f.RecoverBytes})
+	em, err := obs.Open(specs, obs.Options{Sync: f.Sync, HMACKey: key, Stdout: std.Out, RecoverBytes: f.RecoverBytes, Replay: replay})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -25,12 +26,28 @@ type QueueFlags struct {
 
 // open opens the queue's backend. readOnly backends write nothing at all:
 // status, log and fsck use them.
+//
+// A read-only open is a reader's: a queue that does not exist is "not
+// found" (exit 4) with the existing queues in the hint.
 func (f *QueueFlags) open(g *cli.Globals, readOnly bool) (queue.Backend, error) {
 	c, err := f.config(g, readOnly)
 	if err != nil {
 		return nil, err
 	}
-	return backends.Open(c)
+	if readOnly && (c.Backend == "" || c.Backend == "file") {
+		if err := mustExist(context.Background(), c, nil); err != nil {
+			return nil, err
+		}
+	}
+	b, err := backends.Open(c)
+	if err != nil || !readOnly || !natsq.IsURL(c.Backend) {
+		return b, err
+	}
+	if err := mustExist(context.Background(), c, b); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
 }
 
 // config is the backend configuration the flags name; work adds its lease.
@@ -50,6 +67,27 @@ func (f *QueueFlags) config(g *cli.Globals, readOnly bool) (backends.Config, err
 		c.Home = home
 	}
 	return c, nil
+}
+
+// tailDir is where workers on this machine keep failed attempts' output
+// tails: QUEUEDIR/tails for the file backend; for NATS, which has no
+// directory, HOME/queues/NAME/tails on the worker's machine.
+func (f *QueueFlags) tailDir(g *cli.Globals) (string, error) {
+	c, err := f.config(g, false)
+	if err != nil {
+		return "", err
+	}
+	if natsq.IsURL(c.Backend) {
+		if c.Home, err = cli.DefaultHome(); err != nil {
+			return "", nil // no home: keep no tail rather than fail the worker
+		}
+		c.Dir = ""
+	}
+	dir, err := c.QueueDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "tails"), nil
 }
 
 // writeJSONLine writes v as one compact JSON line.

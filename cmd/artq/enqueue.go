@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/exitcode"
@@ -41,7 +43,7 @@ enqueue as a redacted event.
 
 Example:
   artq enqueue -- make test
-  id=$(artq enqueue -o text --max-attempts 3 -- ./deploy.sh staging)
+  id=$(artq enqueue -o text --max-attempts 3 -- sh deploy.sh staging)
   artq enqueue --id nightly-2026-11-30 --manifest task.json   # idempotent
   artq enqueue --batch < tasks.jsonl                           # one Task a line
   artq enqueue --batch --idempotency-key nightly-2026-11-30 < tasks.jsonl  # safe to re-run
@@ -61,6 +63,9 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	}
 	reqs, err := c.requests(std)
 	if err != nil {
+		return err
+	}
+	if err := runnable(reqs); err != nil {
 		return err
 	}
 	if c.IdemKey != "" {
@@ -162,6 +167,9 @@ func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
 		}
 	}
 	var err error
+	if len(c.Command) > 0 && c.Command[0] == "" {
+		return nil, exitcode.Errorf(exitcode.Refused, "program \"\": empty: no policy can allow it")
+	}
 	if len(c.Command) > 0 {
 		req.Task, err = queue.ArgvTask(c.Command)
 	} else {
@@ -176,3 +184,40 @@ func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
 	}
 	return []queue.EnqueueRequest{req}, nil
 }
+
+// runnable refuses (exit 126) at enqueue time a task no policy could ever
+// run: a program that is not a bare name (a path such as ./deploy.sh) is
+// refused by every worker, so queueing it would only make a failure later.
+func runnable(reqs []queue.EnqueueRequest) error {
+	for i, r := range reqs {
+		p := r.Task.Program
+		if p != "" && !strings.Contains(p, "/") {
+			continue
+		}
+		what := "task"
+		if len(reqs) > 1 {
+			what = fmt.Sprintf("line %d", i+1)
+		}
+		return &refusal{msg: fmt.Sprintf("%s: program %q is not a bare program name: no policy can allow it", what, p),
+			hint: hintFor(p)}
+	}
+	return nil
+}
+
+func hintFor(p string) string {
+	if p == "" {
+		return "name the program after --"
+	}
+	if rest, ok := strings.CutPrefix(p, "./"); ok && !strings.Contains(rest, "/") {
+		return "a script in the workspace runs through its interpreter: -- sh " + rest
+	}
+	return "give the bare name (" + path.Base(p) + "): the worker looks it up in its policy's path"
+}
+
+type refusal struct{ msg, hint string }
+
+func (e *refusal) Error() string { return e.msg }
+func (e *refusal) Hint() string  { return e.hint }
+
+// ExitCode implements exitcode.Coder: refused.
+func (e *refusal) ExitCode() int { return exitcode.Refused }

@@ -26,6 +26,7 @@ type CLI struct {
 	Fsck       FsckCmd           `cmd:"" help:"Check the log and snapshot without writing anything."`
 	Compact    CompactCmd        `cmd:"" help:"Write a snapshot and start a new log segment."`
 	Work       WorkCmd           `cmd:"" help:"Run queued tasks through the bounded runner."`
+	Queues     QueuesCmd         `cmd:"" help:"List the queues that exist."`
 	Completion cli.CompletionCmd `cmd:"" help:"Print a shell completion script."`
 }
 

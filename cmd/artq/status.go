@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -57,6 +58,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 	defer b.Close()
 	warnStaleLock(std, b)
 	q := queue.New(b)
+	tails, _ := f.tailDir(g) // none: no tail shown
 	redraw := c.Watch && std.OutTTY && !g.JSON(std)
 	var shown uint64
 	first := true
@@ -83,8 +85,16 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 					return fmt.Errorf("task %s: %w", c.ID, queue.ErrNotFound)
 				}
 				ts := queue.StatusOf(t)
+				if t.State == queue.StateFailed && ts.Last != nil {
+					ts.OutputTail = queue.ReadTail(tails, ts.ID, ts.Last.Attempt)
+				}
 				finished = t.State.Terminal()
-				render = func() error { return printStatuses(std, g, []queue.TaskStatus{ts}) }
+				render = func() error {
+					if err := printStatuses(std, g, []queue.TaskStatus{ts}); err != nil || g.JSON(std) || ts.OutputTail == "" {
+						return err
+					}
+					return printTail(std, ts)
+				}
 			default:
 				list := make([]queue.TaskStatus, 0, st.Len())
 				st.Tasks(func(t *queue.Task) bool {
@@ -122,6 +132,17 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 			return err
 		}
 	}
+}
+
+// printTail shows a failed attempt's kept output tail under its status.
+func printTail(std cli.IO, ts queue.TaskStatus) error {
+	w := bufio.NewWriter(std.Out)
+	fmt.Fprintf(w, "\noutput tail of attempt %d (redacted, at most %d bytes):\n", ts.Last.Attempt, queue.MaxTail)
+	for _, l := range strings.SplitAfter(strings.TrimSuffix(ts.OutputTail, "\n"), "\n") {
+		fmt.Fprintf(w, "  %s", strings.TrimSuffix(l, "\n"))
+		w.WriteByte('\n')
+	}
+	return w.Flush()
 }
 
 // warnStaleLock tells stderr about a file queue's append lock held by a

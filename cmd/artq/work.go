@@ -3,6 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -19,12 +23,14 @@ type WorkCmd struct {
 	Drain       bool          `name:"drain" xor:"mode" help:"Exit once nothing is queued and this worker's tasks are done (for cron)."`
 	Concurrency int           `name:"concurrency" short:"j" default:"1" placeholder:"N" help:"Tasks to run at once."`
 	Poll        time.Duration `name:"poll" default:"1s" placeholder:"D" help:"Longest time before a cancel request or a dead worker's task is noticed."`
-	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's captured output in DIR/TASK.ATTEMPT.out (0600). Default: output is not kept."`
+	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's whole captured output in DIR/TASK.ATTEMPT.out (0600). Without it only a failed attempt's last 4 KiB are kept (redacted, for 'artq status ID')."`
 	Lease       time.Duration `name:"lease" default:"30s" placeholder:"D" help:"Worker lease for backends that heartbeat (NATS); the file backend's lease is a lock that dies with the process."`
+	Quiet       bool          `name:"quiet" short:"q" help:"Print no line per task transition (warnings and errors still go to stderr)."`
+	LogFormat   string        `name:"log-format" enum:"text,json" default:"text" placeholder:"text|json" help:"Format of the per-transition lines on stderr: text (one logfmt line) or json (one object a line)."`
 	Keep        string        `name:"keep-workspaces" enum:"failed,always,never" default:"failed" placeholder:"failed|always|never" help:"Which per-attempt workspaces (tasks enqueued with --workspace-mode copy or worktree) stay once the result is recorded: failed (default: removed when the task succeeded, kept otherwise for inspection), always or never."`
 
 	Policy              string   `name:"policy" placeholder:"FILE" group:"Policy" help:"Policy document for every task; the flags below can only narrow it."`
-	Allow               []string `name:"allow" placeholder:"NAME" group:"Policy" help:"Program that may run (bare name, repeatable). Required without --policy."`
+	Allow               []string `name:"allow" placeholder:"NAME" names:"" group:"Policy" help:"Program that may run (bare name, repeatable). Required without --policy."`
 	Workspace           string   `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root tasks cannot leave (default: the current directory)."`
 	Isolation           string   `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend."`
 	IsolationBestEffort bool     `name:"isolation-best-effort" group:"Policy" help:"Run with the isolation this machine can enforce instead of failing the task."`
@@ -43,6 +49,11 @@ Exit status: 0 when the worker did its job, whatever the tasks' results
 cancelling its running tasks and leaving them to recovery (requeued, same
 attempt, when the next worker opens the queue); 125 when the log cannot be
 read or written; 2 for a bad policy or flags.
+
+It logs like a daemon: one line per task transition on stderr (time, task,
+attempt, state, duration, reason) and a last "worker done" line; -q prints
+none, --log-format json one object a line. A failed attempt's output tail
+(4 KiB, redacted) is kept for 'artq status ID'.
 
 Each task sees ARTQ_TASK_ID and ARTQ_ATTEMPT in its environment: use them as
 idempotency keys, since an attempt interrupted before its trace was synced
@@ -119,13 +130,57 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	case c.Drain:
 		cfg.Mode = queue.Drain
 	}
-	if std.ErrTTY {
-		cfg.Progress = std.Err
+	if cfg.TailDir, err = f.tailDir(g); err != nil {
+		return err
+	}
+	if !c.Quiet {
+		cfg.Log = transitionLogger(std.Err, c.LogFormat == "json")
 	}
 	stats, err := queue.Work(ctx, q, cfg)
-	if std.ErrTTY {
-		fmt.Fprintf(std.Err, "artq: worker done: %d claimed, %d succeeded, %d failed, %d cancelled, %d left to recovery\n",
-			stats.Claimed, stats.Succeeded, stats.Failed, stats.Cancelled, stats.Interrupted)
+	if !c.Quiet {
+		if c.LogFormat == "json" {
+			_ = writeJSONLine(std.Err, map[string]any{"time": time.Now().UTC(), "worker": "done",
+				"claimed": stats.Claimed, "succeeded": stats.Succeeded, "failed": stats.Failed,
+				"cancelled": stats.Cancelled, "interrupted": stats.Interrupted})
+		} else {
+			fmt.Fprintf(std.Err, "%s artq: worker done: %d claimed, %d succeeded, %d failed, %d cancelled, %d left to recovery\n",
+				time.Now().UTC().Format(logTime), stats.Claimed, stats.Succeeded, stats.Failed, stats.Cancelled, stats.Interrupted)
+		}
 	}
 	return err
+}
+
+// logTime is the transition lines' clock: UTC, milliseconds, sortable.
+const logTime = "2006-01-02T15:04:05.000Z"
+
+// transitionLogger prints one line per task transition, as a daemon logs:
+// time, task, attempt, state, duration (finished only) and reason (when
+// there is one), as logfmt text or as one JSON object a line.
+func transitionLogger(w io.Writer, asJSON bool) func(queue.Transition) {
+	var mu sync.Mutex
+	return func(tr queue.Transition) {
+		mu.Lock()
+		defer mu.Unlock()
+		if asJSON {
+			m := map[string]any{"time": tr.Time.UTC(), "task": tr.Task, "attempt": tr.Attempt, "state": tr.State}
+			if tr.State.Terminal() {
+				m["duration_ms"] = tr.Duration.Milliseconds()
+			}
+			if tr.Reason != "" {
+				m["reason"] = tr.Reason
+			}
+			_ = writeJSONLine(w, m)
+			return
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s artq: task=%s attempt=%d state=%s", tr.Time.UTC().Format(logTime), tr.Task, tr.Attempt, tr.State)
+		if tr.State.Terminal() {
+			fmt.Fprintf(&b, " duration=%s", tr.Duration)
+		}
+		if tr.Reason != "" {
+			fmt.Fprintf(&b, " reason=%s", strconv.Quote(tr.Reason))
+		}
+		b.WriteByte('\n')
+		_, _ = io.WriteString(w, b.String())
+	}
 }

@@ -91,12 +91,41 @@ func signalName(s os.Signal) string {
 	return s.String()
 }
 
-// Version is the module version from the build info ("dev" in a work tree).
+// Version is the module version from the build info: the tag for a
+// `go install …@v1.2.3` build, else "dev" with the commit it was built from
+// when the build recorded one ("dev (0bca10c, modified)").
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
 	}
-	return "dev"
+	return versionOf(bi)
+}
+
+func versionOf(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	var modified bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified {
+		return "dev (" + rev + ", modified)"
+	}
+	return "dev (" + rev + ")"
 }
 
 // Main runs a tool with the real process's arguments, streams and signals and
@@ -104,6 +133,10 @@ func Version() string {
 func Main(name, description string, grammar any, options ...kong.Option) int {
 	ctx, stop := SignalContext(context.Background())
 	defer stop()
+	// A reader that stops early (artq log | head) closes the pipe: with
+	// SIGPIPE caught, the write fails with EPIPE, which Run turns into a
+	// quiet exit 0, instead of the runtime dying of the signal (141).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	std := IO{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutTTY: IsTerminal(os.Stdout), ErrTTY: IsTerminal(os.Stderr),
@@ -161,6 +194,9 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.BindTo(ctx, (*context.Context)(nil)),
 		kong.Bind(std),
+		kong.PostBuild(showDefaults),
+		kong.PostBuild(noCommaSplitting),
+		kong.DynamicCommand("help", "Show help for a command (the same as COMMAND --help).", "", &HelpCmd{}),
 	}
 	if g := globalsOf(grammar); g != nil {
 		opts = append(opts, kong.Bind(g))
@@ -174,11 +210,13 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(std.Err, "%s: error: %s\n", name, oneLine(err.Error()))
-		fmt.Fprintf(std.Err, "%s: hint: run '%s --help' for usage\n", name, helpPath(name, args))
+		fmt.Fprintf(std.Err, "%s: hint: %s\n", name, usageHint(parser.Model, args))
 		return exitcode.Usage
 	}
-	err = kctx.Run()
-	if err == nil {
+	if err = checkNameLists(kctx); err == nil {
+		err = kctx.Run()
+	}
+	if err == nil || errors.Is(err, syscall.EPIPE) {
 		return exitcode.OK
 	}
 	if !exitcode.IsQuiet(err) {
@@ -189,6 +227,26 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		}
 	}
 	return exitcode.Of(err)
+}
+
+// showDefaults appends "(default: X)" to the help of every flag that has a
+// default its help does not already state: kong prints a default only in
+// the placeholder's place, so a flag with a placeholder (--poll=D) hid it.
+func showDefaults(k *kong.Kong) error {
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		for _, f := range n.Flags {
+			if f.Default == "" || f.PlaceHolder == "" || f.IsBool() || strings.Contains(strings.ToLower(f.Help), "default") {
+				continue
+			}
+			f.Help = strings.TrimSuffix(strings.TrimSpace(f.Help), ".") + " (default: " + f.Default + ")."
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(k.Model.Node)
+	return nil
 }
 
 // globalsOf finds an embedded Globals in the grammar struct so that every
@@ -205,14 +263,6 @@ func globalsOf(grammar any) *Globals {
 		}
 	}
 	return nil
-}
-
-// helpPath is "TOOL SUBCOMMAND" when the first argument looks like one.
-func helpPath(name string, args []string) string {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return name + " " + args[0]
-	}
-	return name
 }
 
 func oneLine(s string) string {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,9 +15,11 @@ import (
 )
 
 type echoCmd struct {
-	Fail string `help:"Fail with this message."`
-	Code int    `help:"Exit code of the failure."`
-	Word string `arg:"" optional:""`
+	Fail  string   `help:"Fail with this message."`
+	Code  int      `help:"Exit code of the failure."`
+	Word  string   `arg:"" optional:""`
+	Allow []string `names:"" help:"A name (repeatable)."`
+	Tag   []string `help:"A free value (repeatable)."`
 }
 
 func (e *echoCmd) Run(ctx context.Context, io IO, g *Globals) error {
@@ -25,7 +29,11 @@ func (e *echoCmd) Run(ctx context.Context, io IO, g *Globals) error {
 	if e.Code != 0 {
 		return exitcode.Quiet(e.Code)
 	}
-	_, err := io.Out.Write([]byte(e.Word + " " + g.Output + "\n"))
+	line := e.Word + " " + g.Output
+	if len(e.Allow)+len(e.Tag) > 0 {
+		line += fmt.Sprintf(" %q %q", e.Allow, e.Tag)
+	}
+	_, err := io.Out.Write([]byte(line + "\n"))
 	return err
 }
 
@@ -54,7 +62,16 @@ func TestRun(t *testing.T) {
 		{"success", []string{"echo", "hi"}, 0, "hi auto\n", ""},
 		{"global flag", []string{"-o", "json", "echo", "hi"}, 0, "hi json\n", ""},
 		{"unknown flag is usage, not kong's 80", []string{"echo", "--nope"}, exitcode.Usage, "", "arttest: error: unknown flag --nope"},
-		{"unknown command", []string{"frobnicate"}, exitcode.Usage, "", "arttest: hint: run 'arttest frobnicate --help'"},
+		{"unknown command hints the tool's help", []string{"frobnicate"}, exitcode.Usage, "", "arttest: hint: run 'arttest --help' for usage"},
+		{"typo hints the closest command", []string{"ecoh", "hi"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
+		{"typo after a global flag's value", []string{"--dir", "/x", "ehco"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
+		{"bad flag hints its command", []string{"echo", "--nope"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
+		{"a names flag refuses a comma list", []string{"echo", "--allow", "a,b"}, exitcode.Usage, "", "arttest: hint: repeat the flag, one name each: --allow a --allow b"},
+		{"repeated names", []string{"echo", "--allow", "a", "--allow=b"}, 0, `["a" "b"] []`, ""},
+		{"no slice flag splits at commas", []string{"echo", "--tag", "x,y"}, 0, `[] ["x,y"]`, ""},
+		{"help as a command", []string{"help", "echo"}, 0, "Usage: arttest echo", ""},
+		{"help alone", []string{"help"}, 0, "Usage: arttest <command>", ""},
+		{"help of a typo", []string{"help", "ecoh"}, exitcode.Usage, "", "arttest: hint: run 'arttest echo --help' for usage"},
 		{"bad enum", []string{"-o", "yaml", "echo"}, exitcode.Usage, "", "arttest: error:"},
 		{"coded error", []string{"echo", "--fail", "stale revision", "--code", "3"}, exitcode.Conflict, "", "arttest: error: stale revision\n"},
 		{"quiet exit prints nothing", []string{"echo", "--code", "7"}, 7, "", ""},
@@ -137,6 +154,9 @@ func TestBashCompletionRuns(t *testing.T) {
 		{[]string{"arttest", "ec"}, "echo"},
 		{[]string{"arttest", "echo", "--fa"}, "--fail"},
 		{[]string{"arttest", "echo", "--ou"}, "--output"},
+		{[]string{"arttest", "-o", "''"}, "auto json text"},
+		{[]string{"arttest", "echo", "--output", "j"}, "json"},
+		{[]string{"arttest", "--dir", "''"}, ""},
 	}
 	for _, c := range cases {
 		prog := out + "\nCOMP_WORDS=(" + strings.Join(c.words, " ") + ")\nCOMP_CWORD=" +
@@ -147,6 +167,41 @@ func TestBashCompletionRuns(t *testing.T) {
 		}
 		if strings.TrimSpace(string(got)) != c.want {
 			t.Errorf("complete %v = %q; want %q", c.words, strings.TrimSpace(string(got)), c.want)
+		}
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	set := func(kv ...string) []debug.BuildSetting {
+		var out []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	tests := []struct {
+		bi   debug.BuildInfo
+		want string
+	}{
+		{debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: set("vcs.revision", "0bca10c4f00dfeedface", "vcs.modified", "true")}, "dev (0bca10c4f00d, modified)"},
+		{debug.BuildInfo{Settings: set("vcs.revision", "abc")}, "dev (abc)"},
+	}
+	for _, tt := range tests {
+		if got := versionOf(&tt.bi); got != tt.want {
+			t.Errorf("versionOf(%+v) = %q; want %q", tt.bi.Main, got, tt.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{{"stauts", "status", 1}, {"status", "status", 0}, {"", "ab", 2}, {"kitten", "sitting", 3}} {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d; want %d", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

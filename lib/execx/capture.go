@@ -1,6 +1,7 @@
 package execx
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -106,10 +107,16 @@ func (c *capture) writeTail(b *strings.Builder, n int) {
 // output returns what was kept — everything if it fit, else head, a marker
 // saying how many bytes were left out, and tail, together at most limit
 // bytes — and how many bytes of the stream it left out (0: none; the
-// marker is not a byte of the stream). Cuts are moved to UTF-8 boundaries
-// so the JSON string does not gain replacement characters at the seams.
-// The string is built in one allocation: with a large limit it is the
-// biggest of a run.
+// marker is not a byte of the stream).
+//
+// Cuts keep whole lines where lines exist: the head ends at its last
+// newline, the tail starts just after a newline, and the marker is a line
+// of its own, so the output never shows a line the program did not print
+// (seq 1 1000 cut mid-number would show a "1" that was really "871"). A
+// head or tail window with no newline in it (one very long line) is cut
+// inside the line instead, at a UTF-8 boundary so the JSON string does not
+// gain replacement characters at the seams. The string is built in one
+// allocation: with a large limit it is the biggest of a run.
 func (c *capture) output() (string, int64) {
 	var b strings.Builder
 	tlen := c.tailLen()
@@ -121,19 +128,20 @@ func (c *capture) output() (string, int64) {
 	}
 	// The marker carries the omitted count, at most total: size the room
 	// for the widest marker so head+marker+tail never exceeds limit.
-	room := c.limit - len(omitted(c.total))
+	room := c.limit - len(omitted(c.total, false))
 	if room < 0 {
 		room = 0
 	}
-	h := min(len(c.head), room/2)
-	t := min(tlen, room-h)
-	head := trimRuneEnd(c.head[:h])
-	// Move the tail's start to a rune boundary: drop continuation bytes.
-	for k := 0; k < utf8.UTFMax && t > 0 && !utf8.RuneStart(c.tailByte(t, 0)); k++ {
-		t--
+	head := c.head[:min(len(c.head), room/2)]
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[:i+1]
+	} else {
+		head = trimRuneEnd(head)
 	}
+	t := min(tlen, room-len(head))
+	t = c.lineStart(t, tlen)
 	n := c.total - int64(len(head)) - int64(t) // > 0: head+t <= limit < total
-	marker := omitted(n)
+	marker := omitted(n, len(head) == 0 || head[len(head)-1] == '\n')
 	if len(head)+len(marker)+t > c.limit {
 		marker = "" // limit smaller than a marker
 	}
@@ -144,7 +152,34 @@ func (c *capture) output() (string, int64) {
 	return b.String(), n
 }
 
-func omitted(n int64) string { return fmt.Sprintf("\n[artexec: %d bytes omitted]\n", n) }
+// lineStart shrinks a tail of t bytes (of the tlen the ring holds) so it
+// starts at the beginning of a line: it already does when the byte before
+// it is a newline; else it starts after its first newline, unless that is
+// its last byte or there is none (a line longer than the window), when it
+// only moves to a UTF-8 boundary.
+func (c *capture) lineStart(t, tlen int) int {
+	if t == 0 || (t < tlen && c.tailByte(t+1, 0) == '\n') {
+		return t
+	}
+	for k := 0; k < t-1; k++ {
+		if c.tailByte(t, k) == '\n' {
+			return t - k - 1
+		}
+	}
+	for k := 0; k < utf8.UTFMax && t > 0 && !utf8.RuneStart(c.tailByte(t, 0)); k++ {
+		t--
+	}
+	return t
+}
+
+// omitted is the marker line for n left-out bytes; it starts with a newline
+// of its own unless what precedes it already ended a line.
+func omitted(n int64, atLineStart bool) string {
+	if atLineStart {
+		return fmt.Sprintf("[artexec: %d bytes omitted]\n", n)
+	}
+	return fmt.Sprintf("\n[artexec: %d bytes omitted]\n", n)
+}
 
 // trimRuneEnd drops a multi-byte sequence cut short at the end of b.
 func trimRuneEnd(b []byte) []byte {

@@ -2,7 +2,9 @@ package execx
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -19,17 +21,23 @@ func TestCaptureFits(t *testing.T) {
 }
 
 // Whatever the write pattern, the output is head + marker + tail of the
-// stream, within the limit, and the count is exact.
+// stream, within the limit, and the count is exact; with newlines in the
+// stream, the head ends and the tail starts at a line boundary unless its
+// window holds no line boundary at all.
 func TestCaptureMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for iter := range 300 {
+	for iter := range 600 {
 		limit := int64(1 + rng.IntN(300))
+		newlines := iter%2 == 1 // every other stream has lines
 		var all bytes.Buffer
 		c := newCapture(limit, nil)
 		for range rng.IntN(40) {
 			chunk := make([]byte, rng.IntN(int(limit)*2+1))
 			for i := range chunk {
 				chunk[i] = byte('a' + rng.IntN(26))
+				if newlines && rng.IntN(8) == 0 {
+					chunk[i] = '\n'
+				}
 			}
 			all.Write(chunk)
 			c.Write(chunk)
@@ -48,23 +56,68 @@ func TestCaptureMatchesModel(t *testing.T) {
 		if n <= 0 || int64(len(out)) > limit {
 			t.Fatalf("iter %d: limit %d, %d bytes: output %d bytes, %d omitted", iter, limit, len(data), len(out), n)
 		}
-		i := strings.Index(out, "\n[artexec: ")
-		if i < 0 {
+		end := strings.Index(out, " bytes omitted]\n")
+		if end < 0 {
 			// Only a limit too small for any marker may drop it, and
 			// then nothing is kept.
-			if limit >= int64(len(omitted(int64(len(data))))) || out != "" || n != int64(len(data)) {
+			if limit >= int64(len(omitted(int64(len(data)), false))) || out != "" || n != int64(len(data)) {
 				t.Fatalf("iter %d: no marker in %q (limit %d, %d omitted)", iter, out, limit, n)
 			}
 			continue
 		}
-		j := strings.Index(out[i:], " bytes omitted]\n") + i + len(" bytes omitted]\n")
-		head, tail := out[:i], out[j:]
+		j := end + len(" bytes omitted]\n")
+		tail := out[j:]
+		hl := len(data) - int(n) - len(tail)
+		if hl < 0 || hl > len(out) {
+			t.Fatalf("iter %d: %d omitted cannot be: output %q", iter, n, out)
+		}
+		head := out[:hl]
+		atLine := hl == 0 || head[hl-1] == '\n'
 		if !strings.HasPrefix(data, head) || !strings.HasSuffix(data, tail) {
 			t.Fatalf("iter %d: head/tail %q/%q not the stream's", iter, head, tail)
 		}
-		if k := int64(len(data) - len(head) - len(tail)); out[i:j] != omitted(k) || n != k {
-			t.Fatalf("iter %d: marker %q, %d omitted; want %q", iter, out[i:j], n, omitted(k))
+		if out[hl:j] != omitted(n, atLine) {
+			t.Fatalf("iter %d: marker %q; want %q", iter, out[hl:j], omitted(n, atLine))
 		}
+		if !atLine && strings.Contains(head, "\n") {
+			t.Fatalf("iter %d: head %q ends mid-line though it holds a newline", iter, head)
+		}
+		if start := len(data) - len(tail); tail != "" && data[start-1] != '\n' && strings.Contains(tail[:len(tail)-1], "\n") {
+			t.Fatalf("iter %d: tail %q starts mid-line though it holds a newline", iter, tail)
+		}
+	}
+}
+
+// seq's output cut to 100 bytes shows only numbers seq printed, whole, and
+// the marker on a line of its own.
+func TestCaptureWholeLines(t *testing.T) {
+	var all strings.Builder
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&all, "%d\n", i)
+	}
+	c := newCapture(100, nil)
+	c.Write([]byte(all.String()))
+	out, n := c.output()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var marker int
+	for i, l := range lines {
+		if strings.HasPrefix(l, "[artexec: ") {
+			marker = i
+			if l != fmt.Sprintf("[artexec: %d bytes omitted]", n) {
+				t.Errorf("marker line %q; want %d bytes omitted", l, n)
+			}
+			continue
+		}
+		v, err := strconv.Atoi(l)
+		if err != nil || v < 1 || v > 1000 || (i < marker || marker == 0) && v != i+1 {
+			t.Errorf("line %d %q is not a line seq printed there (output %q)", i, l, out)
+		}
+	}
+	if marker == 0 || lines[len(lines)-1] != "1000" || len(out) > 100 {
+		t.Errorf("output %q: want head lines, a marker line, tail lines ending in 1000, within 100 bytes", out)
+	}
+	if int64(len(out)-len(lines[marker])-1)+n != c.total {
+		t.Errorf("kept %d + omitted %d != total %d", len(out)-len(lines[marker])-1, n, c.total)
 	}
 }
 
@@ -78,10 +131,10 @@ func TestCaptureTinyLimit(t *testing.T) {
 		t.Errorf("limit 14, 425 bytes: output() = %q, %d omitted; want nothing kept, 425 omitted", out, n)
 	}
 	// The tail's only room is taken by continuation bytes: cut to zero.
-	c = newCapture(int64(len(omitted(1000)))+2, nil) // room 2: one head byte, one tail byte
+	c = newCapture(int64(len(omitted(1000, false)))+2, nil) // room 2: one head byte, one tail byte
 	c.Write(bytes.Repeat([]byte("é"), 500))
 	out, n := c.output()
-	if int64(len(out)) > c.total || len(out) > c.limit || !utf8.ValidString(out) || n != c.total-int64(len(out)-len(omitted(n))) {
+	if int64(len(out)) > c.total || len(out) > c.limit || !utf8.ValidString(out) || n != c.total-int64(len(out)-len(omitted(n, true))) {
 		t.Errorf("output() = %q, %d omitted; want within %d bytes, valid UTF-8, exact count", out, n, c.limit)
 	}
 }

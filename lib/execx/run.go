@@ -209,6 +209,7 @@ loop:
 		case <-killC:
 			killC = nil
 			pr.signal(unix.SIGKILL)
+			res.Killed = true
 		case ex = <-exitC:
 			exited, exitC, killC = true, nil, nil
 			if outC != nil || errC != nil {
@@ -272,6 +273,7 @@ loop:
 	default:
 		res.Status = StatusFailed
 	}
+	res.ToolExitCode = res.CLICode()
 	return res, nil
 }
 
@@ -292,13 +294,17 @@ func drain(r *os.File, w io.Writer) <-chan struct{} {
 // our buffer and our capture's Write, not a splice path.
 type onlyReader struct{ io.Reader }
 
-// CLICode is the exit code DESIGN.md §2 gives this result: the child's own
-// code passed through, 124 timed out, 130 cancelled, 128+N for a signal
-// we did not send, and for a Result built from a refusal (ErrorResult) the
-// refusal's code.
+// CLICode is the exit code of the shared exit-code table for this result:
+// the child's own code passed through, 124 timed out (137 when the
+// --kill-after SIGKILL was needed, as GNU timeout), 130 cancelled, 128+N
+// for a signal we did not send, and for a Result built from a refusal
+// (ErrorResult) the refusal's code.
 func (r *Result) CLICode() int {
 	switch r.Status {
 	case StatusTimedOut:
+		if r.Killed {
+			return 128 + int(unix.SIGKILL)
+		}
 		return exitcode.TimedOut
 	case StatusCancelled:
 		return exitcode.Cancelled
@@ -334,6 +340,7 @@ func ErrorResult(t *Task, err error) *Result {
 	if t != nil {
 		r.TaskID, r.Program, r.Argc = t.ID, t.Program, 1+len(t.Args)
 	}
+	r.ToolExitCode = r.CLICode()
 	return r
 }
 

@@ -166,6 +166,15 @@ type Result struct {
 	Isolation        IsolationReport `json:"isolation"`
 	Rusage           Rusage          `json:"rusage"`
 	Error            string          `json:"error,omitempty"`
+	// Killed: the program outlived SIGTERM by --kill-after and the runner
+	// sent SIGKILL to its process group.
+	Killed bool `json:"killed,omitempty"`
+	// ToolExitCode is the code artexec exits with for this Result
+	// (CLICode): the child's own, or as GNU timeout gives it, 124 timed
+	// out, 137 when the SIGKILL was needed; 130 cancelled. ExitCode and
+	// Signal stay the child's raw status, so a timed-out Result reads
+	// exit_code 143, signal SIGTERM, tool_exit_code 124.
+	ToolExitCode int `json:"tool_exit_code"`
 }
 
 // IsolationReport says exactly what was enforced, never what was merely

@@ -33,6 +33,14 @@ type Options struct {
 	Now func() time.Time
 	// RecoverBytes is the JSONL tail window (0: DefaultRecoverBytes).
 	RecoverBytes int64
+	// Replay makes emitting a stream again idempotent: a Draft with a
+	// time of its own that a sequencing sink already holds (the same
+	// subject, content and time, under one of the subject's sequence
+	// numbers) is recognised and delivered as that same envelope, which
+	// the sink keeps once. artobs emit --wrap sets it when the events take
+	// their time from the records (artq log | artobs emit --wrap queue run
+	// twice appends nothing the second time).
+	Replay bool
 }
 
 // Emitter redacts Drafts into Envelopes, gives each the next sequence
@@ -53,6 +61,8 @@ type Emitter struct {
 	sinks    []Sink
 	seqs     []int // indexes of sequencer sinks, in lock order
 	last     map[string]uint64
+	replay   bool
+	cursor   map[string]uint64 // Replay: the next seq to try per subject
 	closed   bool
 	inflight sync.WaitGroup // deliveries still waiting for an fsync
 }
@@ -75,11 +85,13 @@ type Delivery struct {
 // New returns an Emitter over sinks, which it owns (Close closes them).
 func New(o Options, sinks ...Sink) *Emitter {
 	e := &Emitter{
-		red:   redact.New(redact.Options{HMACKey: o.HMACKey, Limits: o.Limits}),
-		warn:  o.Warn,
-		now:   o.Now,
-		sinks: sinks,
-		last:  map[string]uint64{},
+		red:    redact.New(redact.Options{HMACKey: o.HMACKey, Limits: o.Limits}),
+		warn:   o.Warn,
+		now:    o.Now,
+		sinks:  sinks,
+		last:   map[string]uint64{},
+		replay: o.Replay,
+		cursor: map[string]uint64{},
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -265,6 +277,7 @@ type prepared struct {
 	h     header
 	attrs []byte
 	sum   redact.Summary
+	timed bool // the Draft had a time of its own: replayable
 }
 
 func (e *Emitter) prepare(d *Draft) (prepared, error) {
@@ -278,6 +291,7 @@ func (e *Emitter) prepare(d *Draft) (prepared, error) {
 		paths = append(paths, path)
 	}
 	t := d.Time
+	p.timed = !t.IsZero()
 	if t.IsZero() {
 		t = e.now()
 	}
@@ -301,6 +315,34 @@ func (e *Emitter) Seal(d Draft, seq uint64) (*Envelope, error) {
 		return nil, err
 	}
 	return seal(p.h, seq, p.attrs, p.sum), nil
+}
+
+// maxReplayProbe bounds the sequence numbers tried for one Draft.
+const maxReplayProbe = 1024
+
+// replayed is the envelope a sequencing sink already holds for p, sealed
+// under one of its subject's sequence numbers, or nil. A stream emitted
+// again arrives in the same order, so the numbers are tried from the one
+// after the subject's last match; after a miss the subject's later Drafts
+// are taken as new and not probed again. Called under e.mu.
+func (e *Emitter) replayed(p *prepared, began []sequencer) *Envelope {
+	subject := p.h.subject
+	var last uint64
+	for _, s := range began {
+		last = max(last, s.lastSeq(subject))
+	}
+	from := max(e.cursor[subject], 1)
+	for k := from; k <= last && k < from+maxReplayProbe; k++ {
+		env := seal(p.h, k, p.attrs, p.sum)
+		for _, s := range began {
+			if s.holds(env.id) {
+				e.cursor[subject] = k + 1
+				return env
+			}
+		}
+	}
+	e.cursor[subject] = last + 1
+	return nil
 }
 
 func (e *Emitter) fail(err error) Delivery {
@@ -342,6 +384,9 @@ func (e *Emitter) deliver(ctx context.Context, items []item) {
 		it := &items[i]
 		if it.skip {
 			continue
+		}
+		if it.env == nil && e.replay && it.p.timed {
+			it.env = e.replayed(it.p, began)
 		}
 		if it.env == nil {
 			seq := e.last[it.p.h.subject]

@@ -180,6 +180,12 @@ func (j *JSONL) lockOrder() string { return j.order }
 
 func (j *JSONL) lastSeq(subject string) uint64 { return j.last[subject] } // under begin
 
+// holds reports a remembered id; under begin.
+func (j *JSONL) holds(id string) bool {
+	d, ok := digestOf(id)
+	return ok && j.ids.has(d)
+}
+
 func (j *JSONL) err(op string, err error) error {
 	return &SinkError{Sink: j.Name(), Op: op, Err: err}
 }

@@ -49,6 +49,9 @@ type sequencer interface {
 	begin() error
 	end()
 	lastSeq(subject string) uint64
+	// holds reports whether the sink already has an envelope with this id
+	// (within what it remembers), under begin.
+	holds(id string) bool
 	// lockOrder sorts sequencers so that every process takes their locks in
 	// the same order and two emitters never deadlock.
 	lockOrder() string
@@ -153,6 +156,13 @@ func (m *Memory) Close() error {
 func (m *Memory) begin() error      { return nil }
 func (m *Memory) end()              {}
 func (m *Memory) lockOrder() string { return "" }
+func (m *Memory) holds(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.ids[id]
+	return ok
+}
+
 func (m *Memory) lastSeq(subject string) uint64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()

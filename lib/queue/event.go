@@ -109,6 +109,9 @@ type Trace struct {
 	OutputBytes      int64        `json:"output_bytes"`
 	OutputTruncated  bool         `json:"output_truncated"`
 	OutputIncomplete bool         `json:"output_incomplete"`
+	// Reason says in one short, redacted line why the attempt did not
+	// succeed (Reason); absent for a success and in logs written before it.
+	Reason string `json:"reason,omitempty"`
 	// OutputSaved is false when the worker was asked to keep the
 	// attempt's output (--output-dir) and could not (a full disk), and
 	// OutputError then says why. The attempt's result stands: an output
@@ -143,6 +146,7 @@ func TraceOf(r *execx.Result) *Trace {
 		OutputBytes:      r.OutputBytes,
 		OutputTruncated:  r.OutputTruncated,
 		OutputIncomplete: r.OutputIncomplete,
+		Reason:           Reason(r),
 	}
 }
 

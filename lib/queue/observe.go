@@ -196,6 +196,9 @@ func traceAttrs(t *Trace) map[string]any {
 	if t.Signal != "" {
 		m["signal"] = t.Signal
 	}
+	if t.Reason != "" {
+		m["reason"] = t.Reason
+	}
 	if t.Acceptance != nil {
 		m["acceptance"] = traceAttrs(t.Acceptance)
 	}

@@ -133,6 +133,10 @@ func appendTrace(dst []byte, t *Trace) []byte {
 	dst = strconv.AppendBool(dst, t.OutputTruncated)
 	dst = append(dst, `,"output_incomplete":`...)
 	dst = strconv.AppendBool(dst, t.OutputIncomplete)
+	if t.Reason != "" {
+		dst = append(dst, `,"reason":`...)
+		dst = appendString(dst, t.Reason)
+	}
 	if t.OutputSaved != nil {
 		dst = append(dst, `,"output_saved":`...)
 		dst = strconv.AppendBool(dst, *t.OutputSaved)
@@ -533,6 +537,7 @@ const (
 	tTruncated
 	tIncomplete
 	tAcceptance
+	tReason
 	tOutputSaved
 	tOutputError
 )
@@ -569,6 +574,9 @@ func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
 		case "output_incomplete":
 			t.OutputIncomplete, ok = s.bool()
 			bit = tIncomplete
+		case "reason":
+			b, err := s.str()
+			t.Reason, ok, bit = string(b), err == nil, tReason
 		case "output_saved":
 			var saved bool
 			saved, ok = s.bool()

@@ -29,6 +29,10 @@ type TaskStatus struct {
 	CancelRequested bool   `json:"cancel_requested,omitempty"`
 	// Last is how the latest traced attempt ended; absent before any.
 	Last *LastRun `json:"last,omitempty"`
+	// OutputTail is the end of the latest failed attempt's output
+	// (redacted, bounded), when a worker on this machine kept it; status
+	// of one task shows it.
+	OutputTail string `json:"output_tail,omitempty"`
 }
 
 // LastRun is the trace metadata status shows.
@@ -38,6 +42,8 @@ type LastRun struct {
 	ExitCode   int          `json:"exit_code"`
 	Signal     string       `json:"signal,omitempty"`
 	DurationMS int64        `json:"duration_ms"`
+	// Reason is the trace's reason: why the attempt did not succeed.
+	Reason string `json:"reason,omitempty"`
 	// Acceptance is how the attempt's acceptance command ended, when the
 	// worker ran one (the command succeeded first); it decided the state.
 	Acceptance *AcceptanceRun `json:"acceptance,omitempty"`
@@ -49,6 +55,7 @@ type AcceptanceRun struct {
 	ExitCode   int          `json:"exit_code"`
 	Signal     string       `json:"signal,omitempty"`
 	DurationMS int64        `json:"duration_ms"`
+	Reason     string       `json:"reason,omitempty"`
 }
 
 // StatusOf is the status document of t.
@@ -63,10 +70,10 @@ func StatusOf(t *Task) TaskStatus {
 	if t.Last != nil {
 		ts.Last = &LastRun{
 			Attempt: t.LastAttempt, Status: t.Last.Status, ExitCode: t.Last.ExitCode,
-			Signal: t.Last.Signal, DurationMS: t.Last.DurationMS,
+			Signal: t.Last.Signal, DurationMS: t.Last.DurationMS, Reason: t.Last.Reason,
 		}
 		if a := t.Last.Acceptance; a != nil {
-			ts.Last.Acceptance = &AcceptanceRun{Status: a.Status, ExitCode: a.ExitCode, Signal: a.Signal, DurationMS: a.DurationMS}
+			ts.Last.Acceptance = &AcceptanceRun{Status: a.Status, ExitCode: a.ExitCode, Signal: a.Signal, DurationMS: a.DurationMS, Reason: a.Reason}
 		}
 	}
 	return ts
@@ -138,9 +145,15 @@ func lastText(l *LastRun) string {
 	}
 	var b strings.Builder
 	runText(&b, l.Status, l.Signal, l.ExitCode, l.DurationMS)
+	if l.Reason != "" {
+		b.WriteString(": " + l.Reason)
+	}
 	if a := l.Acceptance; a != nil {
 		b.WriteString("; acceptance ")
 		runText(&b, a.Status, a.Signal, a.ExitCode, a.DurationMS)
+		if a.Reason != "" {
+			b.WriteString(": " + a.Reason)
+		}
 	}
 	return b.String()
 }

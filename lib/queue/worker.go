@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -66,9 +65,12 @@ type WorkerConfig struct {
 	// TASK.ATTEMPT.out (0600). Nothing else keeps output.
 	OutputDir string
 	Mode      Mode
-	// Progress, if set, gets one human line per finished task (stderr on a
-	// terminal).
-	Progress io.Writer
+	// Log, if set, gets one Transition per task the worker claims,
+	// finishes or recovers (artq work prints each on stderr).
+	Log func(Transition)
+	// TailDir, if set, keeps the end of each failed attempt's output,
+	// redacted and bounded (MaxTail), as TailDir/TailName(ID, ATTEMPT).
+	TailDir string
 	// Run defaults to execx.Run.
 	Run RunFunc
 	// Keep says which per-attempt workspaces (copy and worktree modes)
@@ -375,6 +377,9 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 				return w.snapshot(), err
 			}
 			w.count(func(s *WorkStats) { s.Recovered += len(evs) })
+			for _, ev := range evs {
+				w.log(Transition{Time: ev.Time, Task: ev.Task, Attempt: ev.Attempt, State: stateOf(ev.Type), Reason: ev.Reason})
+			}
 		}
 		// Claim while there is room.
 		for len(slots) < w.cfg.Concurrency && (w.cfg.Mode != Once || claimed == 0) {
@@ -397,6 +402,7 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 				break
 			}
 			failpoint("after-claim")
+			w.log(Transition{Time: time.Now().UTC(), Task: t.ID, Attempt: t.Attempt, State: StateRunning})
 			claimed++
 			w.count(func(s *WorkStats) { s.Claimed++ })
 			tctx, cancel := context.WithCancelCause(runCtx)
@@ -552,12 +558,21 @@ func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 	case EventCancelled:
 		w.count(func(s *WorkStats) { s.Cancelled++ })
 	}
-	if w.cfg.Progress != nil && term != "" {
-		last := &LastRun{Status: tr.Status, ExitCode: tr.ExitCode, Signal: tr.Signal, DurationMS: tr.DurationMS}
+	if term != "" {
+		reason, ms := tr.Reason, tr.DurationMS
 		if a := tr.Acceptance; a != nil {
-			last.Acceptance = &AcceptanceRun{Status: a.Status, ExitCode: a.ExitCode, Signal: a.Signal, DurationMS: a.DurationMS}
+			ms += a.DurationMS
+			if a.Reason != "" {
+				reason = "acceptance: " + a.Reason
+			}
 		}
-		fmt.Fprintf(w.cfg.Progress, "artq: %s attempt %d %s (%s)\n", t.ID, t.Attempt, term, lastText(last))
+		if term != EventSucceeded && w.cfg.TailDir != "" {
+			if werr := writeTail(w.cfg.TailDir, t.ID, t.Attempt, res); werr != nil && w.cfg.Warn != nil {
+				w.cfg.Warn(fmt.Errorf("task %s attempt %d: output tail not kept: %w", t.ID, t.Attempt, werr))
+			}
+		}
+		w.log(Transition{Time: time.Now().UTC(), Task: t.ID, Attempt: t.Attempt, State: stateOf(term),
+			Duration: time.Duration(ms) * time.Millisecond, Reason: reason})
 	}
 	return nil
 }

@@ -1,0 +1,101 @@
+package queue
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/fsx"
+	"github.com/art-runtime/art/lib/obs/redact"
+)
+
+// Transition is one change of a task's state as a worker made or saw it:
+// claimed (running), finished (succeeded, failed, cancelled) or requeued by
+// recovery. A worker's Log gets one for each, so a worker run from cron
+// says what it did.
+type Transition struct {
+	Time     time.Time
+	Task     string
+	Attempt  int
+	State    TaskState
+	Duration time.Duration // the attempt's run time (finished only)
+	Reason   string        // the trace's reason, or recovery's
+}
+
+// MaxTail bounds the output tail a worker keeps for a failed attempt.
+const MaxTail = 4096
+
+// TailName is the file, under WorkerConfig.TailDir, that keeps the output
+// tail of a failed attempt.
+func TailName(id string, attempt int) string { return fmt.Sprintf("%s.%d.tail", id, attempt) }
+
+// ReadTail returns the kept output tail of an attempt, "" if none was kept.
+func ReadTail(dir, id string, attempt int) string {
+	if dir == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(dir, TailName(id, attempt)))
+	if err != nil || len(b) > MaxTail {
+		return ""
+	}
+	return string(b)
+}
+
+// writeTail keeps the end of a failed attempt's output: at most MaxTail
+// bytes, from a line start where the end holds one, redacted with the text
+// rules (a failing command's last lines are where a leaked token shows).
+func writeTail(dir, id string, attempt int, res *execx.Result) error {
+	out := res.Output
+	if out == "" {
+		return nil
+	}
+	// The redactor may lengthen a line (a marker for a short secret): cut
+	// after redacting too.
+	var sum redact.Summary
+	out = tailOf(reasons.Text(tailOf(out, MaxTail*2), &sum), MaxTail)
+	if err := os.MkdirAll(dir, fsx.DirMode); err != nil {
+		return err
+	}
+	return fsx.WriteFile(filepath.Join(dir, TailName(id, attempt)), []byte(out), fsx.FileMode)
+}
+
+// tailOf is the last n bytes of s, from just after a newline when that
+// leaves something, else from a UTF-8 boundary.
+func tailOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	t := s[len(s)-n:]
+	if i := strings.IndexByte(t, '\n'); i >= 0 && i < len(t)-1 {
+		return t[i+1:]
+	}
+	for len(t) > 0 && !utf8.RuneStart(t[0]) {
+		t = t[1:]
+	}
+	return t
+}
+
+func (w *worker) log(tr Transition) {
+	if w.cfg.Log != nil {
+		w.cfg.Log(tr)
+	}
+}
+
+// stateOf is the state an event of a task leaves it in, for a Transition.
+func stateOf(t EventType) TaskState {
+	switch t {
+	case EventSucceeded:
+		return StateSucceeded
+	case EventFailed:
+		return StateFailed
+	case EventCancelled:
+		return StateCancelled
+	case EventStarted:
+		return StateRunning
+	}
+	return StateQueued // requeued, retried
+}
