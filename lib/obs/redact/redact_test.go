@@ -281,7 +281,7 @@ func TestRuleIDs(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range Rules() {
 		id := r.ID()
-		if id == "" || seen[id] || RuleDescriptions[r] == "" {
+		if in := r.Info(); id == "" || seen[id] || in.Catches == "" || in.Source == "" || in.Version == "" {
 			t.Errorf("rule %d: id %q duplicate or undocumented", r, id)
 		}
 		seen[id] = true

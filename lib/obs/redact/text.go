@@ -88,14 +88,6 @@ func prefixFoldAt(s string, i int, p string) bool {
 	return true
 }
 
-var ruleByID = map[string]Rule{}
-
-func init() {
-	for r, id := range ruleIDs {
-		ruleByID[id] = Rule(r)
-	}
-}
-
 const markerPrefix = "[REDACTED:"
 
 // markerLen is the length of the marker at the start of s, or 0 if s does
@@ -106,10 +98,10 @@ func markerLen(s string) int {
 		return 0
 	}
 	j := len(markerPrefix)
-	for j < len(s) && (isLower(s[j]) || s[j] == '-') {
+	for j < len(s) && (isLower(s[j]) || isDigit(s[j]) || s[j] == '-') {
 		j++
 	}
-	if _, ok := ruleByID[s[len(markerPrefix):j]]; !ok || j >= len(s) {
+	if _, ok := table().byID[s[len(markerPrefix):j]]; !ok || j >= len(s) {
 		return 0
 	}
 	if s[j] == ']' {
