@@ -148,6 +148,8 @@ type leakScratch struct {
 	gen   uint32
 	queue []int32
 	ctx   []byte
+	view  []byte  // s with backslash escapes undone (see unescaped)
+	pos   []int32 // view index → offset in s; one extra entry: len(s)
 }
 
 // leakSpans appends the spans of gitleaks findings in s that lie within
@@ -358,4 +360,54 @@ func (ls *leakSet) withContext(sc *leakScratch, name, v string, sp []span) []spa
 		sp[i].b -= off
 	}
 	return sp
+}
+
+// scan appends the gitleaks spans of value v named name. When v holds
+// backslash escapes (JSON or a shell line quoted inside a string:
+// {\"token\": \"…\"}), it is scanned a second time with the escapes
+// undone, the way the rules would see that text on its own, and the spans
+// are mapped back onto v.
+func (ls *leakSet) scan(sc *leakScratch, name, v string, sp []span) []span {
+	sp = ls.withContext(sc, name, v, sp)
+	if strings.IndexByte(v, '\\') < 0 {
+		return sp
+	}
+	view, pos := sc.unescaped(v)
+	n := len(sp)
+	sp = ls.withContext(sc, name, unsafe.String(unsafe.SliceData(view), len(view)), sp)
+	for i := n; i < len(sp); i++ {
+		sp[i].a = int(pos[sp[i].a])
+		sp[i].b = int(pos[sp[i].b])
+	}
+	return sp
+}
+
+// unescaped undoes \", \\, \/, \', \n, \r and \t in v, recording where
+// each byte of the result starts in v.
+func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
+	view, pos := sc.view[:0], sc.pos[:0]
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		pos = append(pos, int32(i))
+		if c == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case '"', '\\', '/', '\'':
+				c = v[i+1]
+				i++
+			case 'n':
+				c = '\n'
+				i++
+			case 'r':
+				c = '\r'
+				i++
+			case 't':
+				c = '\t'
+				i++
+			}
+		}
+		view = append(view, c)
+	}
+	pos = append(pos, int32(len(v)))
+	sc.view, sc.pos = view, pos
+	return view, pos
 }

@@ -157,7 +157,7 @@ func (w *walker) scan(s string, sum *Summary) string {
 // ("heroku_api_key": "<uuid>").
 func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
-	sp = table().leaks.withContext(&w.lk, name, s, sp)
+	sp = table().leaks.scan(&w.lk, name, s, sp)
 	w.spans = sp[:0]
 	if len(sp) == 0 {
 		return s

@@ -122,8 +122,8 @@ const (
 
 // RuleInfo describes one rule for `artobs rules` and the docs.
 type RuleInfo struct {
-	ID      string
-	Source  string // SourceArt, SourceGitleaks, or both joined by '+'
+	ID     string
+	Source string // SourceArt, SourceGitleaks, or both joined by '+'
 	// (an own rule with the id of a gitleaks rule: both apply)
 	Version string // the art module or gitleaks module version
 	Catches string
