@@ -3,8 +3,11 @@ package redact
 import (
 	"math"
 	"regexp"
+	"regexp/syntax"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
@@ -46,12 +49,22 @@ const gitleaksModule = "github.com/zricethezav/gitleaks/v8"
 var textOnlyInPath = map[string]bool{"hashicorp-tf-password": true}
 
 type leakRule struct {
-	rule    Rule
-	id      string
-	re      *regexp.Regexp
-	group   int
-	entropy float64
-	allow   []*config.Allowlist
+	rule   Rule
+	id     string
+	re     *regexp.Regexp // gitleaks' regex, as configured
+	fast   *regexp.Regexp // re without its lazy leading prefix (see speedUp)
+	filter *regexp.Regexp // a necessary condition for fast, or nil
+	prefix *regexp.Regexp // the stripped prefix's character class, or nil
+	maxPre int            // its maximum repeat count
+	// When every match of filter starts with one of the rule's keywords
+	// (see keywordLed), filter runs only on a window of filterW bytes
+	// after each occurrence of one, not over the whole text.
+	windowed bool
+	filterW  int
+	kws      []int32 // the rule's keyword (pattern) indexes
+	group    int
+	entropy  float64
+	allow    []*config.Allowlist
 }
 
 type leakSet struct {
@@ -61,6 +74,7 @@ type leakSet struct {
 	always  []int32   // rules without keywords
 	global  []*config.Allowlist
 	version string
+	rank    []int32 // rule index → position in the run order
 }
 
 func loadLeaks(t *ruleTable) *leakSet {
@@ -92,10 +106,12 @@ func loadLeaks(t *ruleTable) *leakSet {
 			in.Catches += "; gitleaks: " + cr.Description
 		}
 		idx := int32(len(ls.rules))
-		ls.rules = append(ls.rules, leakRule{
-			rule: r, id: id, re: cr.Regex, group: cr.SecretGroup,
+		lr := leakRule{
+			rule: r, id: id, re: cr.Regex, fast: cr.Regex, group: cr.SecretGroup,
 			entropy: cr.Entropy, allow: cr.Allowlists,
-		})
+		}
+		lr.speedUp(cr.Keywords)
+		ls.rules = append(ls.rules, lr)
 		if len(cr.Keywords) == 0 {
 			ls.always = append(ls.always, idx)
 			continue
@@ -110,9 +126,29 @@ func loadLeaks(t *ruleTable) *leakSet {
 				ls.kwRules = append(ls.kwRules, nil)
 			}
 			ls.kwRules[ki] = append(ls.kwRules[ki], idx)
+			ls.rules[idx].kws = append(ls.rules[idx].kws, int32(ki))
 		}
 	}
 	ls.trie = ahocorasick.NewTrieBuilder().AddStrings(keywords).Build()
+	// Rules run in this order; the ones with the largest allowlists
+	// (generic-api-key's) go last, so that a secret a specific rule has
+	// already found skips their checks (see covered).
+	order := make([]int32, len(ls.rules))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	cost := func(i int32) int {
+		n := 0
+		for _, a := range ls.rules[i].allow {
+			n += len(a.Regexes) + len(a.StopWords)
+		}
+		return n
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return cost(a) - cost(b) })
+	ls.rank = make([]int32, len(ls.rules))
+	for pos, i := range order {
+		ls.rank[i] = int32(pos)
+	}
 	return ls
 }
 
@@ -147,14 +183,23 @@ type leakScratch struct {
 	seen  []uint32 // rule index → generation it was queued in
 	gen   uint32
 	queue []int32
+	occ   []occurrence // keyword occurrences in the text being scanned
+	ascii bool         // lower has the byte offsets of the text
 	ctx   []byte
 	view  []byte  // s with backslash escapes undone (see unescaped)
 	pos   []int32 // view index → offset in s; one extra entry: len(s)
 }
 
+type occurrence struct {
+	pos     int32
+	pattern int32
+}
+
 // leakSpans appends the spans of gitleaks findings in s that lie within
-// [lo, hi) (clipped to it): s may be a value with context around it.
-func (ls *leakSet) leakSpans(sc *leakScratch, s string, lo, hi int, sp []span) []span {
+// [lo, hi) (clipped to it, and moved back by lo): s may be a value with
+// context around it. Spans from sp[cov:] (in the same coordinates) that
+// already cover a finding make its checks unnecessary.
+func (ls *leakSet) leakSpans(sc *leakScratch, s string, lo, hi int, sp []span, cov int) []span {
 	if len(s) < 8 {
 		return sp
 	}
@@ -164,9 +209,11 @@ func (ls *leakSet) leakSpans(sc *leakScratch, s string, lo, hi int, sp []span) [
 		sc.gen = 1
 	}
 	sc.queue = append(sc.queue[:0], ls.always...)
+	sc.occ = sc.occ[:0]
 	lower := sc.lowered(s)
 	gen := sc.gen
-	ls.trie.Walk(lower, func(_, _, pattern int64) bool {
+	ls.trie.Walk(lower, func(end, n, pattern int64) bool {
+		sc.occ = append(sc.occ, occurrence{int32(end - n + 1), int32(pattern)})
 		for _, ri := range ls.kwRules[pattern] {
 			if sc.seen[ri] != gen {
 				sc.seen[ri] = gen
@@ -175,8 +222,9 @@ func (ls *leakSet) leakSpans(sc *leakScratch, s string, lo, hi int, sp []span) [
 		}
 		return true
 	})
+	slices.SortFunc(sc.queue, func(a, b int32) int { return int(ls.rank[a] - ls.rank[b]) })
 	for _, ri := range sc.queue {
-		sp = ls.rules[ri].find(ls, s, lo, hi, sp)
+		sp = ls.rules[ri].find(ls, sc, s, lo, hi, sp, cov)
 	}
 	return sp
 }
@@ -185,9 +233,11 @@ func (ls *leakSet) leakSpans(sc *leakScratch, s string, lo, hi int, sp []span) [
 // folded in place; anything else goes through strings.ToLower as gitleaks
 // does (the Kelvin sign folds to 'k').
 func (sc *leakScratch) lowered(s string) []byte {
+	sc.ascii = true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
 			sc.lower = append(sc.lower[:0], strings.ToLower(s)...)
+			sc.ascii = false
 			return sc.lower
 		}
 	}
@@ -201,9 +251,14 @@ func (sc *leakScratch) lowered(s string) []byte {
 	return b
 }
 
-func (lr *leakRule) find(ls *leakSet, s string, lo, hi int, sp []span) []span {
-	for _, m := range lr.re.FindAllStringSubmatchIndex(s, -1) {
-		a, b := m[0], m[1]
+func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp []span, cov int) []span {
+	if lr.filter != nil && !lr.filterMatch(sc, s) {
+		return sp
+	}
+	prevEnd := 0
+	for _, m := range lr.fast.FindAllStringSubmatchIndex(s, -1) {
+		a, b := lr.matchStart(s, m[0], prevEnd), m[1]
+		prevEnd = b
 		// gitleaks trims newlines off the match before it takes the group.
 		for a < b && s[a] == '\n' {
 			a++
@@ -231,6 +286,9 @@ func (lr *leakRule) find(ls *leakSet, s string, lo, hi int, sp []span) []span {
 			continue
 		}
 		secret := s[sa:sb]
+		if covered(sp[cov:], max(sa, lo)-lo, min(sb, hi)-lo) {
+			continue // already redacted: the checks below cannot change that
+		}
 		if lr.entropy != 0 && shannonEntropy(secret) <= lr.entropy {
 			continue
 		}
@@ -240,9 +298,39 @@ func (lr *leakRule) find(ls *leakSet, s string, lo, hi int, sp []span) []span {
 		if overlapsMarker(s, sa, sb) {
 			continue // redacting our own output must change nothing
 		}
-		sp = append(sp, span{max(sa, lo), min(sb, hi), lr.rule})
+		sp = append(sp, span{max(sa, lo) - lo, min(sb, hi) - lo, lr.rule})
 	}
 	return sp
+}
+
+// filterMatch reports whether the filter matches s. A windowed filter is
+// tried only at the rule's keyword occurrences: every match of it starts at
+// one and is at most filterW bytes long; one byte more keeps the context of
+// an assertion at its end (\b, $) as it is in s.
+func (lr *leakRule) filterMatch(sc *leakScratch, s string) bool {
+	if !lr.windowed || !sc.ascii {
+		return lr.filter.MatchString(s)
+	}
+	for _, o := range sc.occ {
+		if !slices.Contains(lr.kws, o.pattern) {
+			continue
+		}
+		a := int(o.pos)
+		if lr.filter.MatchString(s[a:min(len(s), a+lr.filterW+1)]) {
+			return true
+		}
+	}
+	return false
+}
+
+// covered reports whether [a, b) lies inside one of the spans.
+func covered(sp []span, a, b int) bool {
+	for _, x := range sp {
+		if x.a <= a && b <= x.b {
+			return true
+		}
+	}
+	return false
 }
 
 // allowed applies gitleaks' allowlist semantics to a finding: the target is
@@ -342,9 +430,9 @@ func overlapsMarker(s string, a, b int) bool {
 // withContext scans value v as gitleaks sees it in a serialized draft: after
 // its name (a map key, or the argv item before it), as "name": "value". Only
 // spans inside the value are kept. name == "" scans v alone.
-func (ls *leakSet) withContext(sc *leakScratch, name, v string, sp []span) []span {
+func (ls *leakSet) withContext(sc *leakScratch, name, v string, sp []span, cov int) []span {
 	if name == "" {
-		return ls.leakSpans(sc, v, 0, len(v), sp)
+		return ls.leakSpans(sc, v, 0, len(v), sp, cov)
 	}
 	c := append(sc.ctx[:0], '"')
 	c = append(c, name...)
@@ -353,13 +441,7 @@ func (ls *leakSet) withContext(sc *leakScratch, name, v string, sp []span) []spa
 	c = append(c, v...)
 	c = append(c, '"')
 	sc.ctx = c
-	n := len(sp)
-	sp = ls.leakSpans(sc, unsafe.String(unsafe.SliceData(c), len(c)), off, off+len(v), sp)
-	for i := n; i < len(sp); i++ {
-		sp[i].a -= off
-		sp[i].b -= off
-	}
-	return sp
+	return ls.leakSpans(sc, unsafe.String(unsafe.SliceData(c), len(c)), off, off+len(v), sp, cov)
 }
 
 // scan appends the gitleaks spans of value v named name. When v holds
@@ -368,13 +450,13 @@ func (ls *leakSet) withContext(sc *leakScratch, name, v string, sp []span) []spa
 // undone, the way the rules would see that text on its own, and the spans
 // are mapped back onto v.
 func (ls *leakSet) scan(sc *leakScratch, name, v string, sp []span) []span {
-	sp = ls.withContext(sc, name, v, sp)
+	sp = ls.withContext(sc, name, v, sp, 0)
 	if strings.IndexByte(v, '\\') < 0 {
 		return sp
 	}
 	view, pos := sc.unescaped(v)
 	n := len(sp)
-	sp = ls.withContext(sc, name, unsafe.String(unsafe.SliceData(view), len(view)), sp)
+	sp = ls.withContext(sc, name, unsafe.String(unsafe.SliceData(view), len(view)), sp, n)
 	for i := n; i < len(sp); i++ {
 		sp[i].a = int(pos[sp[i].a])
 		sp[i].b = int(pos[sp[i].b])
@@ -410,4 +492,234 @@ func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
 	pos = append(pos, int32(len(v)))
 	sc.view, sc.pos = view, pos
 	return view, pos
+}
+
+// speedUp derives two cheaper regular expressions from the rule's, both
+// giving exactly the rule's findings:
+//
+//   - fast drops a leading lazy character-class repeat such as the
+//     [\w.-]{0,50}? that starts every gitleaks "semi-generic" rule. Such a
+//     prefix only widens the match to the left: the leftmost match of the
+//     rest starts where the rule's match puts the keyword (the lazy prefix
+//     takes the shortest run, and any shorter run of the same class fits),
+//     so the matches end at the same places and have the same groups. Only
+//     the match start differs; matchStart recomputes it for allowlists that
+//     test the whole match.
+//   - filter is a leading run of the remaining concatenation, cut before its
+//     first wide element (the secret itself, {10,150}): any match of fast
+//     contains a match of filter, so when filter does not match there is
+//     nothing to find. Most text that carries a keyword ("api" in a URL,
+//     "key" in a path) fails here, after a few bytes of the automaton.
+//
+// Go's regexp runs a leading {0,50} repeat and a {10,150} secret as dozens
+// of NFA threads at every byte; without them the rules cost what their
+// keywords cost.
+func (lr *leakRule) speedUp(keywords []string) {
+	tree, err := syntax.Parse(lr.re.String(), syntax.Perl)
+	if err != nil {
+		return
+	}
+	cat := tree
+	if cat.Op != syntax.OpConcat || len(cat.Sub) < 2 {
+		return
+	}
+	subs := cat.Sub
+	if p := subs[0]; isLazyClassRepeat(p) {
+		cls := &syntax.Regexp{Op: syntax.OpConcat, Flags: p.Flags, Sub: []*syntax.Regexp{
+			{Op: syntax.OpBeginText}, p.Sub[0], {Op: syntax.OpEndText},
+		}}
+		pre, err1 := regexp.Compile(cls.String())
+		rest := &syntax.Regexp{Op: syntax.OpConcat, Flags: cat.Flags, Sub: subs[1:]}
+		fast, err2 := regexp.Compile(rest.String())
+		if err1 == nil && err2 == nil && fast.NumSubexp() == lr.re.NumSubexp() {
+			lr.fast, lr.prefix, lr.maxPre = fast, pre, p.Max
+			subs = subs[1:]
+		}
+	}
+	end := 0
+	for end < len(subs) && end < 8 {
+		if w := maxWidth(subs[end]); w < 0 || w > 32 {
+			break
+		}
+		end++
+	}
+	if end == 0 || end == len(subs) {
+		return
+	}
+	f := &syntax.Regexp{Op: syntax.OpConcat, Flags: cat.Flags, Sub: subs[:end]}
+	filter, err := regexp.Compile(f.String())
+	if err != nil || maxWidth(f) == 0 {
+		return // an assertion alone ("\b") filters nothing
+	}
+	lr.filter = filter
+	if w := maxWidth(f); w >= 0 && keywordLed(subs[0], keywords) {
+		// maxWidth counts runes; a rune is at most 4 bytes, but windows
+		// are used on ASCII text only, where a rune is a byte.
+		lr.windowed, lr.filterW = true, w
+	}
+}
+
+// keywordLed reports whether every string re matches starts, ignoring case,
+// with one of the keywords, and re asserts nothing about what precedes it:
+// then a match can only start where the prefilter saw a keyword.
+func keywordLed(re *syntax.Regexp, keywords []string) bool {
+	strs, ok := literals(re, 64)
+	if !ok || len(strs) == 0 {
+		return false
+	}
+	for _, s := range strs {
+		s = strings.ToLower(s)
+		led := false
+		for _, k := range keywords {
+			if strings.HasPrefix(s, strings.ToLower(k)) {
+				led = true
+				break
+			}
+		}
+		if !led {
+			return false
+		}
+	}
+	return true
+}
+
+// literals expands re into the finite set of strings it matches (case
+// folding gives the lower-case form, which is all keywordLed needs), or
+// false if it is not such a small finite set.
+func literals(re *syntax.Regexp, limit int) ([]string, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{string(re.Rune)}, true
+	case syntax.OpCapture:
+		return literals(re.Sub[0], limit)
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(out) >= limit {
+					return nil, false
+				}
+				out = append(out, string(r))
+			}
+		}
+		return out, true
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			ss, ok := literals(sub, limit)
+			if !ok || len(out)+len(ss) > limit {
+				return nil, false
+			}
+			out = append(out, ss...)
+		}
+		return out, true
+	case syntax.OpQuest:
+		ss, ok := literals(re.Sub[0], limit)
+		if !ok || len(ss)+1 > limit {
+			return nil, false
+		}
+		return append(ss, ""), true
+	case syntax.OpConcat:
+		out := []string{""}
+		for _, sub := range re.Sub {
+			ss, ok := literals(sub, limit)
+			if !ok || len(out)*len(ss) > limit {
+				return nil, false
+			}
+			var next []string
+			for _, a := range out {
+				for _, b := range ss {
+					next = append(next, a+b)
+				}
+			}
+			out = next
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func isLazyClassRepeat(p *syntax.Regexp) bool {
+	if p.Flags&syntax.NonGreedy == 0 || len(p.Sub) != 1 {
+		return false
+	}
+	switch p.Op {
+	case syntax.OpRepeat:
+		if p.Min != 0 || p.Max < 0 {
+			return false
+		}
+	case syntax.OpStar, syntax.OpQuest:
+	default:
+		return false
+	}
+	switch p.Sub[0].Op {
+	case syntax.OpCharClass, syntax.OpAnyCharNotNL, syntax.OpAnyChar:
+		return true
+	}
+	return false
+}
+
+// maxWidth is the most runes re can match, or -1 if unbounded.
+func maxWidth(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return 0
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture:
+		return maxWidth(re.Sub[0])
+	case syntax.OpQuest:
+		return maxWidth(re.Sub[0])
+	case syntax.OpStar, syntax.OpPlus:
+		return -1
+	case syntax.OpRepeat:
+		w := maxWidth(re.Sub[0])
+		if w < 0 || re.Max < 0 {
+			return -1
+		}
+		return w * re.Max
+	case syntax.OpConcat:
+		n := 0
+		for _, s := range re.Sub {
+			w := maxWidth(s)
+			if w < 0 {
+				return -1
+			}
+			n += w
+		}
+		return n
+	case syntax.OpAlternate:
+		n := 0
+		for _, s := range re.Sub {
+			w := maxWidth(s)
+			if w < 0 {
+				return -1
+			}
+			n = max(n, w)
+		}
+		return n
+	}
+	return -1
+}
+
+// matchStart is where the rule's own regex starts the match that fast
+// starts at a: the stripped lazy prefix takes the leftmost start it can,
+// that is the longest run of its class (at most maxPre runes) before a,
+// not reaching back into the previous match.
+func (lr *leakRule) matchStart(s string, a, prevEnd int) int {
+	if lr.prefix == nil {
+		return a
+	}
+	p := a
+	for n := 0; n < lr.maxPre && p > prevEnd; n++ {
+		r, size := utf8.DecodeLastRuneInString(s[prevEnd:p])
+		if !lr.prefix.MatchString(string(r)) {
+			break
+		}
+		p -= size
+	}
+	return p
 }
