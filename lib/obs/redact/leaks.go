@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -446,9 +447,9 @@ func (ls *leakSet) withContext(sc *leakScratch, name, v string, sp []span, cov i
 
 // scan appends the gitleaks spans of value v named name. When v holds
 // backslash escapes (JSON or a shell line quoted inside a string:
-// {\"token\": \"…\"}), it is scanned a second time with the escapes
-// undone, the way the rules would see that text on its own, and the spans
-// are mapped back onto v.
+// {\"token\": \"…\"}, Go's \u003e for '>'), it is scanned a second time
+// with the escapes undone, by art's rules and gitleaks', the way they would
+// see that text on its own, and the spans are mapped back onto v.
 func (ls *leakSet) scan(sc *leakScratch, name, v string, sp []span) []span {
 	sp = ls.withContext(sc, name, v, sp, 0)
 	if strings.IndexByte(v, '\\') < 0 {
@@ -456,7 +457,9 @@ func (ls *leakSet) scan(sc *leakScratch, name, v string, sp []span) []span {
 	}
 	view, pos := sc.unescaped(v)
 	n := len(sp)
-	sp = ls.withContext(sc, name, unsafe.String(unsafe.SliceData(view), len(view)), sp, n)
+	vs := unsafe.String(unsafe.SliceData(view), len(view))
+	sp = findSecrets(vs, sp)
+	sp = ls.withContext(sc, name, vs, sp, n)
 	for i := n; i < len(sp); i++ {
 		sp[i].a = int(pos[sp[i].a])
 		sp[i].b = int(pos[sp[i].b])
@@ -464,13 +467,13 @@ func (ls *leakSet) scan(sc *leakScratch, name, v string, sp []span) []span {
 	return sp
 }
 
-// unescaped undoes \", \\, \/, \', \n, \r and \t in v, recording where
-// each byte of the result starts in v.
+// unescaped undoes \", \\, \/, \', \n, \r, \t and \uXXXX in v, recording
+// where each byte of the result starts in v (and, past the end, len(v)).
 func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
 	view, pos := sc.view[:0], sc.pos[:0]
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		pos = append(pos, int32(i))
+		start := i
 		if c == '\\' && i+1 < len(v) {
 			switch v[i+1] {
 			case '"', '\\', '/', '\'':
@@ -485,13 +488,46 @@ func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
 			case 't':
 				c = '\t'
 				i++
+			case 'u':
+				if r, ok := hex4(v, i+2); ok && r != 0 && !utf16.IsSurrogate(r) {
+					var b [4]byte
+					n := utf8.EncodeRune(b[:], r)
+					for k := range n {
+						view = append(view, b[k])
+						pos = append(pos, int32(start))
+					}
+					i += 5
+					continue
+				}
 			}
 		}
 		view = append(view, c)
+		pos = append(pos, int32(start))
 	}
 	pos = append(pos, int32(len(v)))
 	sc.view, sc.pos = view, pos
 	return view, pos
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if len(s)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // speedUp derives two cheaper regular expressions from the rule's, both
