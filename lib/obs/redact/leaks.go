@@ -55,8 +55,10 @@ type leakRule struct {
 	re     *regexp.Regexp // gitleaks' regex, as configured
 	fast   *regexp.Regexp // re without its lazy leading prefix (see speedUp)
 	filter *regexp.Regexp // a necessary condition for fast, or nil
-	prefix *regexp.Regexp // the stripped prefix's character class, or nil
-	maxPre int            // its maximum repeat count
+	// filterAll is filter unanchored (the same when not windowed).
+	filterAll *regexp.Regexp
+	prefix    *regexp.Regexp // the stripped prefix's character class, or nil
+	maxPre    int            // its maximum repeat count
 	// When every match of filter starts with one of the rule's keywords
 	// (see keywordLed), filter runs only on a window of filterW bytes
 	// after each occurrence of one, not over the whole text.
@@ -305,12 +307,13 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 }
 
 // filterMatch reports whether the filter matches s. A windowed filter is
-// tried only at the rule's keyword occurrences: every match of it starts at
-// one and is at most filterW bytes long; one byte more keeps the context of
-// an assertion at its end (\b, $) as it is in s.
+// tried only at the rule's keyword occurrences, anchored: every match of it
+// starts at one and is at most filterW bytes long; one byte more keeps the
+// context of an assertion at its end (\b, $) as it is in s. On other text
+// the unanchored form runs over all of s.
 func (lr *leakRule) filterMatch(sc *leakScratch, s string) bool {
 	if !lr.windowed || !sc.ascii {
-		return lr.filter.MatchString(s)
+		return lr.filterAll.MatchString(s)
 	}
 	for _, o := range sc.occ {
 		if !slices.Contains(lr.kws, o.pattern) {
@@ -587,11 +590,15 @@ func (lr *leakRule) speedUp(keywords []string) {
 	if err != nil || maxWidth(f) == 0 {
 		return // an assertion alone ("\b") filters nothing
 	}
-	lr.filter = filter
+	lr.filter, lr.filterAll = filter, filter
 	if w := maxWidth(f); w >= 0 && keywordLed(subs[0], keywords) {
 		// maxWidth counts runes; a rune is at most 4 bytes, but windows
-		// are used on ASCII text only, where a rune is a byte.
-		lr.windowed, lr.filterW = true, w
+		// are used on ASCII text only, where a rune is a byte. The
+		// window starts at the keyword, where a match must start: the
+		// filter is anchored there.
+		if anchored, err := regexp.Compile(`^(?:` + f.String() + `)`); err == nil {
+			lr.filter, lr.windowed, lr.filterW = anchored, true, w
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -136,7 +137,8 @@ type ruleTable struct {
 	ids     []string
 	info    []RuleInfo
 	byID    map[string]Rule
-	sorted  []Rule // by id
+	sorted  []Rule  // by id
+	rank    []int32 // Rule → its position in sorted
 	markers []string
 	leaks   *leakSet
 }
@@ -165,6 +167,10 @@ func loadTable() *ruleTable {
 		}
 		return 0
 	})
+	t.rank = make([]int32, len(t.ids))
+	for i, r := range t.sorted {
+		t.rank[r] = int32(i)
+	}
 	t.markers = make([]string, len(t.ids))
 	for r, id := range t.ids {
 		t.markers[r] = "[REDACTED:" + id + "]"
@@ -227,25 +233,25 @@ func RuleByID(id string) (Rule, bool) {
 }
 
 // Summary counts redactions by rule. It holds counts only, never values.
+// A bitmap of the rules counted keeps Count, Reasons and AppendJSON from
+// walking every rule of the set.
 type Summary struct {
 	counts [maxRules]int32
+	used   [maxRules / 64]uint64
+	total  int32
 }
 
 // Add counts n redactions for r.
 func (s *Summary) Add(r Rule, n int) {
 	if r < maxRules && n > 0 {
 		s.counts[r] += int32(n)
+		s.used[r/64] |= 1 << (r % 64)
+		s.total += int32(n)
 	}
 }
 
 // Count is the total number of redactions.
-func (s Summary) Count() int {
-	n := 0
-	for _, c := range s.counts {
-		n += int(c)
-	}
-	return n
-}
+func (s Summary) Count() int { return int(s.total) }
 
 // Of is the count for one rule.
 func (s Summary) Of(r Rule) int {
@@ -255,13 +261,26 @@ func (s Summary) Of(r Rule) int {
 	return 0
 }
 
+// rules lists the rules counted, sorted by id.
+func (s *Summary) rules() []Rule {
+	var out []Rule
+	for w, word := range s.used {
+		for word != 0 {
+			b := word & -word
+			out = append(out, Rule(w*64+bits.TrailingZeros64(b)))
+			word &^= b
+		}
+	}
+	t := table()
+	slices.SortFunc(out, func(a, b Rule) int { return int(t.rank[a]) - int(t.rank[b]) })
+	return out
+}
+
 // Reasons returns the non-zero counts keyed by rule id.
 func (s Summary) Reasons() map[string]int {
 	m := map[string]int{}
-	for r, c := range s.counts {
-		if c > 0 {
-			m[Rule(r).ID()] = int(c)
-		}
+	for _, r := range s.rules() {
+		m[r.ID()] = int(s.counts[r])
 	}
 	return m
 }
@@ -270,28 +289,24 @@ func (s Summary) Reasons() map[string]int {
 // {"count":N,"reasons":{"rule-id":n,…}} with reasons sorted by id.
 func (s Summary) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"count":`...)
-	dst = strconv.AppendInt(dst, int64(s.Count()), 10)
+	dst = strconv.AppendInt(dst, int64(s.total), 10)
 	dst = append(dst, `,"reasons":{`...)
-	first := true
 	t := table()
-	for _, r := range t.sorted {
-		if c := s.counts[r]; c > 0 {
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = append(dst, '"')
-			dst = append(dst, t.ids[r]...)
-			dst = append(dst, `":`...)
-			dst = strconv.AppendInt(dst, int64(c), 10)
+	for i, r := range s.rules() {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
+		dst = append(dst, '"')
+		dst = append(dst, t.ids[r]...)
+		dst = append(dst, `":`...)
+		dst = strconv.AppendInt(dst, int64(s.counts[r]), 10)
 	}
 	return append(dst, "}}"...)
 }
 
 // Merge adds every count of o to s.
 func (s *Summary) Merge(o *Summary) {
-	for r, c := range o.counts {
-		s.counts[r] += c
+	for _, r := range o.rules() {
+		s.Add(r, int(o.counts[r]))
 	}
 }
