@@ -3,8 +3,10 @@ package redact
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -463,4 +465,47 @@ func FuzzRedactJSON(f *testing.F) {
 		}
 		assertFixedPoint(t, r, out, "fuzz json")
 	})
+}
+
+// TestSummaryValue: a Summary is a value (copies do not share later
+// counts), holds any number of rules and writes them sorted by id.
+func TestSummaryValue(t *testing.T) {
+	var s Summary
+	rs := Rules()
+	for i, r := range rs[:20] {
+		s.Add(r, i+1)
+	}
+	c := s
+	s.Add(rs[19], 100)
+	s.Add(rs[0], 100)
+	if c.Of(rs[19]) != 20 || c.Of(rs[0]) != 1 || s.Of(rs[19]) != 120 || s.Of(rs[0]) != 101 {
+		t.Errorf("copy shares counts: copy %d/%d, original %d/%d", c.Of(rs[19]), c.Of(rs[0]), s.Of(rs[19]), s.Of(rs[0]))
+	}
+	if c.Count() != 210 || s.Count() != 410 || len(c.Reasons()) != 20 {
+		t.Errorf("counts %d %d, reasons %d", c.Count(), s.Count(), len(c.Reasons()))
+	}
+	var m Summary
+	m.Merge(&c)
+	m.Merge(&c)
+	if m.Count() != 420 || m.Of(rs[5]) != 12 {
+		t.Errorf("merge: %d, %d", m.Count(), m.Of(rs[5]))
+	}
+	var ids []string
+	for id := range c.Reasons() {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var want strings.Builder
+	want.WriteString(`{"count":210,"reasons":{`)
+	for i, id := range ids {
+		if i > 0 {
+			want.WriteByte(',')
+		}
+		r, _ := RuleByID(id)
+		fmt.Fprintf(&want, "%q:%d", id, c.Of(r))
+	}
+	want.WriteString("}}")
+	if got := string(c.AppendJSON(nil)); got != want.String() {
+		t.Errorf("AppendJSON:\n got %s\nwant %s", got, want.String())
+	}
 }

@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -111,9 +110,9 @@ var ownDescriptions = [numOwn]string{
 	NumberRange:        "integers beyond ±2^53 from the Go API, written as decimal strings",
 }
 
-// maxRules bounds own plus gitleaks rules; Summary holds a counter for each.
-// A rule-set bump past it fails the package's tests (loadTable panics).
-const maxRules = 512
+// maxRules bounds own plus gitleaks rules (a Rule is 16 bits; the bound
+// keeps ids and markers a small table).
+const maxRules = 4096
 
 // Source names where a rule comes from.
 const (
@@ -233,21 +232,48 @@ func RuleByID(id string) (Rule, bool) {
 }
 
 // Summary counts redactions by rule. It holds counts only, never values.
-// A bitmap of the rules counted keeps Count, Reasons and AppendJSON from
-// walking every rule of the set.
+// It is small (an event names a few rules) and a plain value: the first
+// rules sit inline, more go to a slice that is copied, never shared, when
+// it changes, so a copy of a Summary never sees the original's later
+// counts.
 type Summary struct {
-	counts [maxRules]int32
-	used   [maxRules / 64]uint64
-	total  int32
+	inl   [6]ruleCount
+	ninl  uint8
+	more  []ruleCount
+	total int32
+}
+
+type ruleCount struct {
+	r Rule
+	n int32
 }
 
 // Add counts n redactions for r.
 func (s *Summary) Add(r Rule, n int) {
-	if r < maxRules && n > 0 {
-		s.counts[r] += int32(n)
-		s.used[r/64] |= 1 << (r % 64)
-		s.total += int32(n)
+	if n <= 0 {
+		return
 	}
+	s.total += int32(n)
+	for i := range s.inl[:s.ninl] {
+		if s.inl[i].r == r {
+			s.inl[i].n += int32(n)
+			return
+		}
+	}
+	if s.ninl < uint8(len(s.inl)) && len(s.more) == 0 {
+		s.inl[s.ninl] = ruleCount{r, int32(n)}
+		s.ninl++
+		return
+	}
+	more := slices.Clone(s.more)
+	for i := range more {
+		if more[i].r == r {
+			more[i].n += int32(n)
+			s.more = more
+			return
+		}
+	}
+	s.more = append(more, ruleCount{r, int32(n)})
 }
 
 // Count is the total number of redactions.
@@ -255,32 +281,33 @@ func (s Summary) Count() int { return int(s.total) }
 
 // Of is the count for one rule.
 func (s Summary) Of(r Rule) int {
-	if r < maxRules {
-		return int(s.counts[r])
+	for _, c := range s.inl[:s.ninl] {
+		if c.r == r {
+			return int(c.n)
+		}
+	}
+	for _, c := range s.more {
+		if c.r == r {
+			return int(c.n)
+		}
 	}
 	return 0
 }
 
-// rules lists the rules counted, sorted by id.
-func (s *Summary) rules() []Rule {
-	var out []Rule
-	for w, word := range s.used {
-		for word != 0 {
-			b := word & -word
-			out = append(out, Rule(w*64+bits.TrailingZeros64(b)))
-			word &^= b
-		}
-	}
+// counts lists the rules counted, sorted by id.
+func (s *Summary) counts() []ruleCount {
+	buf := s.inl // a copy: sorting must not reorder s
+	out := append(buf[:s.ninl], s.more...)
 	t := table()
-	slices.SortFunc(out, func(a, b Rule) int { return int(t.rank[a]) - int(t.rank[b]) })
+	slices.SortFunc(out, func(a, b ruleCount) int { return int(t.rank[a.r]) - int(t.rank[b.r]) })
 	return out
 }
 
 // Reasons returns the non-zero counts keyed by rule id.
 func (s Summary) Reasons() map[string]int {
 	m := map[string]int{}
-	for _, r := range s.rules() {
-		m[r.ID()] = int(s.counts[r])
+	for _, c := range s.counts() {
+		m[c.r.ID()] = int(c.n)
 	}
 	return m
 }
@@ -292,21 +319,21 @@ func (s Summary) AppendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(s.total), 10)
 	dst = append(dst, `,"reasons":{`...)
 	t := table()
-	for i, r := range s.rules() {
+	for i, c := range s.counts() {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, '"')
-		dst = append(dst, t.ids[r]...)
+		dst = append(dst, t.ids[c.r]...)
 		dst = append(dst, `":`...)
-		dst = strconv.AppendInt(dst, int64(s.counts[r]), 10)
+		dst = strconv.AppendInt(dst, int64(c.n), 10)
 	}
 	return append(dst, "}}"...)
 }
 
 // Merge adds every count of o to s.
 func (s *Summary) Merge(o *Summary) {
-	for _, r := range o.rules() {
-		s.Add(r, int(o.counts[r]))
+	for _, c := range o.counts() {
+		s.Add(c.r, int(c.n))
 	}
 }
