@@ -6,5 +6,5 @@
 # go.mod. docs/artobs.md records the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -count=1 -run '^TestGitleaksCorpus$' ./lib/obs/redact -args -redact.report -test.v |
+go test -count=1 -v -run '^TestGitleaksCorpus$' ./lib/obs/redact -args -redact.report |
 	grep -v -e '^=== ' -e '^--- ' -e '^PASS$' -e '^ok '
