@@ -514,13 +514,14 @@ func TestFastRegexesSameFindings(t *testing.T) {
 	others = append(others, harmless...)
 	var sc leakScratch
 	for ri, lr := range ls.rules {
+		lr.ensure()
 		for ti, text := range append(byRule[lr.id], others...) {
 			if raceEnabled && (ri+ti)%3 != 0 {
 				continue
 			}
 			want := lr.re.FindAllStringSubmatchIndex(text, -1)
 			var got [][]int
-			if lr.filter == nil || filterOK(&lr, &sc, ls, text) {
+			if lr.filter == nil || filterOK(lr, &sc, ls, text) {
 				got = lr.fast.FindAllStringSubmatchIndex(text, -1)
 			}
 			prevEnd := 0

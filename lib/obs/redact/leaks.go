@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -50,8 +51,13 @@ const gitleaksModule = "github.com/zricethezav/gitleaks/v8"
 var textOnlyInPath = map[string]bool{"hashicorp-tf-password": true}
 
 type leakRule struct {
-	rule   Rule
-	id     string
+	rule     Rule
+	id       string
+	src      config.ViperConfig // this rule alone, as gitleaks' config has it
+	keywords []string
+	cost     int // allowlist regexes and stop words: the larger, the later it runs
+	once     sync.Once
+
 	re     *regexp.Regexp // gitleaks' regex, as configured
 	fast   *regexp.Regexp // re without its lazy leading prefix (see speedUp)
 	filter *regexp.Regexp // a necessary condition for fast, or nil
@@ -71,7 +77,7 @@ type leakRule struct {
 }
 
 type leakSet struct {
-	rules   []leakRule
+	rules   []*leakRule
 	trie    *ahocorasick.Trie
 	kwRules [][]int32 // keyword (pattern) index → rules having it
 	always  []int32   // rules without keywords
@@ -85,41 +91,54 @@ func loadLeaks(t *ruleTable) *leakSet {
 	if err := toml.Unmarshal([]byte(config.DefaultConfig), &vc); err != nil {
 		panic("redact: gitleaks default config: " + err.Error())
 	}
-	cfg, err := vc.Translate()
+	// The global allowlists now; each rule's regexes when a text first
+	// carries one of its keywords (see ensure): compiling all of them takes
+	// tens of milliseconds (hundreds under -race) that a process emitting
+	// a few events should not pay up front.
+	global := vc
+	global.Rules = nil
+	gcfg, err := global.Translate()
 	if err != nil {
 		panic("redact: gitleaks default config: " + err.Error())
 	}
-	ls := &leakSet{global: cfg.Allowlists, version: moduleVersion(gitleaksModule)}
+	ls := &leakSet{global: gcfg.Allowlists, version: moduleVersion(gitleaksModule)}
 	var keywords []string
 	kwIndex := map[string]int{}
-	for _, id := range cfg.OrderedRules {
-		cr := cfg.Rules[id]
-		if cr.Regex == nil || textOnlyInPath[id] {
+	for i, vr := range vc.Rules {
+		id := vr.ID
+		if vr.Regex == "" || textOnlyInPath[id] {
 			// Path-only rules (pkcs12-file) name files, not text; they
 			// are listed so `artobs rules` shows the whole set.
-			_, _ = t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: "(not applied: a rule for files named " + cr.Path.String() + ") " + cr.Description})
+			_, _ = t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: "(not applied: a rule for files named " + vr.Path + ") " + vr.Description})
 			continue
 		}
-		r, shared := t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: cr.Description})
+		r, shared := t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: vr.Description})
 		if shared {
 			// An own rule with gitleaks' id: both match, one id counts.
 			in := &t.info[r]
 			in.Source = SourceArt + "+" + SourceGitleaks
 			in.Version = ls.version
-			in.Catches += "; gitleaks: " + cr.Description
+			in.Catches += "; gitleaks: " + vr.Description
 		}
+		one := vc
+		one.Rules = slices.Clone(vc.Rules[i : i+1])
+		// A composite rule's required parts are rules of their own; alone,
+		// its primary pattern applies (more redaction, never less).
+		one.Rules[0].Required = nil
+		one.AllowList, one.Allowlists = nil, nil
 		idx := int32(len(ls.rules))
-		lr := leakRule{
-			rule: r, id: id, re: cr.Regex, fast: cr.Regex, group: cr.SecretGroup,
-			entropy: cr.Entropy, allow: cr.Allowlists,
+		lr := &leakRule{rule: r, id: id, src: one, keywords: vr.Keywords}
+		for _, al := range append(vr.Allowlists, vr.AllowList) {
+			if al != nil {
+				lr.cost += len(al.Regexes) + len(al.StopWords)
+			}
 		}
-		lr.speedUp(cr.Keywords)
 		ls.rules = append(ls.rules, lr)
-		if len(cr.Keywords) == 0 {
+		if len(vr.Keywords) == 0 {
 			ls.always = append(ls.always, idx)
 			continue
 		}
-		for _, k := range cr.Keywords {
+		for _, k := range vr.Keywords {
 			k = strings.ToLower(k)
 			ki, ok := kwIndex[k]
 			if !ok {
@@ -129,7 +148,7 @@ func loadLeaks(t *ruleTable) *leakSet {
 				ls.kwRules = append(ls.kwRules, nil)
 			}
 			ls.kwRules[ki] = append(ls.kwRules[ki], idx)
-			ls.rules[idx].kws = append(ls.rules[idx].kws, int32(ki))
+			lr.kws = append(lr.kws, int32(ki))
 		}
 	}
 	ls.trie = ahocorasick.NewTrieBuilder().AddStrings(keywords).Build()
@@ -140,13 +159,7 @@ func loadLeaks(t *ruleTable) *leakSet {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	cost := func(i int32) int {
-		n := 0
-		for _, a := range ls.rules[i].allow {
-			n += len(a.Regexes) + len(a.StopWords)
-		}
-		return n
-	}
+	cost := func(i int32) int { return ls.rules[i].cost }
 	slices.SortStableFunc(order, func(a, b int32) int { return cost(a) - cost(b) })
 	ls.rank = make([]int32, len(ls.rules))
 	for pos, i := range order {
@@ -254,7 +267,21 @@ func (sc *leakScratch) lowered(s string) []byte {
 	return b
 }
 
+// ensure compiles the rule on first use, with gitleaks' own Translate.
+func (lr *leakRule) ensure() {
+	lr.once.Do(func() {
+		cfg, err := lr.src.Translate()
+		if err != nil {
+			panic("redact: gitleaks rule " + lr.id + ": " + err.Error())
+		}
+		cr := cfg.Rules[lr.id]
+		lr.re, lr.fast, lr.group, lr.entropy, lr.allow = cr.Regex, cr.Regex, cr.SecretGroup, cr.Entropy, cr.Allowlists
+		lr.speedUp(cr.Keywords)
+	})
+}
+
 func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp []span, cov int) []span {
+	lr.ensure()
 	if lr.filter != nil && !lr.filterMatch(sc, s) {
 		return sp
 	}
