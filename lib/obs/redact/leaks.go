@@ -125,6 +125,7 @@ func loadLeaks(t *ruleTable) *leakSet {
 		// A composite rule's required parts are rules of their own; alone,
 		// its primary pattern applies (more redaction, never less).
 		one.Rules[0].Required = nil
+		//lint:ignore SA1019 the default config still uses the old [allowlist] form
 		one.AllowList, one.Allowlists = nil, nil
 		idx := int32(len(ls.rules))
 		lr := &leakRule{rule: r, id: id, src: one, keywords: vr.Keywords}
