@@ -14,16 +14,20 @@ type RulesCmd struct{}
 
 // Help shows an example.
 func (c *RulesCmd) Help() string {
-	return `Lists every rule id that can appear in an Event's redaction.reasons and
-in its "[REDACTED:<rule>]" markers, with what it removes.
+	return `Lists every active rule: each id that can appear in an Event's
+redaction.reasons and in its "[REDACTED:<rule>]" markers, where the rule
+comes from (art's own rules, or gitleaks' default configuration at the
+gitleaks module version this binary was built with) and what it removes.
 
 Example:
   artobs rules -o text
-  artobs rules | jq -r '.[].id'`
+  artobs rules | jq -r '.[] | select(.source == "gitleaks") | .id'`
 }
 
 type ruleOut struct {
 	ID      string `json:"id"`
+	Source  string `json:"source"`
+	Version string `json:"version"`
 	Catches string `json:"catches"`
 }
 
@@ -32,7 +36,8 @@ func (c *RulesCmd) Run(_ context.Context, std cli.IO, g *cli.Globals) error {
 	var rules []ruleOut
 	for _, id := range redact.RuleIDs() {
 		r, _ := redact.RuleByID(id)
-		rules = append(rules, ruleOut{ID: id, Catches: redact.RuleDescriptions[r]})
+		in := r.Info()
+		rules = append(rules, ruleOut{ID: id, Source: in.Source, Version: in.Version, Catches: in.Catches})
 	}
 	if g.JSON(std) {
 		b, err := jsonx.Marshal(rules)
@@ -43,7 +48,7 @@ func (c *RulesCmd) Run(_ context.Context, std cli.IO, g *cli.Globals) error {
 		return nil
 	}
 	for _, r := range rules {
-		fmt.Fprintf(std.Out, "%-21s %s\n", r.ID, r.Catches)
+		fmt.Fprintf(std.Out, "%-40s %-8s %-10s %s\n", r.ID, r.Source, r.Version, r.Catches)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zricethezav/gitleaks/v8/detect"
 )
 
 // benchLines are Drafts shaped like the events art tools emit: task
@@ -220,4 +222,23 @@ func benchEmit(b *testing.B, syncEach bool, writers int) {
 	if syncEach {
 		b.ReportMetric(float64(b.N)/float64(max(1, j.gc.syncs)), "records/fsync")
 	}
+}
+
+// BenchmarkGitleaksDetect is the peer: gitleaks' own detector (default
+// configuration, keyword prefilter) over the same Draft lines, finding
+// without redacting, decoding or writing anything.
+func BenchmarkGitleaksDetect(b *testing.B) {
+	lines := benchLines()
+	d, err := detect.NewDetectorDefaultConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	i := 0
+	for b.Loop() {
+		d.DetectBytes(lines[i%len(lines)])
+		i++
+	}
+	perSecond(b, cpu0)
 }

@@ -209,13 +209,16 @@ func diffAt(a, b string) string {
 }
 
 // TestDocsListEveryRule keeps docs/artobs.md's rule table in step with the
-// rules: every id has a row.
+// rules: every id of art's own rules has a row.
 func TestDocsListEveryRule(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(filepath.Dir(corpusPath()), "..", "..", "docs", "artobs.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range RuleIDs() {
+		if r, _ := RuleByID(id); r.Info().Source == SourceGitleaks {
+			continue // gitleaks' rules are listed by `artobs rules`
+		}
 		if !strings.Contains(string(b), "| `"+id+"` |") {
 			t.Errorf("docs/artobs.md has no row for rule %s", id)
 		}

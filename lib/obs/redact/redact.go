@@ -148,7 +148,16 @@ func (r *Redactor) Text(s string, sum *Summary) string {
 // none. The walker's span buffer is reused, so a string without secrets
 // costs no allocation.
 func (w *walker) scan(s string, sum *Summary) string {
+	return w.scanNamed("", s, sum)
+}
+
+// scanNamed is scan for a value that has a name (its map key, or the argv
+// item before it): gitleaks' rules see it after that name, the way they see
+// it in a serialized draft, since many of them need the name to match
+// ("heroku_api_key": "<uuid>").
+func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
+	sp = table().leaks.scan(&w.lk, name, s, sp)
 	w.spans = sp[:0]
 	if len(sp) == 0 {
 		return s
@@ -175,14 +184,14 @@ func (r *Redactor) apply(s string, sp []span, sum *Summary) string {
 // only for the keyed hash (empty: no hash).
 func (r *Redactor) marker(rule Rule, raw string) string {
 	if r.key == nil || raw == "" {
-		return markers[rule]
+		return table().markers[rule]
 	}
 	m := hmac.New(sha256.New, r.key)
 	m.Write([]byte(raw))
 	var sum [sha256.Size]byte
 	var hx [16]byte
 	hex.Encode(hx[:], m.Sum(sum[:0])[:8])
-	return "[REDACTED:" + ruleIDs[rule] + ":hmac-sha256:" + string(hx[:]) + "]"
+	return "[REDACTED:" + rule.ID() + ":hmac-sha256:" + string(hx[:]) + "]"
 }
 
 // Path is a parsed sensitive path: "attrs" followed by .key, .* (any key),
@@ -312,6 +321,9 @@ type walker struct {
 	orders   [][]int32
 	spans    []span
 	keyCache map[string]bool
+	lk       leakScratch
+	name     string // the name of the scalar about to be written (see str)
+	last     string // the last string written, redacted (the next argv item's name)
 }
 
 func (w *walker) fits(n int) bool {
@@ -321,6 +333,7 @@ func (w *walker) fits(n int) bool {
 // mask writes a marker string for rule; false if it does not fit.
 func (w *walker) mask(rule Rule, raw string) bool {
 	m := w.r.marker(rule, raw)
+	w.last = m
 	if !w.fits(len(m) + 2) {
 		return false
 	}
@@ -449,7 +462,16 @@ func validNumberLiteral(s string) bool {
 }
 
 // str writes a redacted string value.
+// A number written as a string (NumberRange) takes its member's name too,
+// so that redacting the output again sees the same thing.
 func (w *walker) str(s string) bool {
+	name := w.name
+	w.name = ""
+	return w.strNamed(name, s)
+}
+
+// strNamed writes a redacted string value that has a name (see scanNamed).
+func (w *walker) strNamed(name, s string) bool {
 	lim := w.r.lim
 	if !utf8.ValidString(s) {
 		return w.mask(Binary, "")
@@ -457,10 +479,11 @@ func (w *walker) str(s string) bool {
 	if len(s) > lim.ScanMax {
 		return w.mask(Size, "")
 	}
-	t := w.scan(s, w.sum)
+	t := w.scanNamed(name, s, w.sum)
 	if len(t) > lim.String {
 		t = w.cut(t)
 	}
+	w.last = t
 	if !w.fits(jsonx.CanonicalStringLen(t)) {
 		return w.mask(Size, "")
 	}
@@ -472,7 +495,7 @@ func (w *walker) str(s string) bool {
 // marker boundary, the head scanned again (a cut can expose nothing, but a
 // marker may be longer than what it replaced), then the size marker.
 func (w *walker) cut(t string) string {
-	m := markers[Size]
+	m := table().markers[Size]
 	n := w.r.lim.String - len(m)
 	for {
 		h := cutPoint(t, n)
@@ -631,6 +654,7 @@ func (w *walker) reflect(rv reflect.Value, depth int, sens []sensState) bool {
 type reflectElem struct{ v reflect.Value }
 
 func (w *walker) mapAny(m map[string]any, depth int, sens []sensState) bool {
+	w.name = ""
 	if depth > w.r.lim.Depth {
 		return w.mask(Depth, "")
 	}
@@ -649,6 +673,7 @@ func (w *walker) mapAny(m map[string]any, depth int, sens []sensState) bool {
 }
 
 func (w *walker) mapReflect(rv reflect.Value, depth int, sens []sensState) bool {
+	w.name = ""
 	if depth > w.r.lim.Depth {
 		return w.mask(Depth, "")
 	}
@@ -767,13 +792,23 @@ func (w *walker) writeMembers(ms []member, depth int, sens []sensState) bool {
 func (w *walker) memberValue(m *member, depth int, sens []sensState) bool {
 	switch m.kind {
 	case 1:
-		return w.str(m.str)
+		return w.strNamed(m.key, m.str)
 	case 2:
+		if m.rv.Kind() == reflect.String {
+			return w.strNamed(m.key, m.rv.String())
+		}
+		w.name = m.key
+		defer func() { w.name = "" }()
 		return w.reflect(m.rv, depth, sens)
 	}
 	if e, ok := m.val.(reflectElem); ok {
 		return w.reflect(e.v, depth, sens)
 	}
+	if s, ok := m.val.(string); ok {
+		return w.strNamed(m.key, s)
+	}
+	w.name = m.key
+	defer func() { w.name = "" }()
 	return w.value(m.val, depth, sens)
 }
 
@@ -821,6 +856,7 @@ func (w *walker) maskUnsafe(m *member, depth int) bool {
 // a string (ok true). argv: an item "--password" (a flag named like a
 // secret, without "=value") masks the item after it.
 func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer, depth int, sens []sensState) bool {
+	w.name = ""
 	if depth > w.r.lim.Depth {
 		return w.mask(Depth, "")
 	}
@@ -839,6 +875,7 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 	}
 	written := 0
 	secretNext := false
+	prev := "" // the string item before, as the name of the next one
 	for i := 0; i < keep; i++ {
 		v, s, isStr := at(i)
 		if !isStr {
@@ -852,6 +889,7 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 		}
 		sensitive, next := child(sens, "", i)
 		var ok bool
+		w.last = ""
 		switch {
 		case sensitive:
 			raw := s
@@ -862,8 +900,9 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 		case secretNext && isStr && s != "" && !IsMarker(s):
 			ok = w.mask(UnsafeKey, s)
 		case isStr:
-			ok = w.str(s)
+			ok = w.strNamed(prev, s)
 		default:
+			w.name = prev
 			if e, isRE := v.(reflectElem); isRE {
 				ok = w.reflect(e.v, depth+1, next)
 			} else {
@@ -871,6 +910,12 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 			}
 		}
 		secretNext = isStr && isSecretFlag(s)
+		// The name of the next item is this one as written (redacted), so
+		// that redacting the output again sees the same context.
+		prev = ""
+		if isStr && ok && len(w.last) <= maxKeyClassify {
+			prev = w.last
+		}
 		if !ok {
 			w.dst = w.dst[:mark]
 			w.sum.Add(Size, 1)
@@ -879,7 +924,7 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 		written++
 	}
 	if keep < n {
-		m := markers[Collection]
+		m := table().markers[Collection]
 		if w.fits(len(m) + 3) {
 			if written > 0 {
 				w.dst = append(w.dst, ',')

@@ -3,8 +3,10 @@ package redact
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -239,7 +241,30 @@ func TestTextRules(t *testing.T) {
 		{"Authorization: Bearer abc.def-ghi", "Authorization: Bearer [REDACTED:auth-header]"},
 		{"authorization: Digest username=\"u\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "authorization: Digest [REDACTED:auth-header]\nnext"},
 		{"password = hunter2 done", "password = [REDACTED:unsafe-key] done"},
-		{`--token "two words" x`, `--token "two words" x`},
+		{`--token "two words" x`, `--token "[REDACTED:unsafe-key]" x`},
+		// The assignment syntaxes of the common languages and formats.
+		{`token := "S3cr3tValue"`, `token := "[REDACTED:unsafe-key]"`},
+		{`API_TOKEN ?= S3cr3tValue`, `API_TOKEN ?= [REDACTED:unsafe-key]`},
+		{`API_TOKEN ::= S3cr3tValue`, `API_TOKEN ::= [REDACTED:unsafe-key]`},
+		{`API_TOKEN :::= S3cr3tValue`, `API_TOKEN :::= [REDACTED:unsafe-key]`},
+		{`$password .= "S3cr3tValue";`, `$password .= "[REDACTED:unsafe-key]";`},
+		{`'api_key' => 'S3cr3tValue',`, `'api_key' => '[REDACTED:unsafe-key]',`},
+		{`var apiToken string = "S3cr3tValue"`, `var apiToken string = "[REDACTED:unsafe-key]"`},
+		{`const apiToken: string = "S3cr3tValue";`, `const apiToken: string = "[REDACTED:unsafe-key]";`},
+		{`System.setProperty("X_TOKEN", "S3cr3tValue");`, `System.setProperty("X_TOKEN", "[REDACTED:unsafe-key]");`},
+		{`<password>S3cr3tValue</password>`, `<password>[REDACTED:unsafe-key]</password>`},
+		{`<add key="DbPassword" value="S3cr3tValue" />`, `<add key="DbPassword" value="[REDACTED:unsafe-key]" />`},
+		{`password           = "S3cr3tValue"`, `password           = "[REDACTED:unsafe-key]"`},
+		{`run deploy --token S3cr3tValue --verbose`, `run deploy --token [REDACTED:unsafe-key] --verbose`},
+		{`password=pa\ss\word next`, `password=[REDACTED:unsafe-key] next`},
+		{`{\"password\":\"S3cr3t\\Value\"}`, `{\"password\":\"[REDACTED:unsafe-key]\"}`},
+		{"Authorization: Api-Token S3cr3tValue", "Authorization: Api-Token [REDACTED:auth-header]"},
+		// Test output and comparisons are not assignments.
+		{"--- PASS: TestTokenRefresh (0.00s)", "--- PASS: TestTokenRefresh (0.00s)"},
+		{"    --- FAIL: TestPasswordReset (0.01s)", "    --- FAIL: TestPasswordReset (0.01s)"},
+		{"if token != expected {", "if token != expected {"},
+		{`assert token == "x"`, `assert token == "x"`},
+		{"--token-file /run/secrets/t", "--token-file /run/secrets/t"},
 		{`--token="two words" x`, `--token="[REDACTED:unsafe-key]" x`},
 		{"password=null token: true", "password=null token: true"},
 		{"x AKIAIOSFODNN7EXAMPLE y", "x [REDACTED:aws-access-key] y"},
@@ -281,7 +306,7 @@ func TestRuleIDs(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range Rules() {
 		id := r.ID()
-		if id == "" || seen[id] || RuleDescriptions[r] == "" {
+		if in := r.Info(); id == "" || seen[id] || in.Catches == "" || in.Source == "" || in.Version == "" {
 			t.Errorf("rule %d: id %q duplicate or undocumented", r, id)
 		}
 		seen[id] = true
@@ -440,4 +465,47 @@ func FuzzRedactJSON(f *testing.F) {
 		}
 		assertFixedPoint(t, r, out, "fuzz json")
 	})
+}
+
+// TestSummaryValue: a Summary is a value (copies do not share later
+// counts), holds any number of rules and writes them sorted by id.
+func TestSummaryValue(t *testing.T) {
+	var s Summary
+	rs := Rules()
+	for i, r := range rs[:20] {
+		s.Add(r, i+1)
+	}
+	c := s
+	s.Add(rs[19], 100)
+	s.Add(rs[0], 100)
+	if c.Of(rs[19]) != 20 || c.Of(rs[0]) != 1 || s.Of(rs[19]) != 120 || s.Of(rs[0]) != 101 {
+		t.Errorf("copy shares counts: copy %d/%d, original %d/%d", c.Of(rs[19]), c.Of(rs[0]), s.Of(rs[19]), s.Of(rs[0]))
+	}
+	if c.Count() != 210 || s.Count() != 410 || len(c.Reasons()) != 20 {
+		t.Errorf("counts %d %d, reasons %d", c.Count(), s.Count(), len(c.Reasons()))
+	}
+	var m Summary
+	m.Merge(&c)
+	m.Merge(&c)
+	if m.Count() != 420 || m.Of(rs[5]) != 12 {
+		t.Errorf("merge: %d, %d", m.Count(), m.Of(rs[5]))
+	}
+	var ids []string
+	for id := range c.Reasons() {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var want strings.Builder
+	want.WriteString(`{"count":210,"reasons":{`)
+	for i, id := range ids {
+		if i > 0 {
+			want.WriteByte(',')
+		}
+		r, _ := RuleByID(id)
+		fmt.Fprintf(&want, "%q:%d", id, c.Of(r))
+	}
+	want.WriteString("}}")
+	if got := string(c.AppendJSON(nil)); got != want.String() {
+		t.Errorf("AppendJSON:\n got %s\nwant %s", got, want.String())
+	}
 }

@@ -3,12 +3,17 @@ package redact
 import (
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Rule is one reason a value was removed. Its ID is what the redaction
-// summary and the in-place markers say; ids follow gitleaks' names where
-// gitleaks has a rule for the same thing.
-type Rule uint8
+// summary and the in-place markers say. art's own rules (structural bounds,
+// secret-named values, URL credentials, headers and a few fast token forms)
+// are the constants below; the token rules of gitleaks' default
+// configuration follow them, numbered in the order of that configuration,
+// and keep gitleaks' ids. A gitleaks rule with the id of an own rule (jwt,
+// private-key, github-pat …) shares that Rule, so one id is one Rule.
+type Rule uint16
 
 // The rules, in no particular order; the summary sorts by ID.
 const (
@@ -41,10 +46,10 @@ const (
 	UnsupportedType
 	NonFinite
 	NumberRange
-	numRules
+	numOwn
 )
 
-var ruleIDs = [numRules]string{
+var ruleIDs = [numOwn]string{
 	UnsafeKey:          "unsafe-key",
 	URLCredentials:     "url-credentials",
 	URLQuerySecret:     "url-query-secret",
@@ -74,8 +79,8 @@ var ruleIDs = [numRules]string{
 	NumberRange:        "number-range",
 }
 
-// RuleDescriptions says what each rule catches, for docs and --help.
-var RuleDescriptions = [numRules]string{
+// ownDescriptions says what each of art's own rules catches.
+var ownDescriptions = [numOwn]string{
 	UnsafeKey:          "a value named like a secret: map keys, name=value and name: value in text, and the argument after --name in argv, for names ending in password, passwd, passphrase, secret, token, cookie, credential(s), authorization, auth, session, api key, private key, access key, secret key, client secret, session id …",
 	URLCredentials:     "the password in scheme://user:password@host",
 	URLQuerySecret:     "secret query parameters in URLs (token, access_token, api_key, password, sig, signature, X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, key …)",
@@ -105,17 +110,105 @@ var RuleDescriptions = [numRules]string{
 	NumberRange:        "integers beyond ±2^53 from the Go API, written as decimal strings",
 }
 
+// maxRules bounds own plus gitleaks rules (a Rule is 16 bits; the bound
+// keeps ids and markers a small table).
+const maxRules = 4096
+
+// Source names where a rule comes from.
+const (
+	SourceArt      = "art"
+	SourceGitleaks = "gitleaks"
+)
+
+// RuleInfo describes one rule for `artobs rules` and the docs.
+type RuleInfo struct {
+	ID     string
+	Source string // SourceArt, SourceGitleaks, or both joined by '+'
+	// (an own rule with the id of a gitleaks rule: both apply)
+	Version string // the art module or gitleaks module version
+	Catches string
+}
+
+// ruleTable is every active rule: art's own, then gitleaks'. It is built
+// once, on first use, because compiling gitleaks' regular expressions takes
+// tens of milliseconds that commands which never redact should not pay.
+type ruleTable struct {
+	ids     []string
+	info    []RuleInfo
+	byID    map[string]Rule
+	sorted  []Rule  // by id
+	rank    []int32 // Rule → its position in sorted
+	markers []string
+	leaks   *leakSet
+}
+
+var table = sync.OnceValue(loadTable)
+
+func loadTable() *ruleTable {
+	t := &ruleTable{byID: map[string]Rule{}}
+	for r := range Rule(numOwn) {
+		_, _ = t.add(ruleIDs[r], RuleInfo{ID: ruleIDs[r], Source: SourceArt, Version: artVersion(), Catches: ownDescriptions[r]})
+	}
+	t.leaks = loadLeaks(t)
+	if len(t.ids) > maxRules {
+		panic("redact: " + strconv.Itoa(len(t.ids)) + " rules exceed maxRules; raise it")
+	}
+	t.sorted = make([]Rule, len(t.ids))
+	for i := range t.sorted {
+		t.sorted[i] = Rule(i)
+	}
+	slices.SortFunc(t.sorted, func(a, b Rule) int {
+		if t.ids[a] < t.ids[b] {
+			return -1
+		}
+		if t.ids[a] > t.ids[b] {
+			return 1
+		}
+		return 0
+	})
+	t.rank = make([]int32, len(t.ids))
+	for i, r := range t.sorted {
+		t.rank[r] = int32(i)
+	}
+	t.markers = make([]string, len(t.ids))
+	for r, id := range t.ids {
+		t.markers[r] = "[REDACTED:" + id + "]"
+	}
+	return t
+}
+
+// add registers a rule id, or returns the Rule that already has it (and
+// true).
+func (t *ruleTable) add(id string, info RuleInfo) (Rule, bool) {
+	if r, ok := t.byID[id]; ok {
+		return r, true
+	}
+	r := Rule(len(t.ids))
+	t.ids = append(t.ids, id)
+	t.info = append(t.info, info)
+	t.byID[id] = r
+	return r, false
+}
+
 // ID is the rule's stable name.
 func (r Rule) ID() string {
-	if r < numRules {
-		return ruleIDs[r]
+	if t := table(); int(r) < len(t.ids) {
+		return t.ids[r]
 	}
 	return "rule-" + strconv.Itoa(int(r))
 }
 
-// Rules lists every rule.
+// Info describes the rule: id, source, version and what it catches.
+func (r Rule) Info() RuleInfo {
+	if t := table(); int(r) < len(t.info) {
+		return t.info[r]
+	}
+	return RuleInfo{ID: r.ID()}
+}
+
+// Rules lists every active rule.
 func Rules() []Rule {
-	rs := make([]Rule, numRules)
+	rs := make([]Rule, len(table().ids))
 	for i := range rs {
 		rs[i] = Rule(i)
 	}
@@ -124,72 +217,97 @@ func Rules() []Rule {
 
 // RuleIDs lists every rule id, sorted.
 func RuleIDs() []string {
-	return slices.Clone(sortedIDs[:])
+	t := table()
+	out := make([]string, len(t.sorted))
+	for i, r := range t.sorted {
+		out[i] = t.ids[r]
+	}
+	return out
 }
 
 // RuleByID finds a rule by its id.
 func RuleByID(id string) (Rule, bool) {
-	for r, s := range ruleIDs {
-		if s == id {
-			return Rule(r), true
-		}
-	}
-	return 0, false
-}
-
-var (
-	sortedIDs   [numRules]string
-	sortedRules [numRules]Rule
-	markers     [numRules]string
-)
-
-func init() {
-	copy(sortedIDs[:], ruleIDs[:])
-	slices.Sort(sortedIDs[:])
-	for i, id := range sortedIDs {
-		sortedRules[i], _ = RuleByID(id)
-	}
-	for r := range markers {
-		markers[r] = "[REDACTED:" + ruleIDs[r] + "]"
-	}
+	r, ok := table().byID[id]
+	return r, ok
 }
 
 // Summary counts redactions by rule. It holds counts only, never values.
+// It is small (an event names a few rules) and a plain value: the first
+// rules sit inline, more go to a slice that is copied, never shared, when
+// it changes, so a copy of a Summary never sees the original's later
+// counts.
 type Summary struct {
-	counts [numRules]int
+	inl   [6]ruleCount
+	ninl  uint8
+	more  []ruleCount
+	total int32
+}
+
+type ruleCount struct {
+	r Rule
+	n int32
 }
 
 // Add counts n redactions for r.
 func (s *Summary) Add(r Rule, n int) {
-	if r < numRules && n > 0 {
-		s.counts[r] += n
+	if n <= 0 {
+		return
 	}
+	s.total += int32(n)
+	for i := range s.inl[:s.ninl] {
+		if s.inl[i].r == r {
+			s.inl[i].n += int32(n)
+			return
+		}
+	}
+	if s.ninl < uint8(len(s.inl)) && len(s.more) == 0 {
+		s.inl[s.ninl] = ruleCount{r, int32(n)}
+		s.ninl++
+		return
+	}
+	more := slices.Clone(s.more)
+	for i := range more {
+		if more[i].r == r {
+			more[i].n += int32(n)
+			s.more = more
+			return
+		}
+	}
+	s.more = append(more, ruleCount{r, int32(n)})
 }
 
 // Count is the total number of redactions.
-func (s Summary) Count() int {
-	n := 0
-	for _, c := range s.counts {
-		n += c
-	}
-	return n
-}
+func (s Summary) Count() int { return int(s.total) }
 
 // Of is the count for one rule.
 func (s Summary) Of(r Rule) int {
-	if r < numRules {
-		return s.counts[r]
+	for _, c := range s.inl[:s.ninl] {
+		if c.r == r {
+			return int(c.n)
+		}
+	}
+	for _, c := range s.more {
+		if c.r == r {
+			return int(c.n)
+		}
 	}
 	return 0
+}
+
+// counts lists the rules counted, sorted by id.
+func (s *Summary) counts() []ruleCount {
+	buf := s.inl // a copy: sorting must not reorder s
+	out := append(buf[:s.ninl], s.more...)
+	t := table()
+	slices.SortFunc(out, func(a, b ruleCount) int { return int(t.rank[a.r]) - int(t.rank[b.r]) })
+	return out
 }
 
 // Reasons returns the non-zero counts keyed by rule id.
 func (s Summary) Reasons() map[string]int {
 	m := map[string]int{}
-	for r, c := range s.counts {
-		if c > 0 {
-			m[ruleIDs[r]] = c
-		}
+	for _, c := range s.counts() {
+		m[c.r.ID()] = int(c.n)
 	}
 	return m
 }
@@ -198,27 +316,24 @@ func (s Summary) Reasons() map[string]int {
 // {"count":N,"reasons":{"rule-id":n,…}} with reasons sorted by id.
 func (s Summary) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"count":`...)
-	dst = strconv.AppendInt(dst, int64(s.Count()), 10)
+	dst = strconv.AppendInt(dst, int64(s.total), 10)
 	dst = append(dst, `,"reasons":{`...)
-	first := true
-	for _, r := range sortedRules {
-		if c := s.counts[r]; c > 0 {
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			dst = append(dst, '"')
-			dst = append(dst, ruleIDs[r]...)
-			dst = append(dst, `":`...)
-			dst = strconv.AppendInt(dst, int64(c), 10)
+	t := table()
+	for i, c := range s.counts() {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
+		dst = append(dst, '"')
+		dst = append(dst, t.ids[c.r]...)
+		dst = append(dst, `":`...)
+		dst = strconv.AppendInt(dst, int64(c.n), 10)
 	}
 	return append(dst, "}}"...)
 }
 
 // Merge adds every count of o to s.
 func (s *Summary) Merge(o *Summary) {
-	for r, c := range o.counts {
-		s.counts[r] += c
+	for _, c := range o.counts() {
+		s.Add(c.r, int(c.n))
 	}
 }

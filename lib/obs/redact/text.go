@@ -44,7 +44,7 @@ func makeClass(extra string, alnum bool) *class {
 }
 
 var (
-	trig       = makeClass("AagxsrneBb-:=[", false)
+	trig       = makeClass("AagxsrneBb-:=[,>", false)
 	alnum      = makeClass("", true)
 	alnumUnder = makeClass("_", true)
 	b64url     = makeClass("_-", true)
@@ -54,8 +54,9 @@ var (
 	schemeCh   = makeClass("+.-", true)
 	upperDigit = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", false)
 	letters    = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false)
+	schemeName = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-", false)
 	urlStop    = makeClass(" \t\n\r\f\v\"'<>`\\", false)
-	valueStop  = makeClass(" \t\n\r\f\v\"'<>`\\,;&)]}", false)
+	valueStop  = makeClass(" \t\n\r\f\v\"'<>`,;&)]}", false)
 	credStop   = makeClass(" \t\n\r\f\v\"'`\\,;", false)
 )
 
@@ -88,14 +89,6 @@ func prefixFoldAt(s string, i int, p string) bool {
 	return true
 }
 
-var ruleByID = map[string]Rule{}
-
-func init() {
-	for r, id := range ruleIDs {
-		ruleByID[id] = Rule(r)
-	}
-}
-
 const markerPrefix = "[REDACTED:"
 
 // markerLen is the length of the marker at the start of s, or 0 if s does
@@ -106,10 +99,10 @@ func markerLen(s string) int {
 		return 0
 	}
 	j := len(markerPrefix)
-	for j < len(s) && (isLower(s[j]) || s[j] == '-') {
+	for j < len(s) && (isLower(s[j]) || isDigit(s[j]) || s[j] == '-') {
 		j++
 	}
-	if _, ok := ruleByID[s[len(markerPrefix):j]]; !ok || j >= len(s) {
+	if _, ok := table().byID[s[len(markerPrefix):j]]; !ok || j >= len(s) {
 		return 0
 	}
 	if s[j] == ']' {
@@ -179,6 +172,10 @@ func findSecrets(s string, sp []span) []span {
 			end, rule = matchJWT(s, i)
 		case '-':
 			end, rule = matchPEM(s, i)
+			if end == 0 && prefixAt(s, i, "--") {
+				sp = flagValue(s, i, sp)
+				continue
+			}
 		case 'B', 'b':
 			if boundary(s, i, sp, alnum) {
 				end, rule = matchBearer(s, i, &sp)
@@ -190,8 +187,11 @@ func findSecrets(s string, sp []span) []span {
 			}
 			sp = assignment(s, i, sp)
 			continue
-		case '=':
+		case '=', ',':
 			sp = assignment(s, i, sp)
+			continue
+		case '>':
+			sp = xmlElement(s, i, sp)
 			continue
 		}
 		if end > 0 {
@@ -402,7 +402,7 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		j += 2
 	}
 	c := j
-	w := runOf(s, j, letters)
+	w := runOf(s, j, schemeName)
 	digest := false
 	if w > j && w < len(s) && s[w] == ' ' {
 		digest = strings.EqualFold(s[j:w], "digest")
@@ -522,33 +522,138 @@ func indexOutsideMarkers(s string, c byte) int {
 	return -1
 }
 
-// assignment masks the value of name=value, name: value, "name": "value"
-// and --name=value when the name says it is a secret.
+// assignment masks the value of a secret-named assignment at the operator
+// at i: name=value, name: value, "name": "value", --name=value, and the
+// forms of the common languages and config formats: name := value (Go),
+// ?=, ::=, :::= (Make), .= (PHP), => (PHP, Ruby, Perl), name: type = value
+// and var name type = value (Go, TS, Kotlin), setProperty("NAME", "value")
+// (a quoted name, a comma, a quoted value), <add key="NAME" value="…"/>
+// (.NET config), with any alignment before the operator.
 func assignment(s string, i int, sp []span) []span {
+	op := s[i]
+	if op == ':' && i+1 < len(s) && (s[i+1] == '=' || s[i+1] == ':') {
+		return sp // ":=", "::=": the '=' that ends the operator decides
+	}
 	j := i
-	for j > 0 && i-j < 4 && (s[j-1] == ' ' || s[j-1] == '\t') {
+	if op == '=' {
+		// The rest of a multi-character operator: ":=", "::=", "?=", ".=",
+		// "+=", "!=" is not an assignment.
+		for j > 0 && i-j < 3 && (s[j-1] == ':' || s[j-1] == '?' || s[j-1] == '.' || s[j-1] == '+') {
+			j--
+		}
+		if (j > 0 && (s[j-1] == '!' || s[j-1] == '<' || s[j-1] == '>' || s[j-1] == '=')) || (i+1 < len(s) && s[i+1] == '=') {
+			return sp // a comparison
+		}
+	}
+	ns, ne, quoted := nameBefore(s, j)
+	if op == ',' && !quoted {
+		return sp // only ("NAME", "value"): a comma is too common otherwise
+	}
+	name := s[ns:ne]
+	if typeWords[name] {
+		// "var password string = …", "password: string = …".
+		k := ns
+		for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t' || s[k-1] == ':') {
+			k--
+		}
+		if k < ns {
+			ns, ne, _ = nameBefore(s, k)
+			name = s[ns:ne]
+		}
+	}
+	if strings.EqualFold(name, "value") && op == '=' {
+		name = addKeyName(s, ns)
+	}
+	if !unsafeName(name) || (op == ':' && ns >= 3 && s[ns-3:ns] == "://") || goTestLine(s, ns, name) {
+		return sp // "scheme://name:password@" belongs to the URL rule
+	}
+	k := i + 1
+	if op == '=' && k < len(s) && s[k] == '>' {
+		k++ // "=>"
+	}
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	if op == ',' && (k >= len(s) || (s[k] != '"' && s[k] != '\'')) {
+		return sp
+	}
+	if op == ':' {
+		// "name: string = value": the type, not the value.
+		e := runOf(s, k, ident)
+		if typeWords[s[k:e]] {
+			for e < len(s) && s[e] == ' ' {
+				e++
+			}
+			if e < len(s) && s[e] == '=' {
+				return sp
+			}
+		}
+	}
+	return valueSpan(s, k, sp)
+}
+
+// typeWords are type names that sit between a name and its '='.
+var typeWords = map[string]bool{"string": true, "String": true, "str": true, "char": true}
+
+// nameBefore finds the name that ends at j (after spaces and one quote):
+// its bounds and whether it was quoted.
+func nameBefore(s string, j int) (int, int, bool) {
+	for j > 0 && (s[j-1] == ' ' || s[j-1] == '\t') {
 		j--
 	}
-	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'') {
+	quoted := false
+	if j > 0 && (s[j-1] == '"' || s[j-1] == '\'' || s[j-1] == '`') {
 		j--
+		quoted = true
 		if j > 0 && s[j-1] == '\\' {
 			j--
 		}
 	}
 	ne := j
-	for j > 0 && ne-j < maxKeyClassify && ident[s[j-1]] {
+	for j > 0 && ne-j < maxKeyClassify && (ident[s[j-1]] || s[j-1] == '$') {
 		j--
 	}
-	if !unsafeName(s[j:ne]) || (s[i] == ':' && j >= 3 && s[j-3:j] == "://") {
-		return sp // "scheme://name:password@" belongs to the URL rule
+	if ne-j < maxKeyClassify && j > 0 && s[j-1] == '$' {
+		j-- // PHP and shell variables
 	}
-	k := i + 1
-	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
-		k++
+	if quoted && (j == 0 || (s[j-1] != '"' && s[j-1] != '\'' && s[j-1] != '`')) {
+		quoted = false
 	}
+	return j, ne, quoted
+}
+
+// addKeyName: for value= inside <add key="NAME" value="…"/>, the NAME.
+func addKeyName(s string, ns int) string {
+	lo := max(0, ns-160)
+	seg := s[lo:ns]
+	k := strings.LastIndex(seg, "key=")
+	if k < 0 || strings.LastIndexByte(seg, '<') < 0 || strings.LastIndexByte(seg, '>') > k {
+		return "value"
+	}
+	rest := seg[k+4:]
+	if rest == "" || (rest[0] != '"' && rest[0] != '\'') {
+		return "value"
+	}
+	e := strings.IndexByte(rest[1:], rest[0])
+	if e < 0 {
+		return "value"
+	}
+	return rest[1 : 1+e]
+}
+
+// goTestLine: "--- PASS: TestTokenRefresh (0.00s)" is test output, not
+// the password "TestTokenRefresh".
+func goTestLine(s string, ns int, name string) bool {
+	return (name == "PASS" || name == "pass") && ns >= 4 && s[ns-4:ns] == "--- "
+}
+
+// valueSpan masks the value starting at k: quoted ('…', "…", `…`, \"…\"),
+// or a bare word up to a delimiter (a backslash only ends it before an
+// escape letter: "pa\ss" stays whole, the \n of escaped text ends it).
+func valueSpan(s string, k int, sp []span) []span {
 	var end int
 	switch {
-	case k < len(s) && (s[k] == '"' || s[k] == '\''):
+	case k < len(s) && (s[k] == '"' || s[k] == '\'' || s[k] == '`'):
 		q := s[k]
 		k++
 		end = k
@@ -572,6 +677,9 @@ func assignment(s string, i int, sp []span) []span {
 			if s[end] == '[' && startsWithMarker(s[end:]) {
 				break
 			}
+			if s[end] == '\\' && end+1 < len(s) && strings.IndexByte(`nrt"'\`, s[end+1]) >= 0 {
+				break
+			}
 			end++
 		}
 	}
@@ -584,6 +692,58 @@ func assignment(s string, i int, sp []span) []span {
 	}
 	return append(sp, span{k, end, UnsafeKey})
 }
+
+// flagValue masks the word after "--name " in free text when the name
+// says it is a secret: "deploy --token S --verbose". The "--name=value"
+// form is an assignment.
+func flagValue(s string, i int, sp []span) []span {
+	if i > 0 && !(s[i-1] == ' ' || s[i-1] == '\t' || s[i-1] == '"' || s[i-1] == '\'' || s[i-1] == '\n') {
+		return sp
+	}
+	j := i + 2
+	e := runOf(s, j, ident)
+	if e == j || e >= len(s) || (s[e] != ' ' && s[e] != '\t') || !unsafeName(s[j:e]) {
+		return sp
+	}
+	k := e
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	if k >= len(s) || s[k] == '-' || s[k] == '\n' {
+		return sp
+	}
+	return valueSpan(s, k, sp)
+}
+
+// xmlElement masks the text of <password>S</password> (a secret-named
+// element, up to its closing tag).
+func xmlElement(s string, i int, sp []span) []span {
+	j := i
+	for j > 0 && i-j < maxKeyClassify && (ident[s[j-1]] || s[j-1] == ':') {
+		j--
+	}
+	if j == 0 || s[j-1] != '<' || j == i || !unsafeName(s[j:i]) {
+		return sp
+	}
+	k := i + 1
+	e := strings.Index(s[k:], "</")
+	if e < 0 {
+		return sp
+	}
+	a, b := k, k+e
+	for a < b && isSpace(s[a]) {
+		a++
+	}
+	for b > a && isSpace(s[b-1]) {
+		b--
+	}
+	if b <= a || startsWithMarker(s[a:]) {
+		return sp
+	}
+	return append(sp, span{a, b, UnsafeKey})
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // mergeSpans sorts spans by start (longest first on ties) and drops or
 // merges overlaps; the outermost span's rule names the merged marker.
