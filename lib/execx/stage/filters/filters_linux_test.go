@@ -1,6 +1,6 @@
 //go:build linux
 
-package stage
+package filters
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/execx/stage"
 )
 
 // onFilteredThread runs f on a thread of its own under the profile's
@@ -22,7 +24,11 @@ func onFilteredThread(t *testing.T, profile string, denyUnix bool, f func()) {
 			done <- err
 			return
 		}
-		if err := loadSeccomp(profile, denyUnix); err != nil {
+		progs, err := Compile(profile, denyUnix)
+		if err == nil {
+			err = stage.LoadSeccomp(progs)
+		}
+		if err != nil {
 			done <- err
 			return
 		}
@@ -55,7 +61,7 @@ func TestSeccompSockets(t *testing.T) {
 			if strict {
 				want = tt.strictErr
 			}
-			onFilteredThread(t, SeccompLandlock, strict, func() {
+			onFilteredThread(t, stage.SeccompLandlock, strict, func() {
 				fd, err := unix.Socket(tt.domain, tt.typ, tt.proto)
 				if err == nil {
 					unix.Close(fd)
@@ -94,7 +100,7 @@ func TestSeccompDenies(t *testing.T) {
 		{"io_uring", func() error { _, _, e := unix.RawSyscall(unix.SYS_IO_URING_SETUP, 1, 0, 0); return errnoErr(e) }, unix.EPERM},
 	}
 	for _, tt := range tests {
-		onFilteredThread(t, SeccompStrict, true, func() {
+		onFilteredThread(t, stage.SeccompStrict, true, func() {
 			if err := tt.call(); !errors.Is(err, tt.want) {
 				t.Errorf("%s: %v; want %v", tt.name, err, tt.want)
 			}
