@@ -108,6 +108,13 @@ func readSpec() (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shim: read spec: %w", err)
 	}
+	return decodeSpec(b)
+}
+
+// decodeSpec refuses a field it does not know and another protocol: the
+// runner may be a newer build asking for a restriction this shim would
+// silently skip.
+func decodeSpec(b []byte) (*Spec, error) {
 	var s Spec
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
