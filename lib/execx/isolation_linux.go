@@ -5,7 +5,6 @@ package execx
 import (
 	"errors"
 	"os"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -114,7 +113,7 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			ip.view = stage.View{ReadOnly: true}
 		}
 		if ip.seccomp != "" {
-			if ip.filters, err = seccompFilters(ip.seccomp, ip.denyUnix); err != nil {
+			if ip.filters, err = filters.Programs(ip.seccomp, ip.denyUnix); err != nil {
 				return ip, exitcode.Errorf(exitcode.Internal, "isolation: seccomp: %w", err)
 			}
 		}
@@ -124,35 +123,6 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 	}
 	ip.enforced = ip.enforcedList(rlEnforced)
 	return ip, nil
-}
-
-// seccompFilters compiles a profile once per process: every task of that
-// profile sends the same programs to its exec stage.
-func seccompFilters(profile string, denyUnix bool) ([][]byte, error) {
-	k := filterKey{profile, denyUnix}
-	filtersMu.Lock()
-	defer filtersMu.Unlock()
-	if f, ok := compiledFilters[k]; ok {
-		return f, nil
-	}
-	f, err := filters.Compile(profile, denyUnix)
-	if err == nil {
-		if compiledFilters == nil {
-			compiledFilters = map[filterKey][][]byte{}
-		}
-		compiledFilters[k] = f
-	}
-	return f, err
-}
-
-var (
-	filtersMu       sync.Mutex
-	compiledFilters map[filterKey][][]byte
-)
-
-type filterKey struct {
-	profile  string
-	denyUnix bool
 }
 
 // enforcedList is computed from the plan, so dropping a feature at start

@@ -24,7 +24,7 @@ func onFilteredThread(t *testing.T, profile string, denyUnix bool, f func()) {
 			done <- err
 			return
 		}
-		progs, err := Compile(profile, denyUnix)
+		progs, err := Programs(profile, denyUnix)
 		if err == nil {
 			err = stage.LoadSeccomp(progs)
 		}
