@@ -17,9 +17,8 @@ import (
 const ShimName = "artexec-shim"
 
 var (
-	shimOnce    sync.Once
-	shimPath    string
-	shimRefusal error
+	shimOnce sync.Once
+	shimPath string
 )
 
 // shimExe is the binary started as a task's supervisor (and, by the
@@ -30,7 +29,9 @@ var (
 // It is looked for once per process, and only there: never on PATH, never
 // in the working directory or a workspace.
 func shimExe() string {
-	shimOnce.Do(func() { shimPath, shimRefusal = findShim() })
+	// Why a shim is refused does not matter to the run: the fallback is
+	// always correct.
+	shimOnce.Do(func() { shimPath, _ = findShim() })
 	if shimPath != "" {
 		return shimPath
 	}
