@@ -24,8 +24,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// tools are the commands the scripts run.
-var tools = []string{"artq", "artexec", "artagent", "artgoal", "artobs", "artrelease"}
+// tools are the commands the scripts run, and artexec-shim, which they
+// use from beside themselves as every task's supervisor and exec stage.
+var tools = []string{"artq", "artexec", "artagent", "artgoal", "artobs", "artrelease", "artexec-shim"}
 
 var (
 	binDir  string // the built tools

@@ -14,7 +14,9 @@
 # alike; each figure is the median over rounds.
 #
 # Usage: scripts/bench-artexec.sh [ROUNDS [RUNS_PER_ROUND]]
-# Uses artexec from PATH, else builds it. Needs bash, coreutils (timeout,
+# Uses artexec from PATH (with the artexec-shim installed beside it, if
+# any), else builds both. ARTEXEC_BASELINE=/path/to/another/artexec adds its
+# rows to the same interleaved run (e.g. a build of an earlier commit). Needs bash, coreutils (timeout,
 # head, sort), and /usr/bin/time for peak RSS (skipped without it); bwrap
 # (Debian: bubblewrap) for its row (skipped without it).
 set -euo pipefail
@@ -28,7 +30,7 @@ trap 'rm -rf "$tmp"' EXIT
 if command -v artexec >/dev/null 2>&1; then
 	artexec="$(command -v artexec)"
 else
-	CGO_ENABLED=0 go build -o "$tmp/artexec" ./cmd/artexec
+	CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artexec ./cmd/artexec-shim
 	artexec="$tmp/artexec"
 fi
 true_bin="$(command -v true)"
@@ -77,6 +79,15 @@ if available landlock; then
 fi
 if available strict; then
 	add "artexec --isolation strict" "$artexec run --workspace $ws --isolation strict -- true"
+fi
+if [ -n "${ARTEXEC_BASELINE:-}" ]; then
+	add "baseline run -- true" "$ARTEXEC_BASELINE run --workspace $ws -- true"
+	if available landlock; then
+		add "baseline --isolation landlock" "$ARTEXEC_BASELINE run --workspace $ws --isolation landlock -- true"
+	fi
+	if available strict; then
+		add "baseline --isolation strict" "$ARTEXEC_BASELINE run --workspace $ws --isolation strict -- true"
+	fi
 fi
 
 now() { date +%s%N; }
@@ -134,6 +145,14 @@ target "none / GNU timeout" "artexec run -- true" "timeout 10 true (GNU)"
 target "landlock / none" "artexec --isolation landlock" "artexec run -- true"
 target "strict / bwrap" "artexec --isolation strict" "bwrap --unshare-all"
 target "Go floor / GNU timeout" "Go floor: os/exec true" "timeout 10 true (GNU)"
+if [ -n "${ARTEXEC_BASELINE:-}" ]; then
+	target "baseline none / GNU timeout" "baseline run -- true" "timeout 10 true (GNU)"
+	target "baseline landlock / none" "baseline --isolation landlock" "baseline run -- true"
+	target "baseline strict / bwrap" "baseline --isolation strict" "bwrap --unshare-all"
+	target "none: this / baseline" "artexec run -- true" "baseline run -- true"
+	target "landlock: this / baseline" "artexec --isolation landlock" "baseline --isolation landlock"
+	target "strict: this / baseline" "artexec --isolation strict" "baseline --isolation strict"
+fi
 
 echo
 echo "# capture of 1 GiB of text output with a 1 MiB cap"

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/internal/systest"
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
@@ -583,8 +584,8 @@ func TestRunnerAndSupervisorUnrestricted(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			var sup int
-			for _, c := range childrenOf(os.Getpid()) {
-				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c)); string(b) == shimArg0+"\x00supervise\x00" {
+			for _, c := range shim.ChildrenOf(os.Getpid()) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c)); string(b) == shim.Arg0+"\x00supervise\x00" {
 					sup = c
 				}
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/execx/shim"
 )
 
 // lsFDs lists the task's own descriptors on one line: "0 1 2 3 " when it
@@ -147,10 +149,10 @@ func TestMarkCloexec(t *testing.T) {
 		name string
 		mark func(lo int)
 	}{
-		{"close_range", markCloexecFrom},
-		{"proc walk", func(lo int) { markCloexecDir("/proc/self/fd", lo) }},
-		{"no dir", func(lo int) { markCloexecDir("/nonexistent/fd", lo) }},
-		{"every fd", markCloexecUpTo},
+		{"close_range", shim.MarkCloexecFrom},
+		{"proc walk", func(lo int) { shim.MarkCloexecDir("/proc/self/fd", lo) }},
+		{"no dir", func(lo int) { shim.MarkCloexecDir("/nonexistent/fd", lo) }},
+		{"every fd", shim.MarkCloexecUpTo},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fds, _ := leakyFDs(t)
@@ -185,12 +187,12 @@ func BenchmarkSweepFDs(b *testing.B) {
 		}
 		b.Run("close_range/"+strconv.Itoa(open), func(b *testing.B) {
 			for b.Loop() {
-				markCloexecFrom(3)
+				shim.MarkCloexecFrom(3)
 			}
 		})
 		b.Run("proc/"+strconv.Itoa(open), func(b *testing.B) {
 			for b.Loop() {
-				markCloexecDir("/proc/self/fd", 3)
+				shim.MarkCloexecDir("/proc/self/fd", 3)
 			}
 		})
 		for _, fd := range extra {

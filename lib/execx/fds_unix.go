@@ -2,13 +2,7 @@
 
 package execx
 
-import (
-	"os"
-	"strconv"
-	"syscall"
-
-	"golang.org/x/sys/unix"
-)
+import "github.com/art-runtime/art/lib/execx/shim"
 
 // A task gets file descriptors 0, 1 and 2 and nothing else. Every
 // descriptor the runner itself opens is close-on-exec (Go's os and net
@@ -34,46 +28,4 @@ import (
 
 // sweepFDs is the runner's sweep before a start; a test replaces it to
 // prove that the shims' own sweep stands alone.
-var sweepFDs = func() { markCloexecFrom(3) }
-
-// markCloexecDir marks every descriptor >= lo listed in dir (/proc/self/fd,
-// /dev/fd) close-on-exec, one fcntl each; without the directory it falls
-// back to trying every descriptor below the open-files limit.
-func markCloexecDir(dir string, lo int) {
-	d, err := os.Open(dir)
-	if err != nil {
-		markCloexecUpTo(lo)
-		return
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close() // its own descriptor is listed too; marking it after the close is harmless
-	if err != nil {
-		markCloexecUpTo(lo)
-		return
-	}
-	for _, name := range names {
-		if fd, err := strconv.Atoi(name); err == nil && fd >= lo {
-			unix.CloseOnExec(fd)
-		}
-	}
-}
-
-// maxBruteFD bounds the last-resort loop: a process allowed a million
-// descriptors would otherwise pay a million fcntl calls per start.
-const maxBruteFD = 1 << 16
-
-// markCloexecUpTo marks every possible descriptor from lo to the soft
-// open-files limit (at most maxBruteFD) close-on-exec: the last resort
-// where no directory lists the open ones (Linux older than 5.11 without
-// /proc). A descriptor numbered above the limit (opened before the limit
-// was lowered) is missed.
-func markCloexecUpTo(lo int) {
-	hi := uint64(maxBruteFD)
-	var rl syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil && rl.Cur < hi {
-		hi = rl.Cur
-	}
-	for fd := lo; uint64(fd) < hi; fd++ {
-		unix.CloseOnExec(fd)
-	}
-}
+var sweepFDs = func() { shim.MarkCloexecFrom(3) }

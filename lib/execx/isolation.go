@@ -34,8 +34,9 @@ type isoPlan struct {
 	dropCaps   bool
 	keepCaps   []int
 	nodes      []string
-	seccomp    string // stage.Seccomp* profile; "" = none
-	denyUnix   bool   // seccomp refuses unix sockets (strict without Landlock's RESOLVE_UNIX)
+	seccomp    string   // stage.Seccomp* profile; "" = none
+	denyUnix   bool     // seccomp refuses unix sockets (strict without Landlock's RESOLVE_UNIX)
+	filters    [][]byte // seccomp and denyUnix compiled (stage.Spec.Filters)
 	//lint:ignore U1000 set and read on darwin
 	seatbelt bool
 	rlimits  []stage.Rlimit

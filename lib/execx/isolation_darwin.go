@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/execx/stage"
 )
 
@@ -74,11 +75,9 @@ func schemeString(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-func (pl *plan) shimSpec(bool) *shimSpec {
+func (pl *plan) shimSpec(bool) *shim.Spec {
 	path, argv := wrapCommand(pl)
-	return &shimSpec{Stage: stage.Spec{Path: path, Argv: argv, Env: pl.env, Rlimits: pl.iso.rlimits}}
+	return &shim.Spec{Stage: stage.Spec{Path: path, Argv: argv, Env: pl.env, Rlimits: pl.iso.rlimits}}
 }
-
-func shimSupervise() int { return 125 }
 
 func landlockABI() int { return 0 }

@@ -8,7 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/execx/stage"
+	"github.com/art-runtime/art/lib/execx/stage/filters"
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // landlockABI is the kernel's Landlock ABI version (0: none).
@@ -109,6 +112,11 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			ip.mountNS = true
 			ip.view = stage.View{ReadOnly: true}
 		}
+		if ip.seccomp != "" {
+			if ip.filters, err = filters.Programs(ip.seccomp, ip.denyUnix); err != nil {
+				return ip, exitcode.Errorf(exitcode.Internal, "isolation: seccomp: %w", err)
+			}
+		}
 		if ip.tmpdir, err = makeTmpdir(); err != nil {
 			return ip, err
 		}
@@ -157,4 +165,39 @@ func (pl *plan) landlockRW() []string {
 		rw = append(rw, pl.iso.tmpdir)
 	}
 	return rw
+}
+
+func (pl *plan) shimSpec(supervise bool) *shim.Spec {
+	ip := &pl.iso
+	s := &shim.Spec{
+		Stage: stage.Spec{
+			Path:     pl.path,
+			Argv:     pl.argv,
+			Env:      pl.env,
+			Rlimits:  ip.rlimits,
+			NNP:      ip.nnp,
+			DropCaps: ip.dropCaps,
+			KeepCaps: ip.keepCaps,
+			Landlock: ip.landlock,
+			Nodes:    ip.nodes,
+			Filters:  ip.filters,
+		},
+		PIDNS:     ip.namespaces,
+		Supervise: supervise,
+		Stderr:    pl.stderr,
+	}
+	if s.Stage.Landlock > 0 {
+		s.Stage.RW = pl.landlockRW()
+	}
+	if ip.namespaces {
+		s.MapIDs, s.UID, s.GID = true, os.Geteuid(), os.Getegid()
+	}
+	if ip.namespaces || ip.mountNS {
+		v := ip.view
+		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
+		s.View = &v
+	}
+	st := &s.Stage
+	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && len(st.Filters) == 0
+	return s
 }

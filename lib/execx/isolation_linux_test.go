@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/internal/systest"
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
@@ -213,7 +214,7 @@ func TestStrict(t *testing.T) {
 	res = mustRun(t, p, sh(`echo $$; tr '\0' ' ' < /proc/1/cmdline; echo; ls /proc | grep -c '^[0-9]'
 		sh -c 'exec sleep 1000 '`+marker+` >/dev/null 2>&1 &`), Options{})
 	lines := strings.Split(res.Output, "\n")
-	if len(lines) < 3 || lines[1] != shimArg0+" supervise " {
+	if len(lines) < 3 || lines[1] != shim.Arg0+" supervise " {
 		t.Errorf("strict: /proc/1 is not the supervisor: output %q", res.Output)
 	} else if n, _ := strconv.Atoi(lines[2]); n == 0 || n > 10 {
 		t.Errorf("strict: /proc lists %s processes; want only the task's few", lines[2])
@@ -291,7 +292,7 @@ func TestCPULimit(t *testing.T) {
 func TestStrictWithoutNamespaces(t *testing.T) {
 	needLandlock(t)
 	startNamespaced = func(path string, _ []string, _ *os.ProcAttr, _ func() error) (int, <-chan exitInfo, error) {
-		return 0, nil, startError(path, unix.EPERM)
+		return 0, nil, shim.StartError(path, unix.EPERM)
 	}
 	defer func() { startNamespaced = startProcess }()
 	p := policyFor(t, IsolationStrict, "true")

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/execx/stage"
 )
 
@@ -82,8 +83,8 @@ func probeClone(flags uintptr) error {
 	}
 	defer devnull.Close()
 	sweepFDs()
-	p, err := os.StartProcess(selfExe(), []string{shimArg0, "probe"}, &os.ProcAttr{
-		Env:   shimEnv,
+	p, err := os.StartProcess(shimExe(), []string{shim.Arg0, "probe"}, &os.ProcAttr{
+		Env:   shim.Env,
 		Files: []*os.File{devnull, devnull, devnull},
 		Sys: &syscall.SysProcAttr{
 			Cloneflags: flags, // no id maps: the clone itself is the probe

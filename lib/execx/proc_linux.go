@@ -15,11 +15,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-// selfExe is how the runner re-executes itself as the shim: the running
+// selfExe is how the runner re-executes itself as the shim (when no
+// trusted artexec-shim is installed beside it, see shimExe): the running
 // binary even if its file was replaced or deleted since.
 func selfExe() string { return "/proc/self/exe" }
 
@@ -71,67 +73,11 @@ var (
 	procFD     bool
 )
 
-// childrenOf lists pid's children from /proc/PID/task/*/children (a child
-// belongs to the thread that forked it, and an orphan to whichever thread
-// of its new reaper the kernel picked, so every thread is read). It reads
-// through one directory descriptor into one buffer rather than globbing
-// paths: it runs whenever a task may have left orphans.
-func childrenOf(pid int) []int {
-	dir, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		return nil
-	}
-	defer dir.Close()
-	tids, _ := dir.Readdirnames(-1)
-	var out []int
-	var buf [4096]byte
-	for _, tid := range tids {
-		fd, err := unix.Openat(int(dir.Fd()), tid+"/children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue
-		}
-		var data []byte
-		for {
-			n, err := unix.Read(fd, buf[:])
-			if n <= 0 || err != nil {
-				break
-			}
-			data = append(data, buf[:n]...)
-		}
-		unix.Close(fd)
-		for _, field := range bytes.Fields(data) {
-			if c, err := strconv.Atoi(string(field)); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
-
 // hasChildren reports whether this process has any child at all, living
 // or exited, without reaping one (WNOWAIT): no other waiter loses a status.
 func hasChildren() bool {
 	var info unix.Siginfo
 	return unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil) != unix.ECHILD
-}
-
-// descendants lists every process below pid, breadth first. The snapshot
-// can miss a process forked while it is taken; callers loop.
-func descendants(pid int) []int {
-	var out []int
-	queue := childrenOf(pid)
-	seen := map[int]bool{}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if seen[p] {
-			continue
-		}
-		seen[p] = true
-		out = append(out, p)
-		queue = append(queue, childrenOf(p)...)
-	}
-	return out
 }
 
 // bootTicks is now in the unit of /proc/PID/stat's start time: clock ticks
@@ -178,18 +124,18 @@ type superProc struct {
 	shimDone chan struct{}   // closed when the shim has been reaped
 	exitC    chan exitInfo   // the task's main process
 	exitOne  sync.Once
-	msgs     chan shimMsg
+	msgs     chan shim.Msg
 }
 
 // startSupervised starts the supervisor shim with the program's stdin as
 // its fd 0, the output pipe as fd 6 and a separate stderr pipe, if any,
 // as fd 7 (the spec says which); its own stdout and stderr are /dev/null.
 func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
-	sh, err := newShimPipes(true)
+	sh, err := shim.NewPipes(true)
 	if err != nil {
 		return nil, err
 	}
-	defer sh.closeAll()
+	defer sh.CloseAll()
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "%s: %w", os.DevNull, err)
@@ -197,8 +143,8 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	defer devnull.Close()
 	attr := &os.ProcAttr{
 		Dir:   dirOf(pl),
-		Env:   shimEnv,
-		Files: []*os.File{stdin, devnull, devnull, sh.specR, sh.statusW, sh.ctlR, out},
+		Env:   shim.Env,
+		Files: []*os.File{stdin, devnull, devnull, sh.SpecR, sh.StatusW, sh.CtlR, out},
 		// SIGTERM, not SIGKILL: a supervisor whose runner died kills the
 		// whole task before it exits.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
@@ -207,12 +153,12 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		attr.Files = append(attr.Files, errw)
 	}
 	setNamespaces(attr.Sys, &pl.iso)
-	argv := []string{shimArg0, "supervise"}
+	argv := []string{shim.Arg0, "supervise"}
 	startFn := startProcess
 	if attr.Sys.Cloneflags != 0 {
 		startFn = startNamespaced
 	}
-	pid, waited, err := startFn(selfExe(), argv, attr, nil)
+	pid, waited, err := startFn(shimExe(), argv, attr, nil)
 	if err != nil && attr.Sys.Cloneflags != 0 {
 		what := "strict"
 		if !pl.iso.namespaces {
@@ -230,27 +176,26 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		ip.namespaces, ip.mountNS, ip.view = false, false, stage.View{}
 		ip.recompute(pl)
 		setNamespaces(attr.Sys, ip)
-		pid, waited, err = startProcess(selfExe(), argv, attr, nil)
+		pid, waited, err = startProcess(shimExe(), argv, attr, nil)
 	}
 	if err != nil {
 		return nil, err
 	}
-	sh.closeChildEnds()
+	sh.CloseChildEnds()
 	sp := &superProc{pid: pid, waited: waited, shimDone: make(chan struct{}),
-		exitC: make(chan exitInfo, 1), msgs: make(chan shimMsg, 4)}
-	b, _ := json.Marshal(pl.shimSpec(true))
-	_, werr := sh.specW.Write(b)
-	sh.specW.Close()
-	sh.specW = nil
-	statusR := sh.statusR
-	sh.statusR = nil
+		exitC: make(chan exitInfo, 1), msgs: make(chan shim.Msg, 4)}
+	_, werr := sh.SpecW.Write(pl.shimSpec(true).Encode())
+	sh.SpecW.Close()
+	sh.SpecW = nil
+	statusR := sh.StatusR
+	sh.StatusR = nil
 	go func() { // the shim's reports, until it exits
 		defer close(sp.msgs)
 		defer statusR.Close()
 		sc := bufio.NewScanner(statusR)
 		sc.Buffer(make([]byte, 4096), 1<<20)
 		for sc.Scan() {
-			var m shimMsg
+			var m shim.Msg
 			if json.Unmarshal(sc.Bytes(), &m) == nil {
 				sp.msgs <- m
 			}
@@ -258,22 +203,22 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	}()
 	first, ok := <-sp.msgs
 	if !ok || first.Event != "started" {
-		ctl := sh.ctlW
+		ctl := sh.CtlW
 		ctl.Close()
-		sh.ctlW = nil
+		sh.CtlW = nil
 		ex := <-waited
 		for range sp.msgs {
 		}
 		switch {
 		case ok && first.Event == "error":
-			return nil, &shimError{Code: first.Code, Msg: first.Msg}
+			return nil, &shim.Error{Code: first.Code, Msg: first.Msg}
 		case werr != nil:
 			return nil, exitcode.Errorf(exitcode.Internal, "supervisor: %w", werr)
 		}
 		return nil, exitcode.Errorf(exitcode.Internal, "supervisor exited before starting the task (wait status %#x)", uint32(ex.status))
 	}
-	sp.ctl = sh.ctlW
-	sh.ctlW = nil
+	sp.ctl = sh.CtlW
+	sh.CtlW = nil
 	go sp.watch()
 	return sp, nil
 }

@@ -3,10 +3,6 @@
 package execx
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -15,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -84,7 +81,7 @@ func startProcess(path string, argv []string, attr *os.ProcAttr, restrict func()
 		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
 		if err != nil {
 			procMu.Unlock()
-			sc <- started{err: startError(path, err)}
+			sc <- started{err: shim.StartError(path, err)}
 			return
 		}
 		live[pid] = true
@@ -108,18 +105,6 @@ func startProcess(path string, argv []string, attr *os.ProcAttr, restrict func()
 	}()
 	s := <-sc
 	return s.pid, wc, s.err
-}
-
-// startError gives a failed exec its exit code: 127 for a program that
-// vanished since it was resolved, 126 for one that cannot be executed.
-func startError(path string, err error) error {
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return exitcode.Errorf(exitcode.ProgramNotFound, "start %s: %w", path, err)
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EPERM), errors.Is(err, unix.EISDIR):
-		return exitcode.Errorf(exitcode.Refused, "start %s: %w", path, err)
-	}
-	return exitcode.Errorf(exitcode.Internal, "start %s: %w", path, err)
 }
 
 // localProc is a task whose main process is our direct child: the program
@@ -146,16 +131,16 @@ func startLocal(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	}
 	path, argv := wrapCommand(pl)
 	since := bootTicks()
-	var sh *shimPipes
+	var sh *shim.Pipes
 	if len(pl.iso.rlimits) > 0 { // per process: the exec stage applies them
 		var err error
-		if sh, err = newShimPipes(false); err != nil {
+		if sh, err = shim.NewPipes(false); err != nil {
 			return nil, err
 		}
-		defer sh.closeAll()
-		attr.Files = append(attr.Files, sh.specR, sh.statusW)
-		attr.Env = shimEnv
-		path, argv = selfExe(), []string{shimArg0, "exec"}
+		defer sh.CloseAll()
+		attr.Files = append(attr.Files, sh.SpecR, sh.StatusW)
+		attr.Env = shim.Env
+		path, argv = shimExe(), []string{shim.Arg0, "exec"}
 	}
 	pid, waited, err := startProcess(path, argv, attr, nil)
 	if err != nil {
@@ -163,8 +148,8 @@ func startLocal(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	}
 	lp := &localProc{pid: pid, waited: waited, since: since}
 	if sh != nil {
-		sh.closeChildEnds()
-		if err := sh.handshake(pl.shimSpec(false)); err != nil {
+		sh.CloseChildEnds()
+		if err := sh.Handshake(pl.shimSpec(false)); err != nil {
 			<-waited
 			return nil, err
 		}
@@ -178,12 +163,12 @@ func (lp *localProc) signal(sig unix.Signal) {
 	_ = unix.Kill(-lp.pid, sig)
 	procMu.Lock()
 	defer procMu.Unlock()
-	for _, pid := range descendants(lp.pid) {
+	for _, pid := range shim.Descendants(lp.pid) {
 		_ = unix.Kill(pid, sig)
 	}
 	for _, pid := range lp.orphans() {
 		_ = unix.Kill(pid, sig)
-		for _, d := range descendants(pid) {
+		for _, d := range shim.Descendants(pid) {
 			_ = unix.Kill(d, sig)
 		}
 	}
@@ -194,7 +179,7 @@ func (lp *localProc) signal(sig unix.Signal) {
 // earlier than the task's direct child. Callers hold procMu.
 func (lp *localProc) orphans() []int {
 	var out []int
-	for _, pid := range childrenOf(os.Getpid()) {
+	for _, pid := range shim.ChildrenOf(os.Getpid()) {
 		if live[pid] {
 			continue
 		}
@@ -218,7 +203,7 @@ func (lp *localProc) finish() {
 		procMu.Lock()
 		orphans := lp.orphans()
 		for _, pid := range orphans {
-			for _, d := range descendants(pid) {
+			for _, d := range shim.Descendants(pid) {
 				_ = unix.Kill(d, unix.SIGKILL)
 			}
 			_ = unix.Kill(pid, unix.SIGKILL)
@@ -246,79 +231,4 @@ func reapPid(pid int, deadline time.Time) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// shimPipes are the descriptors between the runner and a shim: the spec
-// goes down fd 3, the shim's reports come back on fd 4, and (supervisor
-// only) commands go down fd 5.
-type shimPipes struct {
-	specR, specW     *os.File
-	statusR, statusW *os.File
-	ctlR, ctlW       *os.File
-}
-
-func newShimPipes(control bool) (*shimPipes, error) {
-	sh := &shimPipes{}
-	var err error
-	if sh.specR, sh.specW, err = os.Pipe(); err == nil {
-		if sh.statusR, sh.statusW, err = os.Pipe(); err == nil && control {
-			sh.ctlR, sh.ctlW, err = os.Pipe()
-		}
-	}
-	if err != nil {
-		sh.closeAll()
-		return nil, exitcode.Errorf(exitcode.Internal, "shim pipes: %w", err)
-	}
-	return sh, nil
-}
-
-func (sh *shimPipes) closeChildEnds() {
-	for _, f := range []*os.File{sh.specR, sh.statusW, sh.ctlR} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-// closeAll closes what is left on our side once the start is decided;
-// the supervisor keeps statusR and ctlW for the run by nil-ing them first.
-func (sh *shimPipes) closeAll() {
-	for _, f := range []*os.File{sh.specR, sh.specW, sh.statusR, sh.statusW, sh.ctlR, sh.ctlW} {
-		if f != nil {
-			f.Close()
-		}
-	}
-}
-
-// handshake sends the spec and waits for the exec shim's verdict: EOF on
-// the close-on-exec status pipe means the program was executed; a report
-// means it was not, and why.
-func (sh *shimPipes) handshake(spec *shimSpec) error {
-	b, _ := json.Marshal(spec)
-	_, werr := sh.specW.Write(b)
-	sh.specW.Close()
-	sh.specW = nil
-	msg, rerr := io.ReadAll(sh.statusR)
-	if len(bytes.TrimSpace(msg)) > 0 {
-		var m shimMsg
-		if err := json.Unmarshal(bytes.TrimSpace(msg), &m); err != nil || m.Event != "error" {
-			return exitcode.Errorf(exitcode.Internal, "shim: unexpected report %q", msg)
-		}
-		return &shimError{Code: m.Code, Msg: m.Msg}
-	}
-	if werr != nil || rerr != nil {
-		return exitcode.Errorf(exitcode.Internal, "shim: %w", errors.Join(werr, rerr))
-	}
-	return nil
-}
-
-// shimMsg is one line the shim reports on its status pipe.
-type shimMsg struct {
-	Event  string `json:"event"` // started, error, exited
-	Code   int    `json:"code,omitempty"`
-	Msg    string `json:"msg,omitempty"`
-	Status uint32 `json:"status,omitempty"`
-	UserUS int64  `json:"user_us,omitempty"`
-	SysUS  int64  `json:"sys_us,omitempty"`
-	MaxRSS int64  `json:"maxrss,omitempty"`
 }

@@ -427,12 +427,3 @@ func rusageOf(ru *syscall.Rusage) Rusage {
 		MaxRSSKB: maxRSSKB(ru),
 	}
 }
-
-// shimError is how a shim reports that the program could not be started.
-type shimError struct {
-	Code int    `json:"code"`
-	Msg  string `json:"msg"`
-}
-
-func (e *shimError) Error() string { return e.Msg }
-func (e *shimError) ExitCode() int { return e.Code }

@@ -22,6 +22,9 @@ func selfExe() string {
 	return exePath
 }
 
+// shimExe: on macOS the shim (rlimits only) is always this binary.
+func shimExe() string { return selfExe() }
+
 // childAttr: a new session (and process group). macOS has no parent-death signal and no
 // child subreaper: a runner killed with SIGKILL leaves its child running,
 // and a descendant that leaves the process group is not found.
@@ -38,11 +41,7 @@ func growPipe(*os.File) {}
 
 func ensureSubreaper() error { return nil }
 
-func childrenOf(int) []int { return nil }
-
 func hasChildren() bool { return false }
-
-func descendants(int) []int { return nil }
 
 func procStartTicks(int) (uint64, bool) { return 0, false }
 

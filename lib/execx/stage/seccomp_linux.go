@@ -3,208 +3,39 @@
 package stage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
-// deniedSyscalls fail with EPERM under every seccomp profile: reaching
-// into other processes (ptrace, their memory, their descriptors), kernel
-// administration Landlock cannot reach (mounts, kexec, modules, swap,
-// reboot, BPF, keyrings), new namespaces (a user namespace would hand the
-// task a fresh set of capabilities) and io_uring, whose operations do not
-// pass through this filter.
-var deniedSyscalls = []string{
-	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
-	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
-	"fsmount", "fspick", "mount_setattr", "swapon", "swapoff", "reboot",
-	"bpf", "perf_event_open", "keyctl", "add_key", "request_key", "userfaultfd",
-	"unshare", "setns", "acct", "quotactl", "syslog",
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-}
-
-// nsFlags are the clone flags that make a namespace.
-const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
-	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
-
-// policy is the go-seccomp-bpf policy: the syscalls denied outright.
-// Rules on arguments live in the guard filter: go-seccomp-bpf v1.6.0
-// reuses the accumulator after a failed argument check as if it still
-// held the syscall number, so a later group would match (or miss) by an
-// argument's value.
-func policy() *seccomp.Policy {
-	eperm := seccomp.ActionErrno | seccomp.Action(unix.EPERM)
-	return &seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Names: deniedSyscalls, Action: eperm},
-			// glibc falls back to clone when clone3 is missing; clone3's
-			// flags live in memory no filter can read.
-			{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},
-		},
-	}
-}
-
-// loadSeccomp installs the profile's filters on the calling thread: the
-// go-seccomp-bpf policy, then the guard (the kernel applies the strictest
-// verdict of all filters). Both profiles share them; strict differs by
-// denyUnix, decided by the caller.
-func loadSeccomp(profile string, denyUnix bool) error {
-	switch profile {
-	case SeccompLandlock, SeccompStrict:
-	default:
-		return fmt.Errorf("unknown profile %q", profile)
-	}
-	if err := loadGuard(denyUnix); err != nil {
-		return err
-	}
-	return seccomp.LoadFilter(seccomp.Filter{Policy: *policy()})
-}
-
-// loadGuard installs the rules on arguments, as a small filter of its own
-// (go-seccomp-bpf cannot express them correctly, see policy). Arguments
-// are compared on their low 32 bits, as the kernel reads them (int or
-// unsigned int): a request of 0x1_00005412 is still TIOCSTI.
-//   - A syscall made with another architecture's convention (int 0x80 on
-//     x86-64) fails: the policy is compiled for one syscall table, and
-//     go-seccomp-bpf lets a foreign one through to its default action.
-//   - ioctl TIOCSTI and TIOCLINUX fail (typing into a terminal).
-//   - clone with a namespace flag fails (a user namespace would hand the
-//     task a fresh set of capabilities).
-//   - socket: unix (unless denyUnix) and TCP over IPv4 and IPv6, which
-//     Landlock or the network namespace then confines; every other family,
-//     type and protocol — UDP, raw, packet, netlink, MPTCP, ... — fails.
-//     socketpair is left alone: its two ends reach nothing but each other.
-func loadGuard(denyUnix bool) error {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return err
-	}
-	if !littleEndian() {
-		return fmt.Errorf("guard filter assumes a little-endian architecture, not %s", info.Name)
-	}
-	const (
-		allow    = uint32(seccomp.ActionAllow)
-		eperm    = uint32(seccomp.ActionErrno) | uint32(unix.EPERM)
-		enosys   = uint32(seccomp.ActionErrno) | uint32(unix.ENOSYS)
-		offNR    = 0
-		offArch  = 4
-		offArg0L = 16 // args[i]'s low half on a little-endian machine: 16+8i
-		offArg1L = 24
-		offArg2L = 32
-	)
-	unixVerdict := allow
-	if denyUnix {
-		unixVerdict = eperm
-	}
-	a := asm{jumps: map[int][2]string{}, labels: map[string]int{}}
-	a.ld(offArch)
-	a.jeq(uint32(info.ID), "", "foreign")
-	a.ld(offNR)
-	a.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
-	a.jeq(uint32(unix.SYS_SOCKET), "socket", "")
-	a.jeq(uint32(unix.SYS_CLONE), "clone", "")
-	a.ret(allow)
-	a.label("foreign")
-	a.ret(enosys)
-	a.label("ioctl")
-	a.ld(offArg1L)
-	a.jeq(unix.TIOCSTI, "deny", "")
-	a.jeq(unix.TIOCLINUX, "deny", "")
-	a.ret(allow)
-	a.label("clone")
-	a.ld(offArg0L)
-	a.jset(nsFlags, "deny", "")
-	a.ret(allow)
-	a.label("socket")
-	a.ld(offArg0L)
-	a.jeq(unix.AF_UNIX, "unix", "")
-	a.jeq(unix.AF_INET, "inet", "")
-	a.jeq(unix.AF_INET6, "inet", "deny")
-	a.label("unix")
-	a.ret(unixVerdict)
-	a.label("inet")
-	a.ld(offArg1L)
-	a.and(^uint32(unix.SOCK_CLOEXEC | unix.SOCK_NONBLOCK))
-	a.jeq(unix.SOCK_STREAM, "", "deny")
-	a.ld(offArg2L)
-	a.jeq(0, "ok", "")
-	a.jeq(unix.IPPROTO_TCP, "ok", "deny")
-	a.label("ok")
-	a.ret(allow)
-	a.label("deny")
-	a.ret(eperm)
-	prog, err := a.assemble()
-	if err != nil {
-		return err
-	}
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return err
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, in := range raw {
-		filter[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
-	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return fmt.Errorf("guard filter: %w", errno)
+// LoadSeccomp installs filters on the calling thread, in order (the
+// kernel applies the strictest verdict of all). Each is a struct
+// sock_filter array as package filters compiles it. no_new_privs (or
+// CAP_SYS_ADMIN) must already be in effect.
+func LoadSeccomp(filters [][]byte) error {
+	for i, prog := range filters {
+		if len(prog) == 0 || len(prog)%8 != 0 || len(prog)/8 > 0xffff {
+			return fmt.Errorf("filter %d: %d bytes is no BPF program", i, len(prog))
+		}
+		ins := make([]unix.SockFilter, len(prog)/8)
+		for k := range ins {
+			b := prog[8*k:]
+			ins[k] = unix.SockFilter{Code: binary.NativeEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:])}
+		}
+		fprog := unix.SockFprog{Len: uint16(len(ins)), Filter: &ins[0]}
+		if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+			return fmt.Errorf("filter %d: %w", i, errno)
+		}
 	}
 	return nil
 }
 
-// asm is a classic-BPF assembler with labels: a conditional jump names
-// where it goes when true and when false ("" is the next instruction).
-type asm struct {
-	ins    []bpf.Instruction
-	jumps  map[int][2]string
-	labels map[string]int
+// SeccompSupported reports whether this kernel accepts seccomp filters:
+// strict mode with a flag set fails with EINVAL where seccomp(2) exists
+// and is allowed.
+func SeccompSupported() bool {
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_STRICT, 1, 0)
+	return errno == unix.EINVAL
 }
-
-func (a *asm) ld(off uint32)  { a.ins = append(a.ins, bpf.LoadAbsolute{Off: off, Size: 4}) }
-func (a *asm) ret(v uint32)   { a.ins = append(a.ins, bpf.RetConstant{Val: v}) }
-func (a *asm) and(v uint32)   { a.ins = append(a.ins, bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: v}) }
-func (a *asm) label(l string) { a.labels[l] = len(a.ins) }
-
-func (a *asm) jeq(v uint32, t, f string)  { a.jump(bpf.JumpEqual, v, t, f) }
-func (a *asm) jset(v uint32, t, f string) { a.jump(bpf.JumpBitsSet, v, t, f) }
-
-func (a *asm) jump(c bpf.JumpTest, v uint32, t, f string) {
-	a.jumps[len(a.ins)] = [2]string{t, f}
-	a.ins = append(a.ins, bpf.JumpIf{Cond: c, Val: v})
-}
-
-func (a *asm) assemble() ([]bpf.Instruction, error) {
-	for at, to := range a.jumps {
-		j := a.ins[at].(bpf.JumpIf)
-		for k, l := range to {
-			if l == "" {
-				continue
-			}
-			dest, ok := a.labels[l]
-			if !ok || dest <= at || dest-at-1 > 255 {
-				return nil, fmt.Errorf("guard filter: bad jump to %q", l)
-			}
-			if k == 0 {
-				j.SkipTrue = uint8(dest - at - 1)
-			} else {
-				j.SkipFalse = uint8(dest - at - 1)
-			}
-		}
-		a.ins[at] = j
-	}
-	return a.ins, nil
-}
-
-func littleEndian() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}
-
-// SeccompSupported reports whether this kernel accepts seccomp filters.
-func SeccompSupported() bool { return seccomp.Supported() }

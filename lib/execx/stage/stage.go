@@ -7,9 +7,10 @@
 // itself and becomes the program, so the task's Landlock domain, seccomp
 // filter and credentials are the task's alone.
 //
-// It is kept small on purpose (golang.org/x/sys, go-seccomp-bpf and the
-// standard library; no art package): a minimal entry point that starts in
-// a fraction of a millisecond can host it without the rest of execx.
+// It is kept small on purpose (golang.org/x/sys and the standard library;
+// no art package, and not even the seccomp compiler: the filters arrive
+// compiled, see package filters) so that the minimal shim binary that
+// hosts it starts in about the time of an empty Go program.
 package stage
 
 // Spec is everything the stage applies, in the order it applies it.
@@ -31,12 +32,11 @@ type Spec struct {
 	Landlock int      `json:"landlock,omitempty"`
 	RW       []string `json:"rw,omitempty"`
 	Nodes    []string `json:"nodes,omitempty"`
-	// Seccomp is the filter profile: "" none, SeccompLandlock, SeccompStrict.
-	Seccomp string `json:"seccomp,omitempty"`
-	// DenyUnix (seccomp) refuses socket(AF_UNIX): where Landlock cannot
-	// scope pathname sockets, the only way no socket outside the
-	// workspace is reachable.
-	DenyUnix bool `json:"deny_unix,omitempty"`
+	// Filters are the seccomp programs to install, in order, each a
+	// struct sock_filter array (8 bytes per instruction, the machine's
+	// byte order). The runner compiles a profile's (package filters) and
+	// sends them here: the stage only loads them.
+	Filters [][]byte `json:"filters,omitempty"`
 }
 
 // Rlimit is one resource limit, set as soft and hard limit so the task
@@ -47,7 +47,7 @@ type Rlimit struct {
 	Value    uint64 `json:"value"`
 }
 
-// Seccomp profiles.
+// Seccomp profiles (compiled by package filters).
 const (
 	SeccompLandlock = "landlock"
 	SeccompStrict   = "strict"

@@ -47,8 +47,8 @@ func Exec(s *Spec) error {
 			return &Error{"capabilities", err}
 		}
 	}
-	if s.Seccomp != "" {
-		if err := loadSeccomp(s.Seccomp, s.DenyUnix); err != nil {
+	if len(s.Filters) > 0 {
+		if err := LoadSeccomp(s.Filters); err != nil {
 			return &Error{"seccomp", err}
 		}
 	}

@@ -1,8 +1,8 @@
 //go:build race
 
-package execx
+package shim
 
-// shimEnv is the shim's own environment. A race-enabled binary (tests)
+// Env is the shim's own environment. A race-enabled binary (tests)
 // sleeps a second at exit by default (ThreadSanitizer's atexit_sleep_ms);
 // the supervisor shim exits after every task, so turn that off.
-var shimEnv = []string{"GOMAXPROCS=1", "GORACE=atexit_sleep_ms=0"}
+var Env = []string{"GOMAXPROCS=1", "GORACE=atexit_sleep_ms=0"}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package execx
+package shim
 
 import (
 	"sync/atomic"
@@ -14,14 +14,14 @@ import (
 // process runs.
 var noCloseRange atomic.Bool
 
-// markCloexecFrom marks every open descriptor >= lo close-on-exec: one
+// MarkCloexecFrom marks every open descriptor >= lo close-on-exec: one
 // close_range(2) call, else a walk of /proc/self/fd.
-func markCloexecFrom(lo int) {
+func MarkCloexecFrom(lo int) {
 	if !noCloseRange.Load() {
 		if unix.CloseRange(uint(lo), ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
 			return
 		}
 		noCloseRange.Store(true)
 	}
-	markCloexecDir("/proc/self/fd", lo)
+	MarkCloexecDir("/proc/self/fd", lo)
 }

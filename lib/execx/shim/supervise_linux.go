@@ -1,6 +1,6 @@
 //go:build linux
 
-package execx
+package shim
 
 import (
 	"errors"
@@ -13,58 +13,21 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-func (pl *plan) shimSpec(supervise bool) *shimSpec {
-	ip := &pl.iso
-	s := &shimSpec{
-		Stage: stage.Spec{
-			Path:     pl.path,
-			Argv:     pl.argv,
-			Env:      pl.env,
-			Rlimits:  ip.rlimits,
-			NNP:      ip.nnp,
-			DropCaps: ip.dropCaps,
-			KeepCaps: ip.keepCaps,
-			Landlock: ip.landlock,
-			Nodes:    ip.nodes,
-			Seccomp:  ip.seccomp,
-			DenyUnix: ip.denyUnix,
-		},
-		PIDNS:     ip.namespaces,
-		Supervise: supervise,
-		Stderr:    pl.stderr,
-	}
-	if s.Stage.Landlock > 0 {
-		s.Stage.RW = pl.landlockRW()
-	}
-	if ip.namespaces {
-		s.MapIDs, s.UID, s.GID = true, os.Geteuid(), os.Getegid()
-	}
-	if ip.namespaces || ip.mountNS {
-		v := ip.view
-		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
-		s.View = &v
-	}
-	st := &s.Stage
-	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && st.Seccomp == ""
-	return s
-}
-
-// shimSupervise is the per-task supervisor: child subreaper (and PID 1
+// supervise is the per-task supervisor: child subreaper (and PID 1
 // under strict), it starts the program, reports its exit, reaps every
 // process of the task, and on the runner's command — or the runner's
 // death — kills them all. It owns all waiting in its process, so its
 // wait4(-1) races nobody.
-func shimSupervise() int {
+func supervise() int {
 	runtime.LockOSThread() // the program's Pdeathsig is tied to this thread
 	status := os.NewFile(4, "status")
 	// Its own pipes (4-7) and anything else above 2 the runner let
 	// through: the program gets 0-2 only, which ForkExec passes on by
 	// clearing the flag on its copies.
-	markCloexecFrom(3)
+	MarkCloexecFrom(3)
 	// The runner's death (SIGTERM, our parent-death signal) must not end
 	// this process by default action once a process of the task may
 	// exist: caught from here on, acted on once the task is known.
@@ -97,11 +60,11 @@ func shimSupervise() int {
 		// Nothing to apply but a new session: fork does that.
 		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
 			Env:   s.Stage.Env,
-			Files: []uintptr{0, shimOutFD, s.errFD()},
+			Files: []uintptr{0, OutFD, s.errFD()},
 			Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 		})
 		if err != nil {
-			return reportErr(status, startError(s.Stage.Path, err))
+			return reportErr(status, StartError(s.Stage.Path, err))
 		}
 	} else if pid, err = forkExecStage(s); err != nil {
 		// The exec stage applies everything to itself and becomes the
@@ -114,11 +77,11 @@ func shimSupervise() int {
 		_ = unix.Dup3(null, 0, 0)
 		unix.Close(null)
 	}
-	unix.Close(shimOutFD)
+	unix.Close(OutFD)
 	if s.Stderr {
-		unix.Close(shimErrFD)
+		unix.Close(ErrFD)
 	}
-	report(status, shimMsg{Event: "started"})
+	report(status, Msg{Event: "started"})
 
 	sv := &supervisor{target: pid, pidns: s.PIDNS, status: status}
 	// Commands from the runner, and the runner's death (its parent-death
@@ -196,7 +159,7 @@ func (sv *supervisor) reapAll() {
 			return
 		}
 		if pid == sv.target {
-			report(sv.status, shimMsg{Event: "exited", Status: uint32(ws),
+			report(sv.status, Msg{Event: "exited", Status: uint32(ws),
 				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
 		}
 		if sv.killing.Load() {
@@ -222,29 +185,32 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 		return
 	}
 	_ = unix.Kill(-sv.target, sig)
-	for _, p := range descendants(os.Getpid()) {
+	for _, p := range Descendants(os.Getpid()) {
 		_ = unix.Kill(p, sig)
 	}
 }
 
 // forkExecStage starts the exec stage as the program's process, in a new
 // session: it applies every restriction to itself and execs the program.
-func forkExecStage(s *shimSpec) (int, error) {
-	sh, err := newShimPipes(false)
+// The stage is this supervisor's own binary (/proc/self/exe: the very file
+// the runner checked and started, even if it was replaced since), so a
+// supervisor that is the minimal binary starts a minimal stage too.
+func forkExecStage(s *Spec) (int, error) {
+	sh, err := NewPipes(false)
 	if err != nil {
 		return 0, err
 	}
-	defer sh.closeAll()
-	pid, err := syscall.ForkExec(selfExe(), []string{shimArg0, "exec"}, &syscall.ProcAttr{
-		Env:   shimEnv,
-		Files: []uintptr{0, shimOutFD, s.errFD(), sh.specR.Fd(), sh.statusW.Fd()},
+	defer sh.CloseAll()
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{Arg0, "exec"}, &syscall.ProcAttr{
+		Env:   Env,
+		Files: []uintptr{0, OutFD, s.errFD(), sh.SpecR.Fd(), sh.StatusW.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return 0, startError(selfExe(), err)
+		return 0, StartError("/proc/self/exe", err)
 	}
-	sh.closeChildEnds()
-	if err := sh.handshake(&shimSpec{Stage: s.Stage}); err != nil {
+	sh.CloseChildEnds()
+	if err := sh.Handshake(&Spec{Stage: s.Stage}); err != nil {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 		return 0, err

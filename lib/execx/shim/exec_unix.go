@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package execx
+package shim
 
 import (
 	"encoding/json"
@@ -11,12 +11,12 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-func runShim(mode string) int {
+func run(mode string) int {
 	switch mode {
 	case "exec":
-		return shimExec()
+		return execStage()
 	case "supervise":
-		return shimSupervise()
+		return supervise()
 	case "probe":
 		return 0
 	}
@@ -24,26 +24,26 @@ func runShim(mode string) int {
 }
 
 // report writes one line to the runner on the status pipe (fd 4).
-func report(f *os.File, m shimMsg) {
+func report(f *os.File, m Msg) {
 	b, _ := json.Marshal(m)
 	_, _ = f.Write(append(b, '\n'))
 }
 
 func reportErr(f *os.File, err error) int {
 	code := exitcode.Of(err)
-	report(f, shimMsg{Event: "error", Code: code, Msg: err.Error()})
+	report(f, Msg{Event: "error", Code: code, Msg: err.Error()})
 	return code
 }
 
-// shimExec is the exec stage: it applies the restrictions to itself and
+// execStage is the exec stage: it applies the restrictions to itself and
 // becomes the program. The status
 // pipe is close-on-exec: the runner reads EOF when execve succeeded, a
 // report when it did not.
-func shimExec() int {
+func execStage() int {
 	status := os.NewFile(4, "status")
 	// The status pipe, and anything else above 2 the runner let through,
 	// must not reach the program: only 0-2 survive the exec.
-	markCloexecFrom(3)
+	MarkCloexecFrom(3)
 	s, err := readSpec()
 	if err != nil {
 		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
@@ -51,7 +51,7 @@ func shimExec() int {
 	err = stage.Exec(&s.Stage)
 	var se *stage.Error
 	if errors.As(err, &se) && se.Step == "exec" {
-		return reportErr(status, startError(s.Stage.Path, se.Err))
+		return reportErr(status, StartError(s.Stage.Path, se.Err))
 	}
 	return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: %w", err))
 }

@@ -1,0 +1,128 @@
+// Package shim is the code of the processes execx starts between the
+// runner and a task's program: the per-task supervisor (subreaper,
+// mini-init, group kill) and the exec stage that applies a task's
+// restrictions to its own process before execve (package stage). Go cannot
+// run code between fork and execve, so these are Go processes of their
+// own: either the minimal binary cmd/artexec-shim, which links this package
+// and nothing of the tools (no CLI, no queue, no NATS) and so starts in
+// about the time of an empty Go program, or, where that binary is not
+// installed beside the tool, the tool's own binary re-executed (every main
+// that runs tasks calls execx.IsShim first). Both run exactly this code.
+//
+// The package stays small on purpose: the standard library, x/sys, the
+// stage package and exitcode. Whatever it imports, every task pays for at
+// each start.
+package shim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/art-runtime/art/lib/execx/stage"
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+// Arg0 is the argv[0] the runner gives a shim. A real invocation never
+// has it.
+const Arg0 = "art-execx-shim"
+
+// Is reports whether this process is a shim started by execx: argv is
+// exactly Arg0 and a mode.
+func Is() bool {
+	return len(os.Args) == 2 && os.Args[0] == Arg0
+}
+
+// Main runs the shim and returns its exit status. It reads its
+// instructions from the runner on file descriptor 3 and never looks at
+// flags or the environment. Outside a shim it says so and returns
+// exitcode.Usage.
+func Main() int {
+	if !Is() {
+		fmt.Fprintln(os.Stderr, "art-execx-shim: not a command: execx starts it for each task (artexec, artq, artagent)")
+		return exitcode.Usage
+	}
+	return run(os.Args[1])
+}
+
+// Spec is everything a shim needs, sent by the runner on fd 3: what
+// the exec stage applies and, for a supervisor, how to supervise.
+type Spec struct {
+	// Proto is Protocol as the runner was built with it (set by Encode).
+	Proto int        `json:"proto"`
+	Stage stage.Spec `json:"stage"`
+	// Direct: the supervisor starts the program itself (nothing to apply
+	// between fork and execve but a new session, which fork does).
+	Direct bool        `json:"direct,omitempty"`
+	View   *stage.View `json:"view,omitempty"`  // mount view the supervisor sets up
+	PIDNS  bool        `json:"pidns,omitempty"` // the supervisor is PID 1
+	// MapIDs: the supervisor is in a new user namespace and maps UID and
+	// GID (the runner's) to themselves before anything else.
+	MapIDs    bool `json:"map_ids,omitempty"`
+	UID       int  `json:"uid,omitempty"`
+	GID       int  `json:"gid,omitempty"`
+	Supervise bool `json:"supervise,omitempty"`
+	// Stderr: the supervisor holds the program's own stderr pipe on fd 7
+	// (else fd 6, the output pipe, is both stdout and stderr).
+	Stderr bool `json:"stderr,omitempty"`
+}
+
+// Protocol is the version of Spec and Msg. The runner and the shim may be
+// different binaries (an artexec-shim installed beside the tool): a shim
+// refuses a spec of another protocol and any field it does not know, so a
+// stale artexec-shim never runs a task with less than the runner asked for.
+// Bump it whenever the meaning of a field changes.
+const Protocol = 1
+
+// Encode is the spec as sent on fd 3, stamped with Protocol.
+func (s *Spec) Encode() []byte {
+	s.Proto = Protocol
+	b, _ := json.Marshal(s) // plain data: cannot fail
+	return b
+}
+
+// Descriptors of a supervisor shim: 3 spec, 4 status, 5 control, then the
+// program's output pipe and, with Spec.Stderr, its stderr pipe.
+const (
+	OutFD = 6
+	ErrFD = 7
+)
+
+// errFD is the supervisor's descriptor that becomes the program's stderr.
+func (s *Spec) errFD() uintptr {
+	if s.Stderr {
+		return ErrFD
+	}
+	return OutFD
+}
+
+func readSpec() (*Spec, error) {
+	f := os.NewFile(3, "spec")
+	if f == nil {
+		return nil, fmt.Errorf("shim: no spec descriptor")
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("shim: read spec: %w", err)
+	}
+	return decodeSpec(b)
+}
+
+// decodeSpec refuses a field it does not know and another protocol: the
+// runner may be a newer build asking for a restriction this shim would
+// silently skip.
+func decodeSpec(b []byte) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("shim: decode spec (the tool and artexec-shim must come from the same build): %w", err)
+	}
+	if s.Proto != Protocol {
+		return nil, fmt.Errorf("shim: spec protocol %d, this shim speaks %d: install the tool and artexec-shim from the same build", s.Proto, Protocol)
+	}
+	return &s, nil
+}
