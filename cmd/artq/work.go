@@ -11,6 +11,7 @@ import (
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // WorkCmd runs tasks.
@@ -78,7 +79,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	case c.Lease <= 0:
 		return exitcode.Errorf(exitcode.Usage, "--lease: must be positive")
 	}
-	pol, err := queue.WorkerPolicy(c.Policy, execx.Narrowing{
+	pol, err := worker.Policy(c.Policy, execx.Narrowing{
 		Allow:               c.Allow,
 		Workspace:           c.Workspace,
 		Isolation:           execx.Isolation(c.Isolation),
@@ -107,22 +108,22 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	if err != nil {
 		return err
 	}
-	cfg := queue.WorkerConfig{
+	cfg := worker.Config{
 		Policy: pol, Concurrency: c.Concurrency, Poll: c.Poll, Lease: c.Lease,
-		OutputDir: c.OutputDir, Mode: queue.Serve,
-		Keep: queue.Keep(c.Keep), Observer: o, Queue: f.name(g),
+		OutputDir: c.OutputDir, Mode: worker.Serve,
+		Keep: worker.Keep(c.Keep), Hooks: o, Queue: f.name(g),
 		Warn: obs.WarnTo("artq", std.Err),
 	}
 	switch {
 	case c.Once:
-		cfg.Mode = queue.Once
+		cfg.Mode = worker.Once
 	case c.Drain:
-		cfg.Mode = queue.Drain
+		cfg.Mode = worker.Drain
 	}
 	if std.ErrTTY {
 		cfg.Progress = std.Err
 	}
-	stats, err := queue.Work(ctx, q, cfg)
+	stats, err := worker.Work(ctx, q, cfg)
 	if std.ErrTTY {
 		fmt.Fprintf(std.Err, "artq: worker done: %d claimed, %d succeeded, %d failed, %d cancelled, %d left to recovery\n",
 			stats.Claimed, stats.Succeeded, stats.Failed, stats.Cancelled, stats.Interrupted)
