@@ -12,10 +12,10 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/execx/execobs"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs"
-	"github.com/art-runtime/art/lib/execx/execobs"
 )
 
 // RunCmd runs one program.

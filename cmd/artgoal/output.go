@@ -7,10 +7,10 @@ import (
 	"os"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/evidence"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/goal"
 	"github.com/art-runtime/art/lib/goal/goalobs"
-	"github.com/art-runtime/art/lib/goal/pipeline"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue/backends"
 )
@@ -57,7 +57,7 @@ const eventSinkHint = "event evidence is checked in the artobs JSONL file that h
 type session struct {
 	*goal.Store
 	Emitter *obs.Emitter
-	src     *pipeline.Sources
+	src     *evidence.Sources
 }
 
 // openSession checks --events (a malformed spec, or stdout, which carries
@@ -82,7 +82,7 @@ func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *Sourc
 	}
 	s := &session{Store: goal.NewStore(home)}
 	if sources != nil {
-		s.src = &pipeline.Sources{
+		s.src = &evidence.Sources{
 			Ctx:      ctx,
 			Queue:    backends.Config{Queue: sources.Queue, Dir: sources.QueueDir, Home: home},
 			Sink:     sources.eventSink(g),

@@ -14,7 +14,7 @@
 // The package refuses to guess: it never repairs a journal it cannot decode
 // and never trusts a caller's clock for history it already holds. Task and
 // event evidence is verified against an artq queue and an artobs sink when
-// the Store is given Sources (package goal/pipeline reads the real ones):
+// the Store is given Sources (package lib/evidence reads the real ones):
 // the journal then records what was read there, not what the caller said,
 // and refuses a task that has not finished. The package itself knows
 // neither the queue nor the sink.

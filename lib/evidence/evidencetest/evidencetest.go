@@ -1,11 +1,11 @@
-// Package pipelinetest builds artq queues for tests of goal evidence, with
+// Package evidencetest builds artq queues for tests of goal evidence, with
 // lib/queue's own API and a real worker running real processes: no event of
 // the log is written by hand. A test binary that uses it must start with
 //
 //	if execx.IsShim() { os.Exit(execx.RunShim()) }
 //
 // in TestMain: the worker runs each task under its own binary as a shim.
-package pipelinetest
+package evidencetest
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
-	"github.com/art-runtime/art/lib/queue/worker"
 	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // Tasks are the ids Queue creates, by the state they end in.
