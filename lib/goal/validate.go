@@ -28,7 +28,8 @@ const (
 	digestPrefix    = "sha256:" // digests and artobs event ids
 )
 
-// IDRule is the rule goal, checklist-item and task ids follow. Goal ids are
+// IDRule is the rule goal and checklist-item ids follow (task ids follow
+// the stricter TaskIDRule, the queue's). Goal ids are
 // file names (DIR/goals/ID.json), so the rule is the one a safe file name
 // needs: no "/", no leading "." (so neither "." nor ".."), nothing a shell
 // or a terminal would interpret.
