@@ -14,10 +14,10 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/execx/execobs"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs"
-	"github.com/art-runtime/art/lib/obs/adapt"
 )
 
 // RunCmd runs one program.
@@ -126,7 +126,7 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 		// task.started and task.finished (refusals too), redacted, through
 		// lib/obs; a sink failure is a warning, never the run's failure.
 		defer em.Close()
-		run = adapt.TaskRunner{Emitter: em}.RunTask
+		run = execobs.TaskRunner{Emitter: em}.RunTask
 	}
 	res, err := run(ctx, p, t, opt)
 	if err != nil {

@@ -46,7 +46,7 @@ func (c *CheckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		return err
 	}
 	evs[0].Note = c.Note
-	j, err := s.Check(ctx, c.ID, c.Rev, c.Item, evs[0])
+	j, err := s.Check(c.ID, c.Rev, c.Item, evs[0])
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func (c *CloseCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.Close(ctx, c.ID, c.Rev, doc)
+	j, err := s.Close(c.ID, c.Rev, doc)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/lib/evidence/evidencetest"
 	"github.com/art-runtime/art/lib/execx"
-	"github.com/art-runtime/art/lib/goal/pipeline/pipelinetest"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs"
 )
@@ -63,14 +63,14 @@ func goraceNoExitSleep() string {
 // mkqueue DIR builds an artq queue in DIR with lib/queue's own API and a
 // real worker running real processes, holding one task in each state:
 // built (succeeded), broken (failed), nap (cancelled), slow (running: its
-// worker was stopped mid-run) and later (queued). See pipelinetest.Queue.
+// worker was stopped mid-run) and later (queued). See evidencetest.Queue.
 func mkqueue(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: mkqueue DIR")
 	}
 	ws, err := os.MkdirTemp(ts.Getenv("WORK"), "ws")
 	ts.Check(err)
-	ts.Check(pipelinetest.Queue(context.Background(), ts.MkAbs(args[0]), ws))
+	ts.Check(evidencetest.Queue(context.Background(), ts.MkAbs(args[0]), ws))
 }
 
 // eventid FILE LINE VAR sets $VAR to the id of the event on line LINE of

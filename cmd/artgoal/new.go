@@ -41,7 +41,7 @@ func (c *NewCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	j, err = s.Create(ctx, j)
+	j, err = s.Create(j)
 	if err != nil {
 		return err
 	}

@@ -7,11 +7,11 @@ import (
 	"os"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/evidence"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/goal"
-	"github.com/art-runtime/art/lib/goal/pipeline"
+	"github.com/art-runtime/art/lib/goal/goalobs"
 	"github.com/art-runtime/art/lib/obs"
-	"github.com/art-runtime/art/lib/obs/adapt"
 	"github.com/art-runtime/art/lib/queue/backends"
 )
 
@@ -55,8 +55,9 @@ const eventSinkHint = "event evidence is checked in the artobs JSONL file that h
 // evidence, wrapped so that every mutation is also recorded on the --events
 // sinks.
 type session struct {
-	adapt.GoalStore
-	src *pipeline.Sources
+	*goal.Store
+	Emitter *obs.Emitter
+	src     *evidence.Sources
 }
 
 // openSession checks --events (a malformed spec, or stdout, which carries
@@ -79,9 +80,9 @@ func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *Sourc
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
-	s := &session{GoalStore: adapt.GoalStore{Store: goal.NewStore(home)}}
+	s := &session{Store: goal.NewStore(home)}
 	if sources != nil {
-		s.src = &pipeline.Sources{
+		s.src = &evidence.Sources{
 			Ctx:      ctx,
 			Queue:    backends.Config{Queue: sources.Queue, Dir: sources.QueueDir, Home: home},
 			Sink:     sources.eventSink(g),
@@ -96,6 +97,7 @@ func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *Sourc
 			warn(fmt.Errorf("--events: %w (no events emitted)", err))
 		} else {
 			s.Emitter = em
+			s.OnUpdate = goalobs.Hook(ctx, em, "")
 		}
 	}
 	return s, nil

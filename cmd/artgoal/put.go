@@ -58,7 +58,7 @@ func (c *PutCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if err != nil {
 		return err
 	}
-	j, err := s.Put(ctx, c.ID, c.Rev, doc)
+	j, err := s.Put(c.ID, c.Rev, doc)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func (c *ReceiptCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error 
 	if err != nil {
 		return err
 	}
-	j, err := s.Seal(ctx, c.ID, c.Rev, c.Summary, evs)
+	j, err := s.Seal(c.ID, c.Rev, c.Summary, evs)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/queueobs"
 )
 
 // errEventsReadOnly: --events on a command that changes nothing.
@@ -21,7 +22,7 @@ var errEventsReadOnly = exitcode.Errorf(exitcode.Usage, "--events: this command 
 // command runs without events (a sink never fails the work). stdout is
 // refused where stdout carries the command's own output. It returns a nil
 // Observer without --events; close is never nil.
-func openEvents(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, stdoutOK bool) (o *queue.Observer, close func(), err error) {
+func openEvents(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, stdoutOK bool) (o *queueobs.Observer, close func(), err error) {
 	none := func() {}
 	if len(g.Events) == 0 {
 		return nil, none, nil
@@ -42,7 +43,7 @@ func openEvents(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, stdout
 		fmt.Fprintf(std.Err, "artq: warning: --events: %s (no events emitted)\n", strings.Join(strings.Fields(err.Error()), " "))
 		return nil, none, nil
 	}
-	return queue.NewObserver(em, f.name(g), role), func() { em.Close() }, nil
+	return queueobs.NewObserver(em, f.name(g), role), func() { em.Close() }, nil
 }
 
 // name is the queue's name in correlation ids: --queue, or with --dir the
@@ -59,7 +60,7 @@ func (f *QueueFlags) name(g *cli.Globals) string {
 
 // openObserved opens the queue's backend for a command that changes it,
 // with its appends recorded by o (nil: not recorded).
-func (f *QueueFlags) openObserved(g *cli.Globals, o *queue.Observer) (queue.Backend, error) {
+func (f *QueueFlags) openObserved(g *cli.Globals, o *queueobs.Observer) (queue.Backend, error) {
 	b, err := f.open(g, false)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // StatusCmd shows tasks.
@@ -86,7 +87,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 				}
 				ts := queue.StatusOf(t)
 				if t.State == queue.StateFailed && ts.Last != nil {
-					ts.OutputTail = queue.ReadTail(tails, ts.ID, ts.Last.Attempt)
+					ts.OutputTail = worker.ReadTail(tails, ts.ID, ts.Last.Attempt)
 				}
 				finished = t.State.Terminal()
 				render = func() error {
@@ -137,7 +138,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 // printTail shows a failed attempt's kept output tail under its status.
 func printTail(std cli.IO, ts queue.TaskStatus) error {
 	w := bufio.NewWriter(std.Out)
-	fmt.Fprintf(w, "\noutput tail of attempt %d (redacted, at most %d bytes):\n", ts.Last.Attempt, queue.MaxTail)
+	fmt.Fprintf(w, "\noutput tail of attempt %d (redacted, at most %d bytes):\n", ts.Last.Attempt, worker.MaxTail)
 	for _, l := range strings.SplitAfter(strings.TrimSuffix(ts.OutputTail, "\n"), "\n") {
 		fmt.Fprintf(w, "  %s", strings.TrimSuffix(l, "\n"))
 		w.WriteByte('\n')

@@ -15,6 +15,7 @@ import (
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // WorkCmd runs tasks.
@@ -89,7 +90,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	case c.Lease <= 0:
 		return exitcode.Errorf(exitcode.Usage, "--lease: must be positive")
 	}
-	pol, err := queue.WorkerPolicy(c.Policy, execx.Narrowing{
+	pol, err := worker.Policy(c.Policy, execx.Narrowing{
 		Allow:               c.Allow,
 		Workspace:           c.Workspace,
 		Isolation:           execx.Isolation(c.Isolation),
@@ -118,17 +119,17 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	if err != nil {
 		return err
 	}
-	cfg := queue.WorkerConfig{
+	cfg := worker.Config{
 		Policy: pol, Concurrency: c.Concurrency, Poll: c.Poll, Lease: c.Lease,
-		OutputDir: c.OutputDir, Mode: queue.Serve,
-		Keep: queue.Keep(c.Keep), Observer: o, Queue: f.name(g),
+		OutputDir: c.OutputDir, Mode: worker.Serve,
+		Keep: worker.Keep(c.Keep), Hooks: o, Queue: f.name(g),
 		Warn: obs.WarnTo("artq", std.Err),
 	}
 	switch {
 	case c.Once:
-		cfg.Mode = queue.Once
+		cfg.Mode = worker.Once
 	case c.Drain:
-		cfg.Mode = queue.Drain
+		cfg.Mode = worker.Drain
 	}
 	if cfg.TailDir, err = f.tailDir(g); err != nil {
 		return err
@@ -136,7 +137,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	if !c.Quiet {
 		cfg.Log = transitionLogger(std.Err, c.LogFormat == "json")
 	}
-	stats, err := queue.Work(ctx, q, cfg)
+	stats, err := worker.Work(ctx, q, cfg)
 	if !c.Quiet {
 		if c.LogFormat == "json" {
 			_ = writeJSONLine(std.Err, map[string]any{"time": time.Now().UTC(), "worker": "done",
@@ -156,9 +157,9 @@ const logTime = "2006-01-02T15:04:05.000Z"
 // transitionLogger prints one line per task transition, as a daemon logs:
 // time, task, attempt, state, duration (finished only) and reason (when
 // there is one), as logfmt text or as one JSON object a line.
-func transitionLogger(w io.Writer, asJSON bool) func(queue.Transition) {
+func transitionLogger(w io.Writer, asJSON bool) func(worker.Transition) {
 	var mu sync.Mutex
-	return func(tr queue.Transition) {
+	return func(tr worker.Transition) {
 		mu.Lock()
 		defer mu.Unlock()
 		if asJSON {

@@ -60,6 +60,9 @@ func ParseEvidence(spec string) (Evidence, error) {
 			if why := idProblem(id); why != "" {
 				return Evidence{}, evidenceErr(spec, "task: %q: %s (ids are %s)", id, why, IDRule)
 			}
+			if why := taskIDProblem(id); why != "" {
+				return Evidence{}, evidenceErr(spec, "task %q: %s (task ids are %s)", id, why, TaskIDRule)
+			}
 			return e, nil
 		}
 	case EvidenceFile:

@@ -48,6 +48,8 @@ func TestParseEvidence(t *testing.T) {
 		{"task:t1=", "!2:want task:ID or task:ID=STATE"},
 		{"task:", "!2:task: \"\": empty"},
 		{"task:a/b", "!2:character '/' not allowed"},
+		{"task:a.b", `!2:task "a.b": not an artq task id: character '.' not allowed`},
+		{"task:a.b=succeeded", `!2:"a.b": not an artq task id: character '.' not allowed`},
 		{"task:t1=finished", `!2:"finished" is not a task state`},
 		{"task:../t=queued", "!2:task:"},
 		{"event:abc", "!2:event:"},

@@ -14,7 +14,7 @@
 // The package refuses to guess: it never repairs a journal it cannot decode
 // and never trusts a caller's clock for history it already holds. Task and
 // event evidence is verified against an artq queue and an artobs sink when
-// the Store is given Sources (package goal/pipeline reads the real ones):
+// the Store is given Sources (package lib/evidence reads the real ones):
 // the journal then records what was read there, not what the caller said,
 // and refuses a task that has not finished. The package itself knows
 // neither the queue nor the sink.
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/queue"
 )
 
 // Document kinds and the license identifier the schemas carry.
@@ -83,19 +84,16 @@ const (
 // EvidenceTypes lists every evidence type.
 var EvidenceTypes = []EvidenceType{EvidenceCommand, EvidenceFile, EvidenceTask, EvidenceEvent, EvidenceURL, EvidenceNote}
 
-// TaskState is the state of an artq task named by task evidence.
-type TaskState string
+// TaskState is the state of an artq task named by task evidence: the
+// queue's own type, so the two cannot disagree on the states or on which
+// are terminal (TaskState.Terminal: succeeded, failed or cancelled; only a
+// finished task is verified evidence).
+type TaskState = queue.TaskState
 
-// TaskStates are artq's task states (DESIGN.md §4). A journal may hold any
+// TaskStates are artq's task states (queue.States). A journal may hold any
 // of them (older journals recorded what the caller observed); evidence
 // verified against a queue (Store.Sources) is always Terminal.
-var TaskStates = []TaskState{"queued", "running", "succeeded", "failed", "cancelled"}
-
-// Terminal reports whether a task in state s has finished: succeeded,
-// failed or cancelled. Only a finished task is verified evidence.
-func (s TaskState) Terminal() bool {
-	return s == "succeeded" || s == "failed" || s == "cancelled"
-}
+var TaskStates = queue.States
 
 // DebtKind classifies remaining debt in a closure.
 type DebtKind string

@@ -17,6 +17,7 @@ import (
 	"github.com/art-runtime/art/internal/schematest"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/queue"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/goal/valid from the library")
@@ -126,6 +127,14 @@ func TestSchemaParity(t *testing.T) {
 	for _, id := range []string{"g", "0", "a.b-c_d", strings.Repeat("x", 128), strings.Repeat("x", 129), "", ".", "..", ".a", "-a", "a/b", "a b", "a\n", "é", "a:b"} {
 		if got, want := pat.MatchString(id), idProblem(id) == ""; got != want {
 			t.Errorf("id %q: schema pattern says %v, Go says %v", id, got, want)
+		}
+	}
+	// The task id rule: the schema's, Go's and the queue's agree.
+	tpat := regexp.MustCompile(schematest.Node(t, g, "/$defs/TaskID")["pattern"].(string))
+	for _, id := range []string{"t1", "0", "a-b_c", "a.b", strings.Repeat("x", 128), strings.Repeat("x", 129), "", ".", "-a", "_a", "a/b", "a b", "é", "a:b"} {
+		s, g, q := tpat.MatchString(id), taskIDProblem(id) == "", queue.ValidName("task", id) == nil
+		if s != g || g != q {
+			t.Errorf("task id %q: schema pattern says %v, Go says %v, the queue says %v", id, s, g, q)
 		}
 	}
 }

@@ -42,6 +42,30 @@ type Store struct {
 	// that does not verify refuses the whole step. nil records task and
 	// event evidence as given (the library's callers vouch for it).
 	Sources Sources
+	// OnUpdate, when set, is told about every mutation once it is
+	// decided: a Create that stored its journal, and every Update (and
+	// Check, Seal, Close, Put) whether stored or refused. It is how a
+	// store is observed (lib/goal/goalobs records goal.created,
+	// goal.updated and goal.update_refused) without the journal knowing
+	// by whom. It runs after the goal's lock is released and cannot
+	// change the outcome.
+	OnUpdate func(Change)
+}
+
+// Change is one decided mutation, as OnUpdate sees it.
+type Change struct {
+	ID string
+	// Created is true for a Create (Before is then nil).
+	Created bool
+	// Before is the stored journal the mutation was applied to, read
+	// under the goal's lock: exact, not a racy re-read. It is nil when the
+	// mutation was refused before it was applied (a bad id, a missing
+	// goal, a stale revision, a closed goal).
+	Before *Journal
+	// After is the stored result (nil when refused).
+	After *Journal
+	// Err is the refusal (nil when stored).
+	Err error
 }
 
 // NewStore returns the store under the state home (DESIGN.md §2). It
@@ -173,6 +197,14 @@ func DecodeClosure(data []byte) (*ClosureDocument, error) {
 // Create stores a genesis journal. It refuses anything but genesis
 // (ErrIllegal, exit 3) and an id that exists (ErrExists, exit 3).
 func (s *Store) Create(j *Journal) (*Journal, error) {
+	out, err := s.create(j)
+	if err == nil && s.OnUpdate != nil {
+		s.OnUpdate(Change{ID: out.ID, Created: true, After: out.Clone()})
+	}
+	return out, err
+}
+
+func (s *Store) create(j *Journal) (*Journal, error) {
 	if err := CheckGenesis(j); err != nil {
 		return nil, fmt.Errorf("goal %s: %w", j.ID, err)
 	}
@@ -199,6 +231,21 @@ func (s *Store) Create(j *Journal) (*Journal, error) {
 // Update applies mutate to a deep copy of goal id at revision rev and
 // stores the result if it is a legitimate successor. See Store.
 func (s *Store) Update(id string, rev int64, mutate func(next *Journal) error) (*Journal, error) {
+	var before *Journal
+	out, err := s.update(id, rev, mutate, &before)
+	if s.OnUpdate != nil {
+		c := Change{ID: id, Before: before, Err: err}
+		if out != nil {
+			c.After = out.Clone()
+		}
+		s.OnUpdate(c)
+	}
+	return out, err
+}
+
+// update is Update; *before is set to the stored journal once it is
+// loaded (for OnUpdate).
+func (s *Store) update(id string, rev int64, mutate func(next *Journal) error, before **Journal) (*Journal, error) {
 	if err := CheckID("goal id", id); err != nil {
 		return nil, err
 	}
@@ -225,6 +272,9 @@ func (s *Store) Update(id string, rev int64, mutate func(next *Journal) error) (
 		return nil, fmt.Errorf("goal %s: %w at %s: a closed goal is immutable", id, ErrClosed, stamp(prev.Closure.ClosedAt))
 	}
 	next := prev.Clone()
+	if s.OnUpdate != nil {
+		*before = prev.Clone()
+	}
 	if err := mutate(next); err != nil {
 		return nil, fmt.Errorf("goal %s: %w", id, err)
 	}

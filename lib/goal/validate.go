@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/queue"
 )
 
 // Limits on what a journal may hold. They keep a journal a small file that
@@ -26,11 +28,28 @@ const (
 	digestPrefix    = "sha256:" // digests and artobs event ids
 )
 
-// IDRule is the rule goal, checklist-item and task ids follow. Goal ids are
+// IDRule is the rule goal and checklist-item ids follow (task ids follow
+// the stricter TaskIDRule, the queue's). Goal ids are
 // file names (DIR/goals/ID.json), so the rule is the one a safe file name
 // needs: no "/", no leading "." (so neither "." nor ".."), nothing a shell
 // or a terminal would interpret.
 const IDRule = "1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit"
+
+// TaskIDRule is the rule task evidence ids follow: artq's task ids
+// (queue.ValidName), which are also file names and NATS subject tokens, so
+// a dot is out even though goal ids allow one.
+const TaskIDRule = "1-128 characters of A-Z a-z 0-9 _ -, starting with a letter or digit"
+
+// taskIDProblem is why id is not an artq task id, or "".
+func taskIDProblem(id string) string {
+	if why := idProblem(id); why != "" {
+		return why
+	}
+	if queue.ValidName("task", id) != nil {
+		return "not an artq task id: character '.' not allowed"
+	}
+	return ""
+}
 
 // CheckID reports why id is not a valid goal id, or nil. what names the id
 // in the message ("goal id", "checklist item id").
@@ -452,8 +471,8 @@ func (e Evidence) validate(path string) error {
 			return jsonx.Errorf(join(path, "path"), "%s", why)
 		}
 	case EvidenceTask:
-		if why := idProblem(e.Task); why != "" {
-			return jsonx.Errorf(join(path, "task"), "%q: %s (ids are %s)", e.Task, why, IDRule)
+		if why := taskIDProblem(e.Task); why != "" {
+			return jsonx.Errorf(join(path, "task"), "%q: %s (task ids are %s)", e.Task, why, TaskIDRule)
 		}
 		if !in(e.State, TaskStates) {
 			return jsonx.Errorf(join(path, "state"), "%q is not a task state (%s)", e.State, joinStrings(TaskStates))
@@ -514,7 +533,7 @@ func (e Evidence) validate(path string) error {
 
 // MaxEventHeader bounds the event subject and type a SinkCheck copies: the
 // bound artobs puts on an envelope's header.
-const MaxEventHeader = 1024
+const MaxEventHeader = obs.MaxEnvelopeHeader
 
 func (c *QueueCheck) validate(path string) error {
 	if why := absPathProblem(c.Dir); why != "" {

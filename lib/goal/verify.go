@@ -8,7 +8,7 @@ import (
 )
 
 // Sources answer what task and event evidence names: an artq queue and an
-// artobs sink. lib/goal knows neither; package goal/pipeline implements
+// artobs sink. lib/goal knows neither; package lib/evidence implements
 // Sources over them, and tests use fakes. Both methods only read.
 type Sources interface {
 	// Task returns the task's state and where and when it was read. An

@@ -211,3 +211,12 @@ func IsCorrupt(err error) bool {
 	var c *CorruptError
 	return errors.As(err, &c)
 }
+
+// DefaultLease is how long a worker's lease lasts without a renewal when
+// its configuration says nothing.
+const DefaultLease = 30 * time.Second
+
+// Correlation is the correlation id of task id in queue name,
+// queue/NAME/task/ID: the worker gives it to every task (ART_CORRELATION)
+// and the queue's observer puts it on every event of the task.
+func Correlation(name, id string) string { return "queue/" + name + "/task/" + id }

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 // the test's temp dir (TMPDIR). Every enqueue is an fsync'd append.
 //
 //	go test -run '^$' -bench 'Append|Replay1M|Summary200k|EnqueueBatch' -benchtime 3x ./lib/queue/
+
+var bg = context.Background()
 
 func benchQueue(b *testing.B, opts file.Options) *queue.Queue {
 	b.Helper()

@@ -32,7 +32,9 @@ func init() {
 	}
 }
 
-func failpoint(name string) {
+// Failpoint kills the process when ARTQ_FAILPOINT names point name
+// (the worker's steps: after-claim, after-run; the queue's after-trace).
+func Failpoint(name string) {
 	if failName != name {
 		return
 	}

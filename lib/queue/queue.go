@@ -1,11 +1,12 @@
 // Package queue owns artq's task queue: the event record, the reducer (the
 // one state machine every task goes through), replay from a snapshot and the
-// log, recovery of tasks whose worker died, the worker that runs tasks
-// through lib/execx (each attempt in the shared workspace or in a fresh copy
-// or git worktree of its own, with an optional acceptance command the worker
-// runs itself: RunSpec), the Observer that records all of it as lib/obs
-// events, and the Backend interface that a durable log implements
-// (lib/queue/file by default; NATS JetStream by design).
+// log, recovery of tasks whose worker died, the operations a worker makes
+// (Claim, Finish) and the run spec it stores (RunSpec: the shared
+// workspace, a fresh copy or git worktree per attempt, an acceptance
+// command), and the Backend interface that a durable log implements
+// (lib/queue/file by default; NATS JetStream by design). The worker itself
+// is lib/queue/worker; recording all of it as lib/obs events is
+// lib/queue/queueobs: this package knows neither obs nor the goal journal.
 //
 // State is never stored, only derived: every change is an event appended to
 // the log and synced before any in-memory state changes, and the state is the

@@ -10,6 +10,12 @@ import (
 	"github.com/art-runtime/art/lib/jsonx"
 )
 
+// WorkDirName is the directory, at the top of a worker's policy workspace,
+// that holds the per-attempt workspaces: WORKSPACE/.artq/work/TASK-ATTEMPT.
+// It is never copied into a task's workspace, and a source inside it is
+// refused.
+const WorkDirName = ".artq"
+
 // WorkspaceMode says where a task's command runs.
 type WorkspaceMode string
 

@@ -127,7 +127,7 @@ func WriteTable(w io.Writer, list []TaskStatus, now time.Time) error {
 			state += " (cancelling)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", ts.ID, state, ts.Attempts, ts.MaxAttempts,
-			ts.Program, ago(now, ts.UpdatedAt), lastText(ts.Last))
+			ts.Program, ago(now, ts.UpdatedAt), ts.Last.Text())
 	}
 	return tw.Flush()
 }
@@ -139,7 +139,9 @@ func WriteSummaryText(w io.Writer, s Summary) error {
 	return err
 }
 
-func lastText(l *LastRun) string {
+// Text is the run as a terminal shows it: "failed exit 1 in 2s; acceptance …",
+// or "-" for no run.
+func (l *LastRun) Text() string {
 	if l == nil {
 		return "-"
 	}

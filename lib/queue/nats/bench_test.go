@@ -15,6 +15,7 @@ import (
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
 	"github.com/art-runtime/art/lib/queue/nats/natstest"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // The benchmarks run the same work on the file backend and on NATS (an
@@ -159,7 +160,7 @@ func BenchmarkClaimLatency(b *testing.B) {
 // serveWorkers runs n workers (each its own handle) in Serve mode.
 func serveWorkers(b *testing.B, open func() queue.Backend, n int) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: b.TempDir()})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func serveWorkers(b *testing.B, open func() queue.Backend, n int) (stop func()) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			queue.Work(ctx, q, queue.WorkerConfig{ID: fmt.Sprintf("w%d", i), Policy: pol, Concurrency: 4, Mode: queue.Serve, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: noop})
+			worker.Work(ctx, q, worker.Config{ID: fmt.Sprintf("w%d", i), Policy: pol, Concurrency: 4, Mode: worker.Serve, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: noop})
 		}()
 	}
 	return func() { cancel(); wg.Wait() }
@@ -204,7 +205,7 @@ func BenchmarkDrain(b *testing.B) {
 					if _, err := q.Enqueue(context.Background(), reqs); err != nil {
 						b.Fatal(err)
 					}
-					pol, _ := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: b.TempDir()})
+					pol, _ := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: b.TempDir()})
 					qs := make([]*queue.Queue, workers)
 					for i := range qs {
 						var err error
@@ -219,7 +220,7 @@ func BenchmarkDrain(b *testing.B) {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
-							if _, err := queue.Work(context.Background(), qs[i], queue.WorkerConfig{ID: fmt.Sprintf("w%d", i), Policy: pol, Concurrency: 4, Mode: queue.Drain, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: noop}); err != nil {
+							if _, err := worker.Work(context.Background(), qs[i], worker.Config{ID: fmt.Sprintf("w%d", i), Policy: pol, Concurrency: 4, Mode: worker.Drain, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: noop}); err != nil {
 								b.Error(err)
 							}
 						}()

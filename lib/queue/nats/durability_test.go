@@ -15,6 +15,7 @@ import (
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/nats/natstest"
 	"github.com/art-runtime/art/lib/queue/queuetest"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // TestServerKilledMidAppends: writers append chains of conditional events
@@ -361,7 +362,7 @@ func TestWorkerRidesOutShortOutage(t *testing.T) {
 	if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "job", Task: task, MaxAttempts: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +383,7 @@ func TestWorkerRidesOutShortOutage(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(bg)
 	done := make(chan error, 1)
 	go func() {
-		_, err := queue.Work(ctx, wq, queue.WorkerConfig{ID: "w1", Policy: pol, Mode: queue.Serve, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: run})
+		_, err := worker.Work(ctx, wq, worker.Config{ID: "w1", Policy: pol, Mode: worker.Serve, Poll: 100 * time.Millisecond, Lease: 10 * time.Second, Run: run})
 		done <- err
 	}()
 	<-running

@@ -19,6 +19,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/nats/natstest"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // The test binary doubles as a nats-server process and as an artq worker
@@ -70,7 +71,7 @@ func workerMain() int {
 		fmt.Fprintln(os.Stderr, "queue:", err)
 		return 1
 	}
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: os.TempDir()})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: os.TempDir()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -81,7 +82,7 @@ func workerMain() int {
 		mu.Lock()
 		f, err := os.OpenFile(runlog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err == nil {
-			fmt.Fprintf(f, "%s %s %d\n", t.ID, t.Env.Set[queue.EnvAttempt], os.Getpid())
+			fmt.Fprintf(f, "%s %s %d\n", t.ID, t.Env.Set[worker.EnvAttempt], os.Getpid())
 			f.Close()
 		}
 		mu.Unlock()
@@ -109,12 +110,12 @@ func workerMain() int {
 		now := time.Now()
 		return &execx.Result{TaskID: t.ID, Program: t.Program, Status: execx.StatusSucceeded, StartedAt: now, EndedAt: now}, nil
 	}
-	mode := queue.Drain
+	mode := worker.Drain
 	if env("ARTQ_NATSTEST_MODE") == "serve" {
-		mode = queue.Serve
+		mode = worker.Serve
 	}
 	conc, _ := strconv.Atoi(env("ARTQ_NATSTEST_CONCURRENCY"))
-	stats, err := queue.Work(ctx, q, queue.WorkerConfig{
+	stats, err := worker.Work(ctx, q, worker.Config{
 		ID: env("ARTQ_NATSTEST_ID"), Policy: pol, Concurrency: max(conc, 1), Mode: mode,
 		Poll: 100 * time.Millisecond, Lease: lease, Run: run,
 	})
@@ -218,13 +219,13 @@ func startWorker(t *testing.T, url, queueName, id, runlog string, extra ...strin
 	return w
 }
 
-func (w *workerProc) wait(t *testing.T) queue.WorkStats {
+func (w *workerProc) wait(t *testing.T) worker.Stats {
 	t.Helper()
 	err := w.cmd.Wait()
 	if err != nil {
 		t.Fatalf("worker %s: %v\nstdout: %s\nstderr: %s", w.id, err, w.out.String(), w.err.String())
 	}
-	var s queue.WorkStats
+	var s worker.Stats
 	json.Unmarshal([]byte(strings.TrimSpace(w.out.String())), &s)
 	return s
 }

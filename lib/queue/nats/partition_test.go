@@ -10,6 +10,7 @@ import (
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/nats/natstest"
 	"github.com/art-runtime/art/lib/queue/queuetest"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // TestPartitionKillsWithinLease: a worker cut off from the server by a
@@ -32,7 +33,7 @@ func TestPartitionKillsWithinLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestPartitionKillsWithinLease(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := queue.Work(bg, wq, queue.WorkerConfig{ID: "cut", Policy: pol, Poll: 50 * time.Millisecond, Lease: 2 * time.Second, Run: run})
+		_, err := worker.Work(bg, wq, worker.Config{ID: "cut", Policy: pol, Poll: 50 * time.Millisecond, Lease: 2 * time.Second, Run: run})
 		done <- err
 	}()
 	<-started

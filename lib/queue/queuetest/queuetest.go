@@ -21,6 +21,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // Store is one queue, empty and not yet created, in some backend's storage.
@@ -860,13 +861,13 @@ type RunCounter struct {
 	runs map[string]int
 }
 
-// Run implements queue.RunFunc.
+// Run implements execx.RunFunc.
 func (c *RunCounter) Run(ctx context.Context, p *execx.Policy, task *execx.Task, opt execx.Options) (*execx.Result, error) {
 	c.mu.Lock()
 	if c.runs == nil {
 		c.runs = map[string]int{}
 	}
-	c.runs[task.ID+"/"+task.Env.Set[queue.EnvAttempt]]++
+	c.runs[task.ID+"/"+task.Env.Set[worker.EnvAttempt]]++
 	c.mu.Unlock()
 	now := time.Now()
 	return &execx.Result{TaskID: task.ID, Program: task.Program, Status: execx.StatusSucceeded, StartedAt: now, EndedAt: now}, nil
@@ -897,14 +898,14 @@ func testQueueWorkers(t *testing.T, s Store) {
 	if _, err := q.Enqueue(bg, reqs); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rc RunCounter
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
-	stats := make([]queue.WorkStats, workers)
+	stats := make([]worker.Stats, workers)
 	for w := range workers {
 		wq, err := queue.Open(bg, s.Open(t, false))
 		if err != nil {
@@ -913,8 +914,8 @@ func testQueueWorkers(t *testing.T, s Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stats[w], errs[w] = queue.Work(bg, wq, queue.WorkerConfig{
-				ID: fmt.Sprintf("worker%d", w), Policy: pol, Concurrency: 2, Mode: queue.Drain,
+			stats[w], errs[w] = worker.Work(bg, wq, worker.Config{
+				ID: fmt.Sprintf("worker%d", w), Policy: pol, Concurrency: 2, Mode: worker.Drain,
 				Poll: 50 * time.Millisecond, Lease: 5 * time.Second, Run: rc.Run,
 			})
 		}()
@@ -974,7 +975,7 @@ func testCompactWhileWorking(t *testing.T, s Store) {
 	if _, err := q.Enqueue(bg, reqs); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1011,8 +1012,8 @@ func testCompactWhileWorking(t *testing.T, s Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := queue.Work(bg, wq, queue.WorkerConfig{
-				ID: fmt.Sprintf("worker%d", w), Policy: pol, Concurrency: 2, Mode: queue.Drain,
+			if _, err := worker.Work(bg, wq, worker.Config{
+				ID: fmt.Sprintf("worker%d", w), Policy: pol, Concurrency: 2, Mode: worker.Drain,
 				Poll: 20 * time.Millisecond, Lease: 5 * time.Second, Run: slow,
 			}); err != nil {
 				t.Errorf("worker %d: %v", w, err)
@@ -1077,7 +1078,7 @@ func testZombieFence(t *testing.T, s Store) {
 	if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "x", Task: newTask(t, "true"), MaxAttempts: 3}}); err != nil {
 		t.Fatal(err)
 	}
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true"}, Workspace: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1114,8 +1115,8 @@ func testZombieFence(t *testing.T, s Store) {
 	defer stop()
 	workErr := make(chan error, 1)
 	go func() {
-		_, err := queue.Work(ctx, wq, queue.WorkerConfig{
-			ID: "zombie", Policy: pol, Concurrency: 2, Mode: queue.Serve,
+		_, err := worker.Work(ctx, wq, worker.Config{
+			ID: "zombie", Policy: pol, Concurrency: 2, Mode: worker.Serve,
 			Poll: 20 * time.Millisecond, Lease: 5 * time.Second, Run: run,
 		})
 		workErr <- err

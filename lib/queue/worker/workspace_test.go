@@ -1,4 +1,4 @@
-package queue_test
+package worker_test
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // policy allows names under e.ws.
 func (e *env) policy(t *testing.T, allow ...string) *execx.Policy {
 	t.Helper()
-	p, err := queue.WorkerPolicy("", execx.Narrowing{Allow: allow, Workspace: e.ws})
+	p, err := worker.Policy("", execx.Narrowing{Allow: allow, Workspace: e.ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,13 +37,13 @@ func (e *env) enqueueRun(t *testing.T, id string, spec *queue.RunSpec, argv ...s
 	}
 }
 
-func (e *env) drain(t *testing.T, cfg queue.WorkerConfig) queue.WorkStats {
+func (e *env) drain(t *testing.T, cfg worker.Config) worker.Stats {
 	t.Helper()
-	cfg.Mode = queue.Drain
+	cfg.Mode = worker.Drain
 	if cfg.Policy == nil {
 		cfg.Policy = e.pol
 	}
-	stats, err := queue.Work(bg, e.q, cfg)
+	stats, err := worker.Work(bg, e.q, cfg)
 	if err != nil {
 		t.Fatalf("Work = %v", err)
 	}
@@ -107,7 +108,7 @@ func TestWorkCopyWorkspace(t *testing.T) {
 	spec := &queue.RunSpec{Workspace: queue.WorkspaceCopy, Source: "src"}
 	e.enqueueRun(t, "ok", spec, "sh", "-c", look)
 	e.enqueueRun(t, "bad", spec, "sh", "-c", look+"; exit 3")
-	stats := e.drain(t, queue.WorkerConfig{Policy: e.policy(t, "sh", "cat", "stat"), OutputDir: out})
+	stats := e.drain(t, worker.Config{Policy: e.policy(t, "sh", "cat", "stat"), OutputDir: out})
 	if stats.Succeeded != 1 || stats.Failed != 1 {
 		t.Fatalf("stats = %+v; want one success, one failure", stats)
 	}
@@ -122,10 +123,10 @@ func TestWorkCopyWorkspace(t *testing.T) {
 	if got := readFile(t, filepath.Join(src, "a.txt")); got != "A\n" {
 		t.Errorf("the source changed: a.txt = %q", got)
 	}
-	if exists(queue.WorkspacePath(e.ws, "ok", 1)) {
+	if exists(worker.WorkspacePath(e.ws, "ok", 1)) {
 		t.Error("the workspace of a task that succeeded was kept")
 	}
-	kept := queue.WorkspacePath(e.ws, "bad", 1)
+	kept := worker.WorkspacePath(e.ws, "bad", 1)
 	if got := readFile(t, filepath.Join(kept, "a.txt")); got != "A\nedited\n" {
 		t.Errorf("the failed task's workspace holds a.txt = %q; want its edit kept for inspection", got)
 	}
@@ -138,8 +139,8 @@ func TestWorkCopyWorkspace(t *testing.T) {
 	if _, err := e.q.Retry(bg, "bad"); err != nil {
 		t.Fatal(err)
 	}
-	e.drain(t, queue.WorkerConfig{Policy: e.policy(t, "sh", "cat", "stat"), Keep: queue.KeepAlways})
-	second := queue.WorkspacePath(e.ws, "bad", 2)
+	e.drain(t, worker.Config{Policy: e.policy(t, "sh", "cat", "stat"), Keep: worker.KeepAlways})
+	second := worker.WorkspacePath(e.ws, "bad", 2)
 	if got := readFile(t, filepath.Join(second, "a.txt")); got != "A\nedited\n" {
 		t.Errorf("attempt 2's a.txt = %q; want a fresh copy with one edit", got)
 	}
@@ -155,22 +156,22 @@ func TestWorkKeepPolicies(t *testing.T) {
 	writeFile(t, filepath.Join(e.ws, "f"), "x", 0o600)
 	spec := &queue.RunSpec{Workspace: queue.WorkspaceCopy}
 	e.enqueueRun(t, "fails", spec, "sh", "-c", "exit 1")
-	e.drain(t, queue.WorkerConfig{Keep: queue.KeepNever})
-	if exists(queue.WorkspacePath(e.ws, "fails", 1)) {
+	e.drain(t, worker.Config{Keep: worker.KeepNever})
+	if exists(worker.WorkspacePath(e.ws, "fails", 1)) {
 		t.Error("keep never left a failed task's workspace")
 	}
 	e.enqueueRun(t, "works", spec, "sh", "-c", "test -e f")
-	e.drain(t, queue.WorkerConfig{Keep: queue.KeepAlways})
+	e.drain(t, worker.Config{Keep: worker.KeepAlways})
 	if e.status(t, "works").State != queue.StateSucceeded {
 		t.Fatalf("works = %+v", e.status(t, "works"))
 	}
-	if !exists(filepath.Join(queue.WorkspacePath(e.ws, "works", 1), "f")) {
+	if !exists(filepath.Join(worker.WorkspacePath(e.ws, "works", 1), "f")) {
 		t.Error("keep always removed a workspace")
 	}
-	if exists(filepath.Join(queue.WorkspacePath(e.ws, "works", 1), ".artq")) {
+	if exists(filepath.Join(worker.WorkspacePath(e.ws, "works", 1), ".artq")) {
 		t.Error("a copy of the whole workspace holds the per-attempt workspaces")
 	}
-	if _, err := queue.Work(bg, e.q, queue.WorkerConfig{Policy: e.pol, Keep: "sometimes", Mode: queue.Drain}); exitcode.Of(err) != exitcode.Usage {
+	if _, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Keep: "sometimes", Mode: worker.Drain}); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("keep sometimes: %v; want a usage error", err)
 	}
 }
@@ -180,10 +181,10 @@ func TestWorkKeepPolicies(t *testing.T) {
 func TestWorkWorkspaceReplacesLeftover(t *testing.T) {
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.ws, "f"), "fresh", 0o600)
-	writeFile(t, filepath.Join(queue.WorkspacePath(e.ws, "again", 1), "f"), "stale", 0o600)
-	writeFile(t, filepath.Join(queue.WorkspacePath(e.ws, "again", 1), "junk"), "", 0o600)
+	writeFile(t, filepath.Join(worker.WorkspacePath(e.ws, "again", 1), "f"), "stale", 0o600)
+	writeFile(t, filepath.Join(worker.WorkspacePath(e.ws, "again", 1), "junk"), "", 0o600)
 	e.enqueueRun(t, "again", &queue.RunSpec{Workspace: queue.WorkspaceCopy}, "sh", "-c", `test "$(cat f)" = fresh && test ! -e junk`)
-	e.drain(t, queue.WorkerConfig{})
+	e.drain(t, worker.Config{})
 	if ts := e.status(t, "again"); ts.State != queue.StateSucceeded {
 		t.Errorf("again = %+v; want it to run in a fresh copy", ts.Last)
 	}
@@ -202,7 +203,7 @@ func TestWorkSourceRefused(t *testing.T) {
 	for _, src := range []string{"missing", "file", "escape"} {
 		e.enqueueRun(t, src, &queue.RunSpec{Workspace: queue.WorkspaceCopy, Source: src}, "sh", "-c", mark)
 	}
-	e.drain(t, queue.WorkerConfig{})
+	e.drain(t, worker.Config{})
 	for _, id := range []string{"missing", "file", "escape"} {
 		ts := e.status(t, id)
 		if ts.State != queue.StateFailed || ts.Last.Status != execx.StatusRejected || ts.Last.ExitCode != exitcode.Refused {
@@ -284,7 +285,7 @@ func TestWorkAcceptance(t *testing.T) {
 	e.enqueueRun(t, "cmdfails", copyWS("sh", "-c", "echo > ../../../accept-ran"), "sh", "-c", "exit 4")
 	e.enqueueRun(t, "refused", copyWS("cat", "done"), "sh", "-c", "echo > done")
 	e.enqueueRun(t, "shared", &queue.RunSpec{Acceptance: []string{"test", "-e", "shared-done"}}, "sh", "-c", "echo > shared-done")
-	e.drain(t, queue.WorkerConfig{Policy: e.policy(t, "sh", "test"), Concurrency: 2})
+	e.drain(t, worker.Config{Policy: e.policy(t, "sh", "test"), Concurrency: 2})
 
 	want := map[string]struct {
 		state      queue.TaskState
@@ -320,7 +321,7 @@ func TestWorkAcceptance(t *testing.T) {
 		t.Error("the acceptance of a failed command ran")
 	}
 	// The workspace of a task whose acceptance failed is kept.
-	if !exists(queue.WorkspacePath(e.ws, "unmet", 1)) || exists(queue.WorkspacePath(e.ws, "passes", 1)) {
+	if !exists(worker.WorkspacePath(e.ws, "unmet", 1)) || exists(worker.WorkspacePath(e.ws, "passes", 1)) {
 		t.Error("workspaces: want unmet's kept and passes' removed")
 	}
 }
@@ -389,7 +390,7 @@ func TestWorkWorktree(t *testing.T) {
 	spec := &queue.RunSpec{Workspace: queue.WorkspaceWorktree, Source: "repo"}
 	e.enqueueRun(t, "wt", spec, "sh", "-c", `test ! -e untracked.txt && echo v2 >> tracked.txt && test "$(git status --porcelain)" = " M tracked.txt"`)
 	e.enqueueRun(t, "wtbad", spec, "sh", "-c", `echo v2 >> tracked.txt; exit 1`)
-	e.drain(t, queue.WorkerConfig{Policy: e.policy(t, "sh", "git", "test")})
+	e.drain(t, worker.Config{Policy: e.policy(t, "sh", "git", "test")})
 	if ts := e.status(t, "wt"); ts.State != queue.StateSucceeded {
 		t.Fatalf("wt = %s %+v", ts.State, ts.Last)
 	}
@@ -397,10 +398,10 @@ func TestWorkWorktree(t *testing.T) {
 	if strings.Contains(list, "wt-1") {
 		t.Errorf("the succeeded task's worktree is still registered:\n%s", list)
 	}
-	if exists(queue.WorkspacePath(e.ws, "wt", 1)) {
+	if exists(worker.WorkspacePath(e.ws, "wt", 1)) {
 		t.Error("the succeeded task's worktree is still on disk")
 	}
-	if !strings.Contains(list, "wtbad-1") || readFile(t, filepath.Join(queue.WorkspacePath(e.ws, "wtbad", 1), "tracked.txt")) != "v1\nv2\n" {
+	if !strings.Contains(list, "wtbad-1") || readFile(t, filepath.Join(worker.WorkspacePath(e.ws, "wtbad", 1), "tracked.txt")) != "v1\nv2\n" {
 		t.Errorf("the failed task's worktree was not kept:\n%s", list)
 	}
 	if got := readFile(t, filepath.Join(repo, "tracked.txt")); got != "v1\n" {
@@ -410,7 +411,7 @@ func TestWorkWorktree(t *testing.T) {
 	// Without git in the policy, worktree mode is refused: the worker
 	// starts nothing its policy does not allow.
 	e.enqueueRun(t, "nogit", spec, "sh", "-c", mark)
-	e.drain(t, queue.WorkerConfig{Policy: e.policy(t, "sh")})
+	e.drain(t, worker.Config{Policy: e.policy(t, "sh")})
 	if ts := e.status(t, "nogit"); ts.State != queue.StateFailed || ts.Last.Status != execx.StatusRejected {
 		t.Errorf("nogit = %s %+v; want failed, rejected", ts.State, ts.Last)
 	}
@@ -474,7 +475,7 @@ func TestWorkAcceptanceAfterCancel(t *testing.T) {
 		}
 		return &execx.Result{Program: task.Program, Status: execx.StatusSucceeded}, nil
 	}
-	e.drain(t, queue.WorkerConfig{Run: run, Poll: 20 * time.Millisecond})
+	e.drain(t, worker.Config{Run: run, Poll: 20 * time.Millisecond})
 	if got := strings.Join(steps, " "); got != "true true" {
 		t.Errorf("runs = %q; want the command, then the acceptance attempted", got)
 	}

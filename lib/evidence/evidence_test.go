@@ -1,4 +1,4 @@
-package pipeline
+package evidence
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/art-runtime/art/lib/evidence/evidencetest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/goal"
-	"github.com/art-runtime/art/lib/goal/pipeline/pipelinetest"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
@@ -59,7 +59,7 @@ func queueFixture(t *testing.T) (home, dir string) {
 			t.Fatal(err)
 		}
 		dir := filepath.Join(home, "queues", "default")
-		if err := pipelinetest.Queue(context.Background(), dir, ws); err != nil {
+		if err := evidencetest.Queue(context.Background(), dir, ws); err != nil {
 			t.Fatal(err)
 		}
 		fixture.home, fixture.queueDir = home, dir
@@ -102,13 +102,13 @@ func TestTask(t *testing.T) {
 		code  int
 		msg   string
 	}{
-		{pipelinetest.Succeeded, "succeeded", 0, ""},
-		{pipelinetest.Failed, "failed", 0, ""},
-		{pipelinetest.Cancelled, "cancelled", 0, ""},
+		{evidencetest.Succeeded, "succeeded", 0, ""},
+		{evidencetest.Failed, "failed", 0, ""},
+		{evidencetest.Cancelled, "cancelled", 0, ""},
 		// A dead worker's task stays running for a reader: recovering it
 		// is a writer's job, and evidence never writes.
-		{pipelinetest.Running, "running", 0, ""},
-		{pipelinetest.Queued, "queued", 0, ""},
+		{evidencetest.Running, "running", 0, ""},
+		{evidencetest.Queued, "queued", 0, ""},
 		{"ghost", "", exitcode.NotFound, "task ghost: not in the queue " + dir},
 		{"a.b", "", exitcode.Usage, `task "a.b": not an artq task id`},
 	}
@@ -129,7 +129,7 @@ func TestTask(t *testing.T) {
 				t.Errorf("%+v: Task(%s) = %s %+v", via, tt.id, state, qc)
 			}
 			wantAttempts := 1
-			if tt.id == pipelinetest.Cancelled || tt.id == pipelinetest.Queued {
+			if tt.id == evidencetest.Cancelled || tt.id == evidencetest.Queued {
 				wantAttempts = 0
 			}
 			if qc.Attempts != wantAttempts {
@@ -169,13 +169,13 @@ func TestTaskSeesNewEvents(t *testing.T) {
 	copyTree(t, dir, copyDir)
 	src := &Sources{Queue: backends.Config{Dir: copyDir}}
 	defer src.Close()
-	_, qc1, err := src.Task(pipelinetest.Succeeded)
+	_, qc1, err := src.Task(evidencetest.Succeeded)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another process cancels the queued task.
-	appendCancel(t, copyDir, pipelinetest.Queued)
-	state, qc2, err := src.Task(pipelinetest.Queued)
+	appendCancel(t, copyDir, evidencetest.Queued)
+	state, qc2, err := src.Task(evidencetest.Queued)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestStoreWithSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	j, err = s.Seal("g", j.Revision, "framed", []goal.Evidence{
-		{Type: goal.EvidenceTask, Task: pipelinetest.Failed},
+		{Type: goal.EvidenceTask, Task: evidencetest.Failed},
 		{Type: goal.EvidenceEvent, Event: d.Envelope.ID()},
 	})
 	if err != nil {
@@ -264,7 +264,7 @@ func TestStoreWithSources(t *testing.T) {
 		t.Errorf("recorded %+v / %+v", evs[0], evs[1].FromSink)
 	}
 	before, _ := os.ReadFile(s.Path("g"))
-	_, err = s.Check("g", j.Revision, "0", goal.Evidence{Type: goal.EvidenceTask, Task: pipelinetest.Running})
+	_, err = s.Check("g", j.Revision, "0", goal.Evidence{Type: goal.EvidenceTask, Task: evidencetest.Running})
 	if exitcode.Of(err) != exitcode.Conflict || !strings.Contains(err.Error(), "task slow is running in queue "+dir) {
 		t.Errorf("running task: %v", err)
 	}

@@ -1,33 +1,27 @@
-package queue
+// Package queueobs records a queue and its workers as lib/obs events: the
+// queue's own transitions through a Backend wrapper, the worker's runs
+// through worker.Hooks. It is the one place that knows both the queue and
+// obs, so neither lib/queue nor lib/obs imports the other.
+package queueobs
 
 import (
 	"context"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/execx/execobs"
 	"github.com/art-runtime/art/lib/obs"
-	"github.com/art-runtime/art/lib/obs/adapt"
-)
-
-// Environment variables the worker sets for every task (besides EnvTaskID
-// and EnvAttempt) so the task's own events join the task's: artagent's
-// --events puts them in its envelopes' correlation and causation.
-const (
-	// EnvCorrelation is the task's correlation id, queue/NAME/task/ID.
-	EnvCorrelation = "ART_CORRELATION"
-	// EnvCausation is the id of the worker's task.started event for this
-	// run, when the worker emits events (absent otherwise).
-	EnvCausation = "ART_CAUSATION"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // Observer records a queue's events as obs drafts: every event appended
 // through Backend (enqueue, claim, trace, terminal, cancel, retry,
 // recovery) becomes "queue.<type>" (started is "queue.claimed", trace
-// "queue.traced"), and the worker's runs become adapt's task.started and
+// "queue.traced"), and the worker's runs become execobs's task.started and
 // task.finished. Every draft of a task has subject and correlation
 // queue/NAME/task/ID, the attempt in its attrs, and as causation the
 // previous event this process emitted for the task, so a worker's events
@@ -57,13 +51,10 @@ func NewObserver(em *obs.Emitter, name string, role obs.Role) *Observer {
 	return &Observer{em: em, name: name, role: role, last: map[string]string{}}
 }
 
-// Correlation is the correlation id of task id in queue name.
-func Correlation(name, id string) string { return "queue/" + name + "/task/" + id }
-
 // Backend wraps b so that every event it appends is emitted once the
 // append is durable (never before: an event that is not in the log did not
 // happen). A nil Observer returns b.
-func (o *Observer) Backend(b Backend) Backend {
+func (o *Observer) Backend(b queue.Backend) queue.Backend {
 	if o == nil {
 		return b
 	}
@@ -71,11 +62,11 @@ func (o *Observer) Backend(b Backend) Backend {
 }
 
 type observedBackend struct {
-	Backend
+	queue.Backend
 	o *Observer
 }
 
-func (b *observedBackend) Append(ctx context.Context, ps []Proposal) ([]*Event, error) {
+func (b *observedBackend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Event, error) {
 	evs, err := b.Backend.Append(ctx, ps)
 	if err == nil {
 		// The record of an append that happened is not cancelled with the
@@ -98,7 +89,7 @@ func (o *Observer) emit(ctx context.Context, task string, d obs.Draft) string {
 	if task == "" {
 		d.Subject = "queue/" + o.name
 	} else {
-		d.Subject = Correlation(o.name, task)
+		d.Subject = queue.Correlation(o.name, task)
 		d.Correlation = d.Subject
 	}
 	if d.Role == "" {
@@ -137,12 +128,12 @@ func (o *Observer) Emit(ctx context.Context, task string, d obs.Draft) string {
 // QueueDraft is the draft of one queue event: type "queue.<type>" (started
 // is "queue.claimed", trace "queue.traced"), the event's time (so the same
 // event always gives the same envelope), and its metadata as attrs.
-func QueueDraft(ev *Event) obs.Draft {
+func QueueDraft(ev *queue.Event) obs.Draft {
 	typ := string(ev.Type)
 	switch ev.Type {
-	case EventStarted:
+	case queue.EventStarted:
 		typ = "claimed"
-	case EventTrace:
+	case queue.EventTrace:
 		typ = "traced"
 	}
 	attrs := map[string]any{"seq": ev.Seq}
@@ -159,11 +150,11 @@ func QueueDraft(ev *Event) obs.Draft {
 		}
 	}
 	switch ev.Type {
-	case EventEnqueued:
+	case queue.EventEnqueued:
 		attrs["max_attempts"] = ev.MaxAttempts
 		attrs["program"] = gjson.GetBytes(ev.Manifest, "program").Str
 		attrs["argc"] = 1 + len(gjson.GetBytes(ev.Manifest, "args").Array())
-		if spec, err := DecodeRunSpec(ev.Run); err == nil && len(ev.Run) > 0 {
+		if spec, err := queue.DecodeRunSpec(ev.Run); err == nil && len(ev.Run) > 0 {
 			run := map[string]any{"workspace": string(spec.Mode())}
 			if spec.Source != "" {
 				run["source"] = spec.Source
@@ -174,20 +165,20 @@ func QueueDraft(ev *Event) obs.Draft {
 			}
 			attrs["run"] = run
 		}
-	case EventTrace:
+	case queue.EventTrace:
 		if ev.Trace != nil {
 			attrs["trace"] = traceAttrs(ev.Trace)
 			attrs["outcome"] = string(ev.Trace.Outcome())
 		}
-	case EventTruncated:
+	case queue.EventTruncated:
 		attrs["offset"], attrs["bytes"] = ev.Offset, ev.Bytes
-	case EventCompacted:
+	case queue.EventCompacted:
 		attrs["through"] = ev.Through
 	}
 	return obs.Draft{Type: "queue." + typ, Time: ev.Time, Attrs: attrs}
 }
 
-func traceAttrs(t *Trace) map[string]any {
+func traceAttrs(t *queue.Trace) map[string]any {
 	m := map[string]any{
 		"status": string(t.Status), "exit_code": t.ExitCode, "duration_ms": t.DurationMS,
 		"output_bytes": t.OutputBytes, "output_truncated": t.OutputTruncated,
@@ -205,42 +196,45 @@ func traceAttrs(t *Trace) map[string]any {
 	return m
 }
 
-// runStarted emits task.started for one run of an attempt (step is
-// "command" or "acceptance") and returns its id.
-func (o *Observer) runStarted(ctx context.Context, t *execx.Task, p *execx.Policy, attempt int, step string, ws *taskWorkspace) string {
+// Runner wraps one run of an attempt (worker.Hooks) in the task runner
+// that records it: task.started, with the attempt, the step and the
+// workspace, whose id the run gets as ART_CAUSATION; then task.finished
+// with execobs's typed error evidence, on a context that outlives the
+// run's cancellation. Both join the task's causation chain.
+func (o *Observer) Runner(r *worker.Run, next execx.RunFunc) execx.RunFunc {
 	if o == nil {
-		return ""
+		return next
 	}
-	d := adapt.TaskStarted(t, p)
-	d.Attrs["attempt"] = attempt
-	d.Attrs["step"] = step
-	if ws != nil {
-		w := map[string]any{"mode": string(ws.mode)}
-		if ws.rel != "" {
-			w["dir"] = ws.rel
-		}
-		if ws.mode == WorkspaceCopy {
-			w["files"], w["bytes"], w["skipped"] = ws.files, ws.bytes, ws.skipped
-		}
-		if ws.took > 0 {
-			w["prepare_ms"] = ws.took.Milliseconds()
-		}
-		d.Attrs["workspace"] = w
-	}
-	return o.emit(ctx, t.ID, d)
+	return execobs.TaskRunner{
+		Run:      next,
+		WallTime: true,
+		Emit:     func(ctx context.Context, d obs.Draft) string { return o.emit(ctx, r.Task.ID, d) },
+		Started:  func(id string) { r.Task.Env.Set[worker.EnvCausation] = id },
+		Decorate: func(d *obs.Draft) {
+			d.Attrs["attempt"] = r.Attempt
+			d.Attrs["step"] = r.Step
+			if d.Type == execobs.TypeTaskStarted {
+				d.Attrs["workspace"] = workspaceAttrs(r.Workspace)
+			}
+		},
+	}.RunTask
 }
 
-// runFinished emits task.finished (on a context that outlives the run's
-// cancellation) with adapt's typed error evidence.
-func (o *Observer) runFinished(ctx context.Context, t *execx.Task, res *execx.Result, err error, attempt int, step string, took time.Duration) {
-	if o == nil {
-		return
+func workspaceAttrs(ws worker.Workspace) map[string]any {
+	w := map[string]any{"mode": string(ws.Mode)}
+	if ws.Dir != "" {
+		w["dir"] = ws.Dir
 	}
-	d := adapt.TaskFinished(ctx, t, res, err)
-	d.Attrs["attempt"] = attempt
-	d.Attrs["step"] = step
-	if res == nil {
-		d.Attrs["duration_ms"] = took.Milliseconds()
+	if ws.Mode == queue.WorkspaceCopy {
+		w["files"], w["bytes"], w["skipped"] = ws.Files, ws.Bytes, ws.Skipped
 	}
-	o.emit(context.WithoutCancel(ctx), t.ID, d)
+	if ws.Prepare > 0 {
+		w["prepare_ms"] = ws.Prepare.Milliseconds()
+	}
+	return w
 }
+
+// AttemptDone drops a finished attempt's causation chain (worker.Hooks).
+func (o *Observer) AttemptDone(task string) { o.forget(task) }
+
+var _ worker.Hooks = (*Observer)(nil)

@@ -1,9 +1,10 @@
-package queue
+package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/art-runtime/art/lib/queue"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,12 +18,6 @@ import (
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"
 )
-
-// WorkDirName is the directory, at the top of a worker's policy workspace,
-// that holds the per-attempt workspaces: WORKSPACE/.artq/work/TASK-ATTEMPT.
-// It is never copied into a task's workspace, and a source inside it is
-// refused.
-const WorkDirName = ".artq"
 
 // Keep says which per-attempt workspaces a worker leaves in place once the
 // attempt's result is recorded.
@@ -47,14 +42,14 @@ func WorkspacePath(ws, task string, attempt int) string {
 }
 
 func workRel(task string, attempt int) string {
-	return WorkDirName + "/work/" + task + "-" + strconv.Itoa(attempt)
+	return queue.WorkDirName + "/work/" + task + "-" + strconv.Itoa(attempt)
 }
 
 // taskWorkspace is where one attempt runs: the policy to run it under (for
 // copy and worktree, narrowed to the attempt's own directory, so even the
 // writes Landlock allows stay in it) and how to remove it.
 type taskWorkspace struct {
-	mode WorkspaceMode
+	mode queue.WorkspaceMode
 	pol  *execx.Policy
 	rel  string // the attempt's directory under the policy workspace ("" when shared)
 	// source is the worktree's repository, relative to the policy
@@ -65,15 +60,24 @@ type taskWorkspace struct {
 	took                  time.Duration
 }
 
+// describe is tw for Hooks.
+func (tw *taskWorkspace) describe() Workspace {
+	d := Workspace{Mode: tw.mode, Dir: tw.rel, Prepare: tw.took}
+	if tw.mode == queue.WorkspaceCopy {
+		d.Files, d.Bytes, d.Skipped = tw.files, tw.bytes, tw.skipped
+	}
+	return d
+}
+
 // prepareWorkspace makes the attempt's workspace. A directory left by an
 // earlier run of the same attempt (a worker that died before the trace)
 // is replaced: the attempt starts again from the source, as it would have.
 // Errors say why the task cannot run here: a refusal (126) for a source
 // outside the workspace, missing or not a directory; the tool's own failure
 // (125) for I/O.
-func (w *worker) prepareWorkspace(ctx context.Context, t *Task, spec *RunSpec) (*taskWorkspace, error) {
+func (w *worker) prepareWorkspace(ctx context.Context, t *queue.Task, spec *queue.RunSpec) (*taskWorkspace, error) {
 	tw := &taskWorkspace{mode: spec.Mode(), pol: w.pol}
-	if tw.mode == WorkspaceShared {
+	if tw.mode == queue.WorkspaceShared {
 		return tw, nil
 	}
 	start := time.Now()
@@ -93,21 +97,21 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *Task, spec *RunSpec) (
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: not a directory", src)
 	}
-	if rel, err := filepath.Rel(realWS, real); err == nil && (rel == WorkDirName || len(rel) > len(WorkDirName) && rel[:len(WorkDirName)+1] == WorkDirName+"/") {
-		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: inside the workers' own %s directory", src, WorkDirName)
+	if rel, err := filepath.Rel(realWS, real); err == nil && (rel == queue.WorkDirName || len(rel) > len(queue.WorkDirName) && rel[:len(queue.WorkDirName)+1] == queue.WorkDirName+"/") {
+		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: inside the workers' own %s directory", src, queue.WorkDirName)
 	}
 	root, err := os.OpenRoot(realWS)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "workspace %s: %w", realWS, err)
 	}
 	defer root.Close()
-	if err := root.MkdirAll(WorkDirName+"/work", 0o700); err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", WorkDirName+"/work", err)
+	if err := root.MkdirAll(queue.WorkDirName+"/work", 0o700); err != nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", queue.WorkDirName+"/work", err)
 	}
 	// Keep the per-attempt trees out of `git status` when the workspace
 	// is itself a repository (worktree mode usually runs in one).
-	if _, err := root.Lstat(WorkDirName + "/.gitignore"); errors.Is(err, fs.ErrNotExist) {
-		_ = root.WriteFile(WorkDirName+"/.gitignore", []byte("*\n"), 0o600)
+	if _, err := root.Lstat(queue.WorkDirName + "/.gitignore"); errors.Is(err, fs.ErrNotExist) {
+		_ = root.WriteFile(queue.WorkDirName+"/.gitignore", []byte("*\n"), 0o600)
 	}
 	tw.rel = workRel(t.ID, t.Attempt)
 	abs := filepath.Join(realWS, filepath.FromSlash(tw.rel))
@@ -117,7 +121,7 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *Task, spec *RunSpec) (
 		}
 	}
 	switch tw.mode {
-	case WorkspaceCopy:
+	case queue.WorkspaceCopy:
 		if err := root.Mkdir(tw.rel, 0o700); err != nil {
 			return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", tw.rel, err)
 		}
@@ -136,7 +140,7 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *Task, spec *RunSpec) (
 		if err != nil {
 			return nil, exitcode.Errorf(exitcode.Internal, "copy %s to %s: %w", src, tw.rel, err)
 		}
-	case WorkspaceWorktree:
+	case queue.WorkspaceWorktree:
 		rel, err := filepath.Rel(realWS, real)
 		if err != nil {
 			return nil, exitcode.Errorf(exitcode.Internal, "run.source %s: %w", src, err)
@@ -160,7 +164,7 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *Task, spec *RunSpec) (
 
 // releaseWorkspace removes the attempt's workspace unless keep says to
 // leave it.
-func (w *worker) releaseWorkspace(ctx context.Context, tw *taskWorkspace, spec *RunSpec, succeeded bool) error {
+func (w *worker) releaseWorkspace(ctx context.Context, tw *taskWorkspace, spec *queue.RunSpec, succeeded bool) error {
 	if tw == nil || tw.rel == "" {
 		return nil
 	}
@@ -183,8 +187,8 @@ func (w *worker) releaseWorkspace(ctx context.Context, tw *taskWorkspace, spec *
 // removeWorkspace removes the attempt's directory through root (so a
 // symlink swapped into the path cannot point the removal elsewhere); a
 // worktree is first unregistered from its repository.
-func (w *worker) removeWorkspace(ctx context.Context, root *os.Root, tw *taskWorkspace, spec *RunSpec) error {
-	if spec.Mode() == WorkspaceWorktree {
+func (w *worker) removeWorkspace(ctx context.Context, root *os.Root, tw *taskWorkspace, spec *queue.RunSpec) error {
+	if spec.Mode() == queue.WorkspaceWorktree {
 		src := tw.source
 		if src == "" {
 			src = spec.Source
@@ -261,7 +265,7 @@ func copyTree(ctx context.Context, src, dst *os.Root) (copyStats, error) {
 		if name == "." {
 			return nil
 		}
-		if name == WorkDirName && d.IsDir() {
+		if name == queue.WorkDirName && d.IsDir() {
 			return fs.SkipDir
 		}
 		info, err := d.Info()

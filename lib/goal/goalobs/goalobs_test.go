@@ -1,7 +1,8 @@
-package adapt
+package goalobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"reflect"
@@ -38,7 +39,7 @@ func (goalSources) Event(id string) (goal.SinkCheck, error) {
 }
 
 // TestGoalStoreMutations: every mutation the CLI makes goes through
-// GoalStore with the store's own results, and each is recorded with what it
+// the store with Hook set, with the store's own results, and each is recorded with what it
 // added; the pipeline links (task and event ids) survive redaction intact.
 func TestGoalStoreMutations(t *testing.T) {
 	mem := obs.NewMemory()
@@ -46,42 +47,42 @@ func TestGoalStoreMutations(t *testing.T) {
 	defer em.Close()
 	s := goal.NewStore(t.TempDir())
 	s.Sources = goalSources{}
-	gs := GoalStore{Store: s, Emitter: em}
 	ctx := context.Background()
+	s.OnUpdate = Hook(ctx, em, "")
 	j, err := goal.New("g", "Ship", nil, []string{"built"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j, err = gs.Create(ctx, j); err != nil {
+	if j, err = s.Create(j); err != nil {
 		t.Fatal(err)
 	}
-	j, err = gs.Check(ctx, "g", j.Revision, "c0", goal.Evidence{Type: goal.EvidenceTask, Task: "built"})
+	j, err = s.Check("g", j.Revision, "c0", goal.Evidence{Type: goal.EvidenceTask, Task: "built"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err = gs.Seal(ctx, "g", j.Revision, "framed", []goal.Evidence{{Type: goal.EvidenceEvent, Event: eventID}, {Type: goal.EvidenceNote, Text: "n"}})
+	j, err = s.Seal("g", j.Revision, "framed", []goal.Evidence{{Type: goal.EvidenceEvent, Event: eventID}, {Type: goal.EvidenceNote, Text: "n"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = gs.Check(ctx, "g", j.Revision, "c0", goal.Evidence{Type: goal.EvidenceTask, Task: "slow"})
+	_, err = s.Check("g", j.Revision, "c0", goal.Evidence{Type: goal.EvidenceTask, Task: "slow"})
 	if exitcode.Of(err) != exitcode.Conflict {
 		t.Fatalf("running task: %v", err)
 	}
 	doc := j.Clone()
 	doc.Checklist = append(doc.Checklist, goal.ChecklistItem{ID: "more", Text: "more", Evidence: []goal.Evidence{}})
-	if j, err = gs.Put(ctx, "g", j.Revision, doc); err != nil {
+	if j, err = s.Put("g", j.Revision, doc); err != nil {
 		t.Fatal(err)
 	}
 	if len(j.Checklist) != 2 || j.Revision != 4 {
 		t.Fatalf("put: %d items at revision %d", len(j.Checklist), j.Revision)
 	}
-	_, err = gs.Close(ctx, "g", j.Revision, &goal.ClosureDocument{})
+	_, err = s.Close("g", j.Revision, &goal.ClosureDocument{})
 	if !errors.Is(err, goal.ErrIllegal) {
 		t.Fatalf("close too early: %v", err)
 	}
 	stored, _ := os.ReadFile(s.Path("g"))
 	if want, _ := j.Marshal(); string(stored) != string(want) {
-		t.Error("GoalStore returned another journal than it stored")
+		t.Error("the store returned another journal than it stored")
 	}
 
 	envs := mem.Envelopes()
@@ -135,13 +136,14 @@ func TestGoalStoreSinkFailure(t *testing.T) {
 	var warned []error
 	em := obs.New(obs.Options{Warn: func(err error) { warned = append(warned, err) }}, failingSink{})
 	defer em.Close()
-	gs := GoalStore{Store: goal.NewStore(t.TempDir()), Emitter: em}
+	s := goal.NewStore(t.TempDir())
 	ctx := context.Background()
+	s.OnUpdate = Hook(ctx, em, "")
 	j, _ := goal.New("g", "Ship", nil, []string{"x"}, time.Now())
-	if _, err := gs.Create(ctx, j); err != nil {
+	if _, err := s.Create(j); err != nil {
 		t.Fatal(err)
 	}
-	j, err := gs.Check(ctx, "g", 1, "0", goal.Evidence{Type: goal.EvidenceNote, Text: "n"})
+	j, err := s.Check("g", 1, "0", goal.Evidence{Type: goal.EvidenceNote, Text: "n"})
 	if err != nil || j.Revision != 2 {
 		t.Fatalf("check with a failing sink: %v", err)
 	}
@@ -149,8 +151,63 @@ func TestGoalStoreSinkFailure(t *testing.T) {
 		t.Errorf("warnings %v", warned)
 	}
 	// A nil Emitter records nothing and changes nothing either.
-	gs.Emitter = nil
-	if _, err := gs.Check(ctx, "g", 2, "0", goal.Evidence{Type: goal.EvidenceNote, Text: "m"}); err != nil {
+	s.OnUpdate = Hook(ctx, nil, "")
+	if _, err := s.Check("g", 2, "0", goal.Evidence{Type: goal.EvidenceNote, Text: "m"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func attrsOf(t *testing.T, env *obs.Envelope) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(env.Attrs(), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestHook: created, updated and a refused update, with snapshots and the
+// correlation.
+func TestHook(t *testing.T) {
+	mem := obs.NewMemory()
+	em := obs.New(obs.Options{}, mem)
+	defer em.Close()
+	gs := goal.NewStore(t.TempDir())
+	gs.OnUpdate = Hook(context.Background(), em, "release-1")
+	j, err := goal.New("g1", "Ship the thing", nil, []string{"it works"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gs.Create(j); err != nil {
+		t.Fatal(err)
+	}
+	note := goal.Evidence{Type: goal.EvidenceNote, Text: "framed"}
+	next, err := gs.Update("g1", 1, func(j *goal.Journal) error { return j.Seal("Framed the goal.", []goal.Evidence{note}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Revision != 2 {
+		t.Fatalf("revision %d", next.Revision)
+	}
+	_, err = gs.Update("g1", 1, func(j *goal.Journal) error { return nil })
+	if err == nil {
+		t.Fatal("stale revision accepted")
+	}
+	envs := mem.Envelopes()
+	if len(envs) != 3 {
+		t.Fatalf("%d events; want created, updated, update_refused", len(envs))
+	}
+	types := []string{envs[0].Type(), envs[1].Type(), envs[2].Type()}
+	if strings.Join(types, " ") != "goal.created goal.updated goal.update_refused" || envs[2].Seq() != 3 || envs[1].Correlation() != "release-1" {
+		t.Errorf("types %v", types)
+	}
+	u := attrsOf(t, envs[1])
+	before, after := u["before"].(map[string]any), u["after"].(map[string]any)
+	if before["revision"] != float64(1) || before["phase"] != "frame" || after["revision"] != float64(2) || after["phase"] != "explore" || len(after["sealed"].([]any)) != 1 {
+		t.Errorf("snapshots before %v after %v", before, after)
+	}
+	r := attrsOf(t, envs[2])
+	if r["error"].(map[string]any)["exit_code"] != float64(3) {
+		t.Errorf("refusal %v", r)
 	}
 }

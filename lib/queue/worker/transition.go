@@ -1,4 +1,4 @@
-package queue
+package worker
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/obs/redact"
+	"github.com/art-runtime/art/lib/queue"
 )
 
 // Transition is one change of a task's state as a worker made or saw it:
@@ -21,15 +22,19 @@ type Transition struct {
 	Time     time.Time
 	Task     string
 	Attempt  int
-	State    TaskState
+	State    queue.TaskState
 	Duration time.Duration // the attempt's run time (finished only)
 	Reason   string        // the trace's reason, or recovery's
 }
 
+// tailRedactor redacts kept output tails with the text rules of lib/obs,
+// as the queue redacts reasons.
+var tailRedactor = redact.New(redact.Options{})
+
 // MaxTail bounds the output tail a worker keeps for a failed attempt.
 const MaxTail = 4096
 
-// TailName is the file, under WorkerConfig.TailDir, that keeps the output
+// TailName is the file, under Config.TailDir, that keeps the output
 // tail of a failed attempt.
 func TailName(id string, attempt int) string { return fmt.Sprintf("%s.%d.tail", id, attempt) }
 
@@ -56,7 +61,7 @@ func writeTail(dir, id string, attempt int, res *execx.Result) error {
 	// The redactor may lengthen a line (a marker for a short secret): cut
 	// after redacting too.
 	var sum redact.Summary
-	out = tailOf(reasons.Text(tailOf(out, MaxTail*2), &sum), MaxTail)
+	out = tailOf(tailRedactor.Text(tailOf(out, MaxTail*2), &sum), MaxTail)
 	if err := os.MkdirAll(dir, fsx.DirMode); err != nil {
 		return err
 	}
@@ -86,16 +91,16 @@ func (w *worker) log(tr Transition) {
 }
 
 // stateOf is the state an event of a task leaves it in, for a Transition.
-func stateOf(t EventType) TaskState {
+func stateOf(t queue.EventType) queue.TaskState {
 	switch t {
-	case EventSucceeded:
-		return StateSucceeded
-	case EventFailed:
-		return StateFailed
-	case EventCancelled:
-		return StateCancelled
-	case EventStarted:
-		return StateRunning
+	case queue.EventSucceeded:
+		return queue.StateSucceeded
+	case queue.EventFailed:
+		return queue.StateFailed
+	case queue.EventCancelled:
+		return queue.StateCancelled
+	case queue.EventStarted:
+		return queue.StateRunning
 	}
-	return StateQueued // requeued, retried
+	return queue.StateQueued // requeued, retried
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package queue_test
+package worker_test
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // envFakeAgent makes this test binary, started as a task, behave like an
@@ -79,7 +80,7 @@ func TestWorkCancelKillsEveryProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.pol = pol
-	stop := serve(t, e, queue.WorkerConfig{})
+	stop := serve(t, e, worker.Config{})
 	deadline := time.Now().Add(30 * time.Second)
 	// Three: the agent (the marker is its argument) and both sleeps.
 	for len(procsWith(t, marker)) < 3 {
@@ -99,7 +100,7 @@ func TestWorkCancelKillsEveryProcess(t *testing.T) {
 		t.Errorf("status = %+v; want cancelled on attempt 1", ts)
 	}
 	// The cancelled attempt's workspace is kept for inspection.
-	if !exists(queue.WorkspacePath(e.ws, "agent", 1)) {
+	if !exists(worker.WorkspacePath(e.ws, "agent", 1)) {
 		t.Error("the cancelled task's workspace was removed")
 	}
 	if _, err := stop(fmt.Errorf("done")); err == nil || !strings.Contains(err.Error(), "done") {

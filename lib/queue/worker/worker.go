@@ -1,9 +1,10 @@
-package queue
+package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/art-runtime/art/lib/queue"
 	"maps"
 	"os"
 	"path/filepath"
@@ -40,18 +41,24 @@ const (
 	EnvAttempt = "ARTQ_ATTEMPT"
 )
 
-// Worker defaults.
+// DefaultPoll is the worker's default Poll (its lease defaults to
+// queue.DefaultLease).
+const DefaultPoll = time.Second
+
+// Environment variables the worker sets for every task (besides EnvTaskID
+// and EnvAttempt) so the task's own events join the task's: artagent's
+// --events puts them in its envelopes' correlation and causation.
 const (
-	DefaultPoll  = time.Second
-	DefaultLease = 30 * time.Second
+	// EnvCorrelation is the task's correlation id, queue/NAME/task/ID.
+	EnvCorrelation = "ART_CORRELATION"
+	// EnvCausation is the id of the hooks' task.started event for this
+	// run, when the worker has hooks that return one (absent otherwise).
+	EnvCausation = "ART_CAUSATION"
 )
 
-// RunFunc runs one task; execx.Run is the only production implementation.
-type RunFunc func(ctx context.Context, p *execx.Policy, t *execx.Task, opt execx.Options) (*execx.Result, error)
-
-// WorkerConfig configures Work.
-type WorkerConfig struct {
-	// ID names the worker and its lease; empty means NewWorkerID().
+// Config configures Work.
+type Config struct {
+	// ID names the worker and its lease; empty means NewID().
 	ID     string
 	Policy *execx.Policy
 	// Concurrency is how many tasks run at once (default 1).
@@ -72,15 +79,16 @@ type WorkerConfig struct {
 	// redacted and bounded (MaxTail), as TailDir/TailName(ID, ATTEMPT).
 	TailDir string
 	// Run defaults to execx.Run.
-	Run RunFunc
+	Run execx.RunFunc
 	// Keep says which per-attempt workspaces (copy and worktree modes)
 	// stay once the result is recorded; default KeepFailed.
 	Keep Keep
-	// Observer, if set, records the worker's runs (task.started and
-	// task.finished for the command and the acceptance). The queue's own
-	// transitions are recorded by the backend it wraps (Observer.Backend),
-	// which the queue must have been built on.
-	Observer *Observer
+	// Hooks, if set, are told about the worker's runs (the command's and
+	// the acceptance's); lib/queue/queueobs records them as task.started
+	// and task.finished. The queue's own transitions are not the worker's
+	// to report: they are recorded by the backend the queue is built on
+	// (queueobs.Observer.Backend).
+	Hooks Hooks
 	// Queue names the queue in correlation ids (queue/NAME/task/ID), which
 	// every task sees as ART_CORRELATION.
 	Queue string
@@ -89,8 +97,8 @@ type WorkerConfig struct {
 	Warn func(error)
 }
 
-// WorkStats counts what a worker did.
-type WorkStats struct {
+// Stats counts what a worker did.
+type Stats struct {
 	Claimed     int `json:"claimed"`
 	Succeeded   int `json:"succeeded"`
 	Failed      int `json:"failed"`
@@ -99,9 +107,9 @@ type WorkStats struct {
 	Recovered   int `json:"recovered"`   // other workers' tasks recovered
 }
 
-// NewWorkerID returns a worker id unique on this machine and in practice
+// NewID returns a worker id unique on this machine and in practice
 // everywhere: host, pid and randomness.
-func NewWorkerID() string {
+func NewID() string {
 	host, _ := os.Hostname()
 	var b strings.Builder
 	for _, c := range host {
@@ -116,13 +124,13 @@ func NewWorkerID() string {
 	if h == "" {
 		h = "w"
 	}
-	return fmt.Sprintf("%s-%d-%s", h, os.Getpid(), NewID()[20:])
+	return fmt.Sprintf("%s-%d-%s", h, os.Getpid(), queue.NewID()[20:])
 }
 
-// WorkerPolicy builds the worker's Policy: the file's, narrowed by n, or,
+// Policy builds the worker's Policy: the file's, narrowed by n, or,
 // without a file, one made from n alone (--allow is then required, and the
 // workspace defaults to the current directory).
-func WorkerPolicy(file string, n execx.Narrowing) (*execx.Policy, error) {
+func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 	if file != "" {
 		p, err := execx.LoadPolicy(file)
 		if err != nil {
@@ -170,22 +178,22 @@ var (
 // same attempt once this worker's lease is gone. It returns ctx's cause then.
 // Tasks that fail are data, not errors: Work returns nil after a drain in
 // which every task failed. Errors are the queue's own (exit 125).
-func Work(ctx context.Context, q *Queue, cfg WorkerConfig) (WorkStats, error) {
+func Work(ctx context.Context, q *queue.Queue, cfg Config) (Stats, error) {
 	w, err := newWorker(q, cfg)
 	if err != nil {
-		return WorkStats{}, err
+		return Stats{}, err
 	}
 	return w.work(ctx)
 }
 
 type worker struct {
-	q    *Queue
-	cfg  WorkerConfig
+	q    *queue.Queue
+	cfg  Config
 	pol  *execx.Policy
 	self string
 
 	mu    sync.Mutex
-	stats WorkStats
+	stats Stats
 }
 
 // slot is one running claim. Slots are keyed by claim (the started
@@ -204,14 +212,14 @@ type finished struct {
 	err   error // the queue failed while recording the result
 }
 
-func newWorker(q *Queue, cfg WorkerConfig) (*worker, error) {
+func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 	if cfg.Policy == nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "worker: no policy")
 	}
 	if cfg.ID == "" {
-		cfg.ID = NewWorkerID()
+		cfg.ID = NewID()
 	}
-	if err := ValidName("worker", cfg.ID); err != nil {
+	if err := queue.ValidName("worker", cfg.ID); err != nil {
 		return nil, err
 	}
 	if cfg.Concurrency < 1 {
@@ -221,10 +229,13 @@ func newWorker(q *Queue, cfg WorkerConfig) (*worker, error) {
 		cfg.Poll = DefaultPoll
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = DefaultLease
+		cfg.Lease = queue.DefaultLease
 	}
 	if cfg.Run == nil {
 		cfg.Run = execx.Run
+	}
+	if cfg.Hooks == nil {
+		cfg.Hooks = noHooks{}
 	}
 	if cfg.OutputDir != "" {
 		if err := fsx.MkdirState(cfg.OutputDir); err != nil {
@@ -254,11 +265,11 @@ func newWorker(q *Queue, cfg WorkerConfig) (*worker, error) {
 	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID}, nil
 }
 
-func (w *worker) work(ctx context.Context) (WorkStats, error) {
+func (w *worker) work(ctx context.Context) (Stats, error) {
 	b := w.q.Backend()
 	lease, err := b.AcquireLease(ctx, w.self, w.cfg.Lease)
 	if err != nil {
-		return WorkStats{}, err
+		return Stats{}, err
 	}
 	defer lease.Release()
 
@@ -355,10 +366,10 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 			return w.snapshot(), failure
 		}
 		// See cancel requests for our tasks.
-		if err := w.q.View(bg, func(st *State) error {
+		if err := w.q.View(bg, func(st *queue.State) error {
 			for _, s := range slots {
 				t := st.Task(s.id)
-				if t != nil && t.State == StateRunning && t.Claim == s.claim && t.CancelRequested && !s.cancelled {
+				if t != nil && t.State == queue.StateRunning && t.Claim == s.claim && t.CancelRequested && !s.cancelled {
 					s.cancelled = true
 					s.cancel(errCancelRequested)
 				}
@@ -376,7 +387,7 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 				stop(errShutdown)
 				return w.snapshot(), err
 			}
-			w.count(func(s *WorkStats) { s.Recovered += len(evs) })
+			w.count(func(s *Stats) { s.Recovered += len(evs) })
 			for _, ev := range evs {
 				w.log(Transition{Time: ev.Time, Task: ev.Task, Attempt: ev.Attempt, State: stateOf(ev.Type), Reason: ev.Reason})
 			}
@@ -393,7 +404,7 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 			for _, s := range slots {
 				mine[s.id] = true
 			}
-			t, err := w.q.claim(bg, w.self, mine)
+			t, err := w.q.Claim(bg, w.self, mine)
 			if err != nil {
 				stop(errShutdown)
 				return w.snapshot(), err
@@ -401,10 +412,10 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 			if t == nil {
 				break
 			}
-			failpoint("after-claim")
-			w.log(Transition{Time: time.Now().UTC(), Task: t.ID, Attempt: t.Attempt, State: StateRunning})
+			queue.Failpoint("after-claim")
+			w.log(Transition{Time: time.Now().UTC(), Task: t.ID, Attempt: t.Attempt, State: queue.StateRunning})
 			claimed++
-			w.count(func(s *WorkStats) { s.Claimed++ })
+			w.count(func(s *Stats) { s.Claimed++ })
 			tctx, cancel := context.WithCancelCause(runCtx)
 			s := &slot{id: t.ID, attempt: t.Attempt, claim: t.Claim, cancel: cancel}
 			slots[t.Claim] = s
@@ -432,68 +443,33 @@ func (w *worker) work(ctx context.Context) (WorkStats, error) {
 	}
 }
 
-func (w *worker) count(fn func(*WorkStats)) {
+func (w *worker) count(fn func(*Stats)) {
 	w.mu.Lock()
 	fn(&w.stats)
 	w.mu.Unlock()
 }
 
-func (w *worker) snapshot() WorkStats {
+func (w *worker) snapshot() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.stats
-}
-
-// claim starts the oldest queued task under this worker by appending
-// started after catching up; losing the race for one task moves on to the
-// next. It returns a copy of the claimed task, or nil when none is queued.
-//
-// mine holds the ids of the tasks the worker is still running: a worker
-// never claims one of those again (a run it lost to recovery is still
-// winding down), it leaves it to another worker or to later.
-func (q *Queue) claim(ctx context.Context, worker string, mine map[string]bool) (*Task, error) {
-	var got Task
-	evs, err := q.update(ctx, func(st *State) ([]Proposal, error) {
-		var t *Task
-		for _, c := range st.Queued(len(mine) + 1) {
-			if !mine[c.ID] {
-				t = c
-				break
-			}
-		}
-		if t == nil {
-			return nil, nil
-		}
-		ev := &Event{Time: q.now().UTC(), Type: EventStarted, Task: t.ID, Attempt: t.Attempt, Worker: worker}
-		if err := st.Check(ev); err != nil {
-			return nil, err
-		}
-		got = *t
-		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
-	})
-	if err != nil || len(evs) == 0 {
-		return nil, err
-	}
-	got.State, got.Worker, got.LastSeq, got.Claim = StateRunning, worker, evs[0].Seq, evs[0].Seq
-	return &got, nil
 }
 
 // run runs one claimed attempt — in its own workspace when the task asks
 // for one, then its acceptance command when the command succeeded — and
 // records its trace, then its terminal event. A shutdown records nothing.
 // The returned error is the queue's own failure to record.
-func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
-	obsv := w.cfg.Observer
-	defer obsv.forget(t.ID)
+func (w *worker) run(tctx, bg context.Context, t *queue.Task, lease queue.Lease) error {
+	defer w.cfg.Hooks.AttemptDone(t.ID)
 	task, err := execx.DecodeTask(t.Manifest)
-	var spec *RunSpec
+	var spec *queue.RunSpec
 	if err == nil {
 		task.ID = t.ID
-		spec, err = DecodeRunSpec(t.Run)
+		spec, err = queue.DecodeRunSpec(t.Run)
 	}
 	var res *execx.Result
 	var tw *taskWorkspace
-	var accept *Trace
+	var accept *queue.Trace
 	if err == nil {
 		tw, err = w.prepareWorkspace(tctx, t, spec)
 	}
@@ -504,7 +480,7 @@ func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 		}
 		env[EnvTaskID] = t.ID
 		env[EnvAttempt] = strconv.Itoa(t.Attempt)
-		env[EnvCorrelation] = Correlation(w.cfg.Queue, t.ID)
+		env[EnvCorrelation] = queue.Correlation(w.cfg.Queue, t.ID)
 		task.Env.Set = env
 		res, err = w.runOne(tctx, tw, task, t.Attempt, "command")
 		// Even when a cancel arrived as the command finished: an acceptance
@@ -514,12 +490,12 @@ func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 			accept = w.accept(tctx, tw, task, spec, t.Attempt)
 		}
 	}
-	failpoint("after-run")
+	queue.Failpoint("after-run")
 	cause := context.Cause(tctx)
 	if errors.Is(cause, errShutdown) {
 		// Leave the attempt to recovery: without a trace it is requeued
 		// under the same attempt number, and its workspace is made again.
-		w.count(func(s *WorkStats) { s.Interrupted++ })
+		w.count(func(s *Stats) { s.Interrupted++ })
 		return nil
 	}
 	if err != nil {
@@ -528,7 +504,7 @@ func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 			res.Status, res.ExitCode, res.Cancelled = execx.StatusCancelled, exitcode.Cancelled, true
 		}
 	}
-	tr := TraceOf(res)
+	tr := queue.TraceOf(res)
 	decideCancelRace(tr)
 	tr.Acceptance = accept
 	if w.cfg.OutputDir != "" {
@@ -543,20 +519,20 @@ func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 			}
 		}
 	}
-	term, err := w.q.finish(bg, lease, w.self, t, tr)
+	term, err := w.q.Finish(bg, lease, w.self, t, tr)
 	if err != nil {
 		return err
 	}
-	if rerr := w.releaseWorkspace(bg, tw, spec, term == EventSucceeded); rerr != nil && w.cfg.Warn != nil {
+	if rerr := w.releaseWorkspace(bg, tw, spec, term == queue.EventSucceeded); rerr != nil && w.cfg.Warn != nil {
 		w.cfg.Warn(fmt.Errorf("task %s attempt %d: workspace %s not removed: %w", t.ID, t.Attempt, tw.rel, rerr))
 	}
 	switch term {
-	case EventSucceeded:
-		w.count(func(s *WorkStats) { s.Succeeded++ })
-	case EventFailed:
-		w.count(func(s *WorkStats) { s.Failed++ })
-	case EventCancelled:
-		w.count(func(s *WorkStats) { s.Cancelled++ })
+	case queue.EventSucceeded:
+		w.count(func(s *Stats) { s.Succeeded++ })
+	case queue.EventFailed:
+		w.count(func(s *Stats) { s.Failed++ })
+	case queue.EventCancelled:
+		w.count(func(s *Stats) { s.Cancelled++ })
 	}
 	if term != "" {
 		reason, ms := tr.Reason, tr.DurationMS
@@ -566,7 +542,7 @@ func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 				reason = "acceptance: " + a.Reason
 			}
 		}
-		if term != EventSucceeded && w.cfg.TailDir != "" {
+		if term != queue.EventSucceeded && w.cfg.TailDir != "" {
 			if werr := writeTail(w.cfg.TailDir, t.ID, t.Attempt, res); werr != nil && w.cfg.Warn != nil {
 				w.cfg.Warn(fmt.Errorf("task %s attempt %d: output tail not kept: %w", t.ID, t.Attempt, werr))
 			}
@@ -582,12 +558,8 @@ func (w *worker) run(tctx, bg context.Context, t *Task, lease Lease) error {
 // The command learns the id of its task.started event (ART_CAUSATION), so
 // the events it emits itself name it as their cause.
 func (w *worker) runOne(ctx context.Context, tw *taskWorkspace, task *execx.Task, attempt int, step string) (*execx.Result, error) {
-	start := time.Now()
-	if id := w.cfg.Observer.runStarted(ctx, task, tw.pol, attempt, step, tw); id != "" {
-		task.Env.Set[EnvCausation] = id
-	}
-	res, err := w.cfg.Run(ctx, tw.pol, task, execx.Options{Supervised: true})
-	w.cfg.Observer.runFinished(ctx, task, res, err, attempt, step, time.Since(start))
+	r := &Run{Task: task, Policy: tw.pol, Attempt: attempt, Step: step, Workspace: tw.describe()}
+	res, err := w.cfg.Hooks.Runner(r, w.cfg.Run)(ctx, tw.pol, task, execx.Options{Supervised: true})
 	return res, err
 }
 
@@ -596,7 +568,7 @@ func (w *worker) runOne(ctx context.Context, tw *taskWorkspace, task *execx.Task
 // worker's own check, not the task's word. Its program must be allowed by
 // the worker's policy like any other. A run that could not start is
 // recorded as such (rejected, error), so the task fails.
-func (w *worker) accept(ctx context.Context, tw *taskWorkspace, task *execx.Task, spec *RunSpec, attempt int) *Trace {
+func (w *worker) accept(ctx context.Context, tw *taskWorkspace, task *execx.Task, spec *queue.RunSpec, attempt int) *queue.Trace {
 	at := &execx.Task{
 		TypeMeta: task.TypeMeta, ID: task.ID,
 		Program: spec.Acceptance[0], Args: slices.Clone(spec.Acceptance[1:]),
@@ -611,7 +583,7 @@ func (w *worker) accept(ctx context.Context, tw *taskWorkspace, task *execx.Task
 			res.Status, res.ExitCode, res.Cancelled = execx.StatusCancelled, exitcode.Cancelled, true
 		}
 	}
-	tr := TraceOf(res)
+	tr := queue.TraceOf(res)
 	decideCancelRace(tr)
 	if w.cfg.OutputDir != "" {
 		name := filepath.Join(w.cfg.OutputDir, fmt.Sprintf("%s.%d.acceptance.out", task.ID, attempt))
@@ -641,53 +613,8 @@ func outputError(err error) string {
 // to finish cleanly): its attempt succeeded, with exit code 0, whatever
 // order the runner saw the two in. Only a command the cancel's signal
 // ended (or that exited non-zero) is recorded cancelled.
-func decideCancelRace(tr *Trace) {
+func decideCancelRace(tr *queue.Trace) {
 	if tr.Status == execx.StatusCancelled && tr.ExitCode == 0 && tr.Signal == "" {
 		tr.Status = execx.StatusSucceeded
 	}
-}
-
-// finish appends the attempt's trace and then its terminal event, each
-// synced before the next: a crash between the two leaves a trace that
-// recovery turns into the same terminal event, never a second run. Both
-// carry the run's claim, and both are appended only while the lease is
-// held and the claim is still the task's current one: a worker that lost
-// its lease, or whose task was recovered and claimed again, records
-// nothing for the old run (it returns ""). The append's condition (the
-// task's latest event) makes that check and the write one step.
-func (q *Queue) finish(ctx context.Context, lease Lease, worker string, run *Task, tr *Trace) (EventType, error) {
-	id, attempt, claim := run.ID, run.Attempt, run.Claim
-	ours := func(t *Task) bool {
-		return lease.Held() && t != nil && t.State == StateRunning && t.Worker == worker && t.Attempt == attempt && t.Claim == claim
-	}
-	_, err := q.update(ctx, func(st *State) ([]Proposal, error) {
-		t := st.Task(id)
-		if !ours(t) || t.Trace != nil {
-			return nil, nil
-		}
-		ev := &Event{Time: q.now().UTC(), Type: EventTrace, Task: id, Attempt: attempt, Claim: claim, Trace: tr}
-		if err := st.Check(ev); err != nil {
-			return nil, err
-		}
-		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
-	})
-	if err != nil {
-		return "", err
-	}
-	failpoint("after-trace")
-	var term EventType
-	_, err = q.update(ctx, func(st *State) ([]Proposal, error) {
-		t := st.Task(id)
-		term = ""
-		if !ours(t) || t.Trace == nil {
-			return nil, nil
-		}
-		ev := &Event{Time: q.now().UTC(), Type: t.Trace.Outcome(), Task: id, Attempt: attempt, Claim: claim}
-		if err := st.Check(ev); err != nil {
-			return nil, err
-		}
-		term = ev.Type
-		return []Proposal{{Event: ev, Expect: t.LastSeq}}, nil
-	})
-	return term, err
 }

@@ -1,9 +1,10 @@
-package queue_test
+package queueobs_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +14,9 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/queueobs"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 var t0s = time.Date(2026, 11, 30, 3, 56, 19, 0, time.UTC)
@@ -28,6 +32,33 @@ func attrs(t *testing.T, env *obs.Envelope) map[string]any {
 	return m
 }
 
+var bg = context.Background()
+
+// env is a file-backed queue and a worker policy over a fresh workspace.
+type env struct {
+	b   *file.Backend
+	pol *execx.Policy
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	if err := os.Mkdir(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := file.Open(filepath.Join(root, "q"), file.Options{WatchInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"sh", "sleep"}, Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{b: b, pol: pol}
+}
+
 // TestObserverChain: every event of a task's run is emitted with the
 // task's subject and correlation, the attempt in its attrs, and the event
 // before it as its causation (in one process; a worker's chain starts at
@@ -39,7 +70,7 @@ func TestObserverChain(t *testing.T) {
 	mem := obs.NewMemory()
 	em := obs.New(obs.Options{}, mem)
 	defer em.Close()
-	o := queue.NewObserver(em, "builds", obs.RoleWorker)
+	o := queueobs.NewObserver(em, "builds", obs.RoleWorker)
 	q := queue.New(o.Backend(e.b))
 	task, _ := queue.ArgvTask([]string{"sh", "-c", `echo "$ART_CORRELATION $ART_CAUSATION"`})
 	task.Env.Set = map[string]string{"GH_TOKEN": fakeToken}
@@ -50,7 +81,7 @@ func TestObserverChain(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	pol := *e.pol
 	pol.EnvAllow = append(pol.EnvAllow, "GH_TOKEN")
-	if _, err := queue.Work(bg, q, queue.WorkerConfig{Policy: &pol, Mode: queue.Drain, Observer: o, Queue: "builds", OutputDir: out}); err != nil {
+	if _, err := worker.Work(bg, q, worker.Config{Policy: &pol, Mode: worker.Drain, Hooks: o, Queue: "builds", OutputDir: out}); err != nil {
 		t.Fatal(err)
 	}
 	envs := mem.Envelopes()
@@ -124,13 +155,13 @@ func TestObserverSinkFailure(t *testing.T) {
 	var warnings []string
 	em := obs.New(obs.Options{Warn: func(err error) { mu.Lock(); warnings = append(warnings, err.Error()); mu.Unlock() }}, failingSink{})
 	defer em.Close()
-	o := queue.NewObserver(em, "q", obs.RoleWorker)
+	o := queueobs.NewObserver(em, "q", obs.RoleWorker)
 	q := queue.New(o.Backend(e.b))
 	task, _ := queue.ArgvTask([]string{"sh", "-c", "exit 0"})
 	if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "a", Task: task, MaxAttempts: 1}}); err != nil {
 		t.Fatalf("enqueue with a broken sink: %v", err)
 	}
-	stats, err := queue.Work(bg, q, queue.WorkerConfig{Policy: e.pol, Mode: queue.Drain, Observer: o})
+	stats, err := worker.Work(bg, q, worker.Config{Policy: e.pol, Mode: worker.Drain, Hooks: o})
 	if err != nil || stats.Succeeded != 1 {
 		t.Fatalf("Work with a broken sink = %+v, %v; want the task to succeed", stats, err)
 	}
@@ -145,22 +176,31 @@ func TestObserverSinkFailure(t *testing.T) {
 // queue's subject.
 func TestQueueDraft(t *testing.T) {
 	ev := queue.RecoveryEvent(&queue.Task{ID: "a", Attempt: 2, Worker: "gone", Trace: &queue.Trace{Status: execx.StatusFailed}}, t0s)
-	d := queue.QueueDraft(ev)
+	d := queueobs.QueueDraft(ev)
 	if d.Type != "queue.failed" || d.Attrs["recovered"] != true || d.Attrs["attempt"] != 2 || !d.Time.Equal(t0s) {
 		t.Errorf("recovery draft = %+v", d)
 	}
-	d = queue.QueueDraft(&queue.Event{Seq: 9, Type: queue.EventRequeued, Task: "a", Attempt: 1, Worker: "w", Reason: "recovered: x"})
+	d = queueobs.QueueDraft(&queue.Event{Seq: 9, Type: queue.EventRequeued, Task: "a", Attempt: 1, Worker: "w", Reason: "recovered: x"})
 	if d.Type != "queue.requeued" || d.Attrs["worker"] != "w" || d.Attrs["recovered"] != true {
 		t.Errorf("requeued draft = %+v", d)
 	}
 	mem := obs.NewMemory()
 	em := obs.New(obs.Options{}, mem)
 	defer em.Close()
-	queue.NewObserver(em, "q", obs.RoleOrchestrator).Emit(bg, "", queue.QueueDraft(&queue.Event{Seq: 5, Type: queue.EventCompacted, Through: 4}))
+	queueobs.NewObserver(em, "q", obs.RoleOrchestrator).Emit(bg, "", queueobs.QueueDraft(&queue.Event{Seq: 5, Type: queue.EventCompacted, Through: 4}))
 	if envs := mem.Envelopes(); len(envs) != 1 || envs[0].Subject() != "queue/q" || envs[0].Type() != "queue.compacted" || envs[0].Correlation() != "" {
 		t.Errorf("compacted envelope = %+v", envs)
 	}
-	if o := queue.NewObserver(nil, "q", obs.RoleWorker); o != nil || o.Backend(nil) != nil {
+	if o := queueobs.NewObserver(nil, "q", obs.RoleWorker); o != nil || o.Backend(nil) != nil {
 		t.Error("a nil emitter gives a non-nil observer")
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

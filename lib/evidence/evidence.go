@@ -1,4 +1,4 @@
-// Package pipeline checks goal evidence against the rest of art: task
+// Package evidence checks goal evidence against the rest of art: task
 // evidence against an artq queue and event evidence against an artobs JSONL
 // sink. Sources implements goal.Sources; set it as a goal.Store's Sources
 // and every task:ID and event:ID a mutation appends is verified there.
@@ -14,7 +14,7 @@
 // or a task that does not exist (exit 4); event evidence without a sink to
 // check it in (exit 2); an event the sink does not hold (exit 4) or whose
 // record does not verify (exit 125).
-package pipeline
+package evidence
 
 import (
 	"context"

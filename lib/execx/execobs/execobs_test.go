@@ -1,4 +1,4 @@
-package adapt
+package execobs
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/art-runtime/art/lib/execx"
-	"github.com/art-runtime/art/lib/goal"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs"
 )
@@ -171,76 +170,5 @@ func TestClassify(t *testing.T) {
 		if got, _ := Classify(tt.ctx, tt.res, tt.err); got != tt.want {
 			t.Errorf("Classify(%v, %v) = %q; want %q", tt.res, tt.err, got, tt.want)
 		}
-	}
-}
-
-func TestGoalStore(t *testing.T) {
-	mem := obs.NewMemory()
-	em := obs.New(obs.Options{}, mem)
-	defer em.Close()
-	gs := GoalStore{Store: goal.NewStore(t.TempDir()), Emitter: em, Correlation: "release-1"}
-	j, err := goal.New("g1", "Ship the thing", nil, []string{"it works"}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := gs.Create(ctx, j); err != nil {
-		t.Fatal(err)
-	}
-	note := goal.Evidence{Type: goal.EvidenceNote, Text: "framed"}
-	next, err := gs.Update(ctx, "g1", 1, func(j *goal.Journal) error { return j.Seal("Framed the goal.", []goal.Evidence{note}) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next.Revision != 2 {
-		t.Fatalf("revision %d", next.Revision)
-	}
-	_, err = gs.Update(ctx, "g1", 1, func(j *goal.Journal) error { return nil })
-	if err == nil {
-		t.Fatal("stale revision accepted")
-	}
-	envs := mem.Envelopes()
-	if len(envs) != 3 {
-		t.Fatalf("%d events; want created, updated, update_refused", len(envs))
-	}
-	types := []string{envs[0].Type(), envs[1].Type(), envs[2].Type()}
-	if strings.Join(types, " ") != "goal.created goal.updated goal.update_refused" || envs[2].Seq() != 3 || envs[1].Correlation() != "release-1" {
-		t.Errorf("types %v", types)
-	}
-	u := attrsOf(t, envs[1])
-	before, after := u["before"].(map[string]any), u["after"].(map[string]any)
-	if before["revision"] != float64(1) || before["phase"] != "frame" || after["revision"] != float64(2) || after["phase"] != "explore" || len(after["sealed"].([]any)) != 1 {
-		t.Errorf("snapshots before %v after %v", before, after)
-	}
-	r := attrsOf(t, envs[2])
-	if r["error"].(map[string]any)["exit_code"] != float64(3) {
-		t.Errorf("refusal %v", r)
-	}
-}
-
-func TestHandoff(t *testing.T) {
-	mem := obs.NewMemory()
-	em := obs.New(obs.Options{}, mem)
-	defer em.Close()
-	ctx := context.Background()
-	id1 := Handoff{From: obs.RoleBrain, To: obs.RoleOrchestrator, Subject: "goal/g1", Reason: "plan ready", Correlation: "run-1"}.Emit(ctx, em)
-	id2 := Handoff{From: obs.RoleOrchestrator, To: obs.RoleDispatcher, Subject: "goal/g1", Causation: id1, Correlation: "run-1"}.Emit(ctx, em)
-	id3 := Handoff{From: obs.RoleDispatcher, To: obs.RoleWorker, Subject: "task/t1", Causation: id2, Correlation: "run-1", Attrs: map[string]any{"queue": "default"}}.Emit(ctx, em)
-	Handoff{From: obs.RoleWorker, To: obs.RoleRuntime, Subject: "task/t1", Causation: id3, Correlation: "run-1"}.Emit(ctx, em)
-	envs := mem.Envelopes()
-	if len(envs) != 4 || id1 == "" {
-		t.Fatalf("%d handoffs", len(envs))
-	}
-	for i, env := range envs {
-		a := attrsOf(t, env)
-		if env.Type() != TypeHandoff || string(env.Role()) != a["from"] || env.Correlation() != "run-1" {
-			t.Errorf("handoff %d: %v role %s", i, a, env.Role())
-		}
-		if i > 0 && env.Causation() != envs[i-1].ID() {
-			t.Errorf("handoff %d causation %s; want %s", i, env.Causation(), envs[i-1].ID())
-		}
-	}
-	if envs[3].Seq() != 2 || envs[3].Subject() != "task/t1" {
-		t.Errorf("task/t1 second handoff seq %d", envs[3].Seq())
 	}
 }

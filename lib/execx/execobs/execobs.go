@@ -1,8 +1,6 @@
-// Package adapt turns the work of other art packages into obs Drafts: a
-// task runner around execx (task.started / task.finished), a goal store
-// around lib/goal (before/after snapshots of each update), and handoff
-// drafts between the roles Brain, Orchestrator, Dispatcher, Worker and
-// Runtime.
+// Package execobs records execx runs as lib/obs events: one TaskRunner
+// around the runner (task.started / task.finished), used by artexec for
+// each command and by the queue's observer for each run of an attempt.
 //
 // It is an adapter layer, not a state machine: it records what the wrapped
 // code did and returns that code's results and errors untouched. Emitting
@@ -12,9 +10,8 @@
 // record of it.
 //
 // Drafts carry metadata, never payloads: a task's program, argument count,
-// limits and result counters, not its argument values or output; a goal's
-// revision, phase, checklist progress and sealed phases, not its texts.
-package adapt
+// limits and result counters, not its argument values or output.
+package execobs
 
 import (
 	"context"
@@ -29,12 +26,8 @@ import (
 
 // Event types the adapters emit.
 const (
-	TypeTaskStarted       = "task.started"
-	TypeTaskFinished      = "task.finished"
-	TypeGoalCreated       = "goal.created"
-	TypeGoalUpdated       = "goal.updated"
-	TypeGoalUpdateRefused = "goal.update_refused"
-	TypeHandoff           = "handoff"
+	TypeTaskStarted  = "task.started"
+	TypeTaskFinished = "task.finished"
 )
 
 // ErrorClass is the typed evidence a terminal event carries about how work
@@ -208,22 +201,34 @@ func TaskFinished(ctx context.Context, t *execx.Task, res *execx.Result, err err
 	return obs.Draft{Subject: TaskSubject(t), Type: TypeTaskFinished, Role: obs.RoleRuntime, Attrs: attrs}
 }
 
-// RunFunc is execx.Run's signature.
-type RunFunc func(ctx context.Context, p *execx.Policy, t *execx.Task, opt execx.Options) (*execx.Result, error)
-
 // TaskRunner wraps a runner (execx.Run by default) with task.started and
-// task.finished events. Its Run has execx.Run's signature, so it drops in
-// where execx.Run is called.
+// task.finished events. Its RunTask has execx.Run's signature, so it drops
+// in where execx.Run is called: artexec wraps each command in one, and the
+// queue's observer wraps each run of an attempt in one (with Emit, Decorate
+// and Started), so the two events are made in one place.
 type TaskRunner struct {
 	Emitter *obs.Emitter
 	// Run is the wrapped runner; nil is execx.Run.
-	Run RunFunc
+	Run execx.RunFunc
 	// Subject names the task's stream; nil is TaskSubject.
 	Subject func(*execx.Task) string
 	// Correlation links the task to the work it is part of (a queue, a run).
 	Correlation string
 	// Role overrides the role of both events (default runtime).
 	Role obs.Role
+	// Decorate, if set, completes each draft before it is emitted (the
+	// queue adds the attempt, the step and the workspace).
+	Decorate func(*obs.Draft)
+	// Emit, if set, emits instead of Emitter and returns the event's id
+	// ("" if not delivered): for a caller that completes drafts itself
+	// (the queue's subject, correlation and causation chain).
+	Emit func(context.Context, obs.Draft) string
+	// Started, if set, learns the id of task.started before the run
+	// starts (the worker passes it to the task as ART_CAUSATION).
+	Started func(id string)
+	// WallTime records, for a run that returned no Result, the wall time
+	// the runner took as duration_ms.
+	WallTime bool
 }
 
 // RunTask runs t and records it. The Result and error are the runner's,
@@ -234,15 +239,29 @@ func (r TaskRunner) RunTask(ctx context.Context, p *execx.Policy, t *execx.Task,
 	if run == nil {
 		run = execx.Run
 	}
-	started := r.decorate(TaskStarted(t, p), t, "")
-	d := r.Emitter.Emit(ctx, started)
-	res, err := run(ctx, p, t, opt)
-	cause := ""
-	if d.Envelope != nil {
-		cause = d.Envelope.ID()
+	start := time.Now()
+	cause := r.emit(ctx, r.decorate(TaskStarted(t, p), t, ""))
+	if cause != "" && r.Started != nil {
+		r.Started(cause)
 	}
-	r.Emitter.Emit(context.WithoutCancel(ctx), r.decorate(TaskFinished(ctx, t, res, err), t, cause))
+	res, err := run(ctx, p, t, opt)
+	fin := r.decorate(TaskFinished(ctx, t, res, err), t, cause)
+	if res == nil && r.WallTime {
+		fin.Attrs["duration_ms"] = time.Since(start).Milliseconds()
+	}
+	r.emit(context.WithoutCancel(ctx), fin)
 	return res, err
+}
+
+func (r TaskRunner) emit(ctx context.Context, d obs.Draft) string {
+	if r.Emit != nil {
+		return r.Emit(ctx, d)
+	}
+	del := r.Emitter.Emit(ctx, d)
+	if del.Envelope == nil {
+		return ""
+	}
+	return del.Envelope.ID()
 }
 
 func (r TaskRunner) decorate(d obs.Draft, t *execx.Task, cause string) obs.Draft {
@@ -254,44 +273,8 @@ func (r TaskRunner) decorate(d obs.Draft, t *execx.Task, cause string) obs.Draft
 	}
 	d.Correlation = r.Correlation
 	d.Causation = cause
+	if r.Decorate != nil {
+		r.Decorate(&d)
+	}
 	return d
-}
-
-// Handoff is work passing from one role to another: the Brain handing a
-// plan to the Orchestrator, the Dispatcher handing a task to a Worker, a
-// Worker handing a process to the Runtime.
-type Handoff struct {
-	From, To obs.Role
-	// Subject is the work handed over ("task/…", "goal/…", "agent/…").
-	Subject string
-	// Reason says why, in a few words.
-	Reason      string
-	Correlation string
-	Causation   string
-	// Attrs are extra attributes (redacted like any others).
-	Attrs map[string]any
-}
-
-// Draft is the handoff as a draft of type "handoff" from From's role.
-func (h Handoff) Draft() obs.Draft {
-	attrs := map[string]any{}
-	for k, v := range h.Attrs {
-		attrs[k] = v
-	}
-	attrs["from"] = string(h.From)
-	attrs["to"] = string(h.To)
-	if h.Reason != "" {
-		attrs["reason"] = h.Reason
-	}
-	return obs.Draft{Subject: h.Subject, Type: TypeHandoff, Role: h.From, Correlation: h.Correlation, Causation: h.Causation, Attrs: attrs}
-}
-
-// Emit records the handoff and returns the event id ("" if not recorded),
-// for the receiving side to name as its causation.
-func (h Handoff) Emit(ctx context.Context, em *obs.Emitter) string {
-	d := em.Emit(ctx, h.Draft())
-	if d.Envelope == nil {
-		return ""
-	}
-	return d.Envelope.ID()
 }

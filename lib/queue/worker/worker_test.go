@@ -1,4 +1,4 @@
-package queue_test
+package worker_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 var bg = context.Background()
@@ -37,7 +38,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { b.Close() })
 	e.b, e.q = b, queue.New(b)
-	e.pol, err = queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"sh", "sleep"}, Workspace: e.ws})
+	e.pol, err = worker.Policy("", execx.Narrowing{Allow: []string{"sh", "sleep"}, Workspace: e.ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestWorkDrain(t *testing.T) {
 		}
 		e.enqueue(t, fmt.Sprintf("t%d", i), 1, "sh", "-c", fmt.Sprintf("%s; exit %d", mark, code))
 	}
-	stats, err := queue.Work(bg, e.q, queue.WorkerConfig{Policy: e.pol, Concurrency: 3, Mode: queue.Drain, OutputDir: filepath.Join(e.ws, "out")})
+	stats, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Concurrency: 3, Mode: worker.Drain, OutputDir: filepath.Join(e.ws, "out")})
 	if err != nil {
 		t.Fatalf("Work = %v", err)
 	}
@@ -145,7 +146,7 @@ func TestWorkOnce(t *testing.T) {
 	e := newEnv(t)
 	e.enqueue(t, "a", 1, "sh", "-c", mark)
 	e.enqueue(t, "b", 1, "sh", "-c", mark)
-	stats, err := queue.Work(bg, e.q, queue.WorkerConfig{Policy: e.pol, Concurrency: 4, Mode: queue.Once})
+	stats, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Concurrency: 4, Mode: worker.Once})
 	if err != nil || stats.Claimed != 1 {
 		t.Fatalf("Work(Once) = %+v, %v; want one task", stats, err)
 	}
@@ -155,11 +156,11 @@ func TestWorkOnce(t *testing.T) {
 }
 
 // serve runs a worker in the background until stop is called.
-func serve(t *testing.T, e *env, cfg queue.WorkerConfig) (stop func(error) (queue.WorkStats, error)) {
+func serve(t *testing.T, e *env, cfg worker.Config) (stop func(error) (worker.Stats, error)) {
 	t.Helper()
 	ctx, cancel := context.WithCancelCause(bg)
 	type result struct {
-		s   queue.WorkStats
+		s   worker.Stats
 		err error
 	}
 	done := make(chan result, 1)
@@ -168,11 +169,11 @@ func serve(t *testing.T, e *env, cfg queue.WorkerConfig) (stop func(error) (queu
 		cfg.Poll = 50 * time.Millisecond
 	}
 	go func() {
-		s, err := queue.Work(ctx, e.q, cfg)
+		s, err := worker.Work(ctx, e.q, cfg)
 		done <- result{s, err}
 	}()
 	stopped := false
-	stop = func(cause error) (queue.WorkStats, error) {
+	stop = func(cause error) (worker.Stats, error) {
 		if !stopped {
 			stopped = true
 			cancel(cause)
@@ -191,7 +192,7 @@ func serve(t *testing.T, e *env, cfg queue.WorkerConfig) (stop func(error) (queu
 func TestWorkCancelRunning(t *testing.T) {
 	e := newEnv(t)
 	e.enqueue(t, "long", 1, "sh", "-c", mark+"; sleep 60")
-	stop := serve(t, e, queue.WorkerConfig{})
+	stop := serve(t, e, worker.Config{})
 	e.waitState(t, "long", queue.StateRunning)
 	ts, err := queue.New(e.b).Cancel(bg, "long")
 	if err != nil || !ts.CancelRequested {
@@ -213,7 +214,7 @@ func TestWorkCancelRunning(t *testing.T) {
 func TestWorkShutdownLeavesToRecovery(t *testing.T) {
 	e := newEnv(t)
 	e.enqueue(t, "job", 2, "sh", "-c", mark+`; test -e again || { touch again; sleep 60; }`)
-	stop := serve(t, e, queue.WorkerConfig{})
+	stop := serve(t, e, worker.Config{})
 	e.waitState(t, "job", queue.StateRunning)
 	for len(e.runs(t)) == 0 {
 		time.Sleep(10 * time.Millisecond)
@@ -233,7 +234,7 @@ func TestWorkShutdownLeavesToRecovery(t *testing.T) {
 	if ts, _ := q.Status(bg, "job"); ts.State != queue.StateQueued || ts.Attempts != 1 {
 		t.Fatalf("after recovery: %+v; want queued with attempts 1", ts)
 	}
-	if _, err := queue.Work(bg, q, queue.WorkerConfig{Policy: e.pol, Mode: queue.Drain}); err != nil {
+	if _, err := worker.Work(bg, q, worker.Config{Policy: e.pol, Mode: worker.Drain}); err != nil {
 		t.Fatal(err)
 	}
 	if ts := e.status(t, "job"); ts.State != queue.StateSucceeded || ts.Attempts != 1 {
@@ -302,7 +303,7 @@ func TestRecovery(t *testing.T) {
 		}
 	}
 	// Only the untraced one runs again, under attempt 1.
-	if _, err := queue.Work(bg, q, queue.WorkerConfig{Policy: e.pol, Mode: queue.Drain}); err != nil {
+	if _, err := worker.Work(bg, q, worker.Config{Policy: e.pol, Mode: worker.Drain}); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(e.runs(t), " "); got != "untraced/1" {
@@ -322,7 +323,7 @@ func TestWorkerIDInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	_, err = queue.Work(bg, e.q, queue.WorkerConfig{ID: "w1", Policy: e.pol, Mode: queue.Drain})
+	_, err = worker.Work(bg, e.q, worker.Config{ID: "w1", Policy: e.pol, Mode: worker.Drain})
 	if exitcode.Of(err) != exitcode.Conflict {
 		t.Errorf("a second worker with a live id: %v; want a conflict", err)
 	}
@@ -378,7 +379,7 @@ func TestCancelExitRace(t *testing.T) {
 				res.TaskID, res.Program = task.ID, task.Program
 				return &res, nil
 			}
-			stop := serve(t, e, queue.WorkerConfig{Run: run})
+			stop := serve(t, e, worker.Config{Run: run})
 			e.waitState(t, "x", queue.StateRunning)
 			if _, err := e.q.Cancel(bg, "x"); err != nil {
 				t.Fatal(err)
@@ -411,7 +412,7 @@ func TestOutputDirFullRecordsTrace(t *testing.T) {
 		os.WriteFile(out, nil, 0o600)
 		return execx.Run(ctx, p, task, opt)
 	}
-	s, err := queue.Work(bg, e.q, queue.WorkerConfig{Policy: e.pol, Mode: queue.Drain, OutputDir: out, Run: run, Poll: 20 * time.Millisecond})
+	s, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Mode: worker.Drain, OutputDir: out, Run: run, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Work = %v; want the result recorded without its output", err)
 	}
@@ -431,7 +432,7 @@ func TestOutputDirFullRecordsTrace(t *testing.T) {
 		t.Error("the record does not carry output_saved false and output_error")
 	}
 	// Another worker finds nothing to run again.
-	s, err = queue.Work(bg, e.q, queue.WorkerConfig{Policy: e.pol, Mode: queue.Drain, Poll: 20 * time.Millisecond})
+	s, err = worker.Work(bg, e.q, worker.Config{Policy: e.pol, Mode: worker.Drain, Poll: 20 * time.Millisecond})
 	if err != nil || s.Claimed != 0 {
 		t.Errorf("second worker = %+v, %v; want nothing claimed", s, err)
 	}

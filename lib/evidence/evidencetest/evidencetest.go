@@ -1,11 +1,11 @@
-// Package pipelinetest builds artq queues for tests of goal evidence, with
+// Package evidencetest builds artq queues for tests of goal evidence, with
 // lib/queue's own API and a real worker running real processes: no event of
 // the log is written by hand. A test binary that uses it must start with
 //
 //	if execx.IsShim() { os.Exit(execx.RunShim()) }
 //
 // in TestMain: the worker runs each task under its own binary as a shim.
-package pipelinetest
+package evidencetest
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // Tasks are the ids Queue creates, by the state they end in.
@@ -42,7 +43,7 @@ func Queue(ctx context.Context, dir, workspace string) error {
 	if err != nil {
 		return err
 	}
-	pol, err := queue.WorkerPolicy("", execx.Narrowing{Allow: []string{"true", "false", "sleep"}, Workspace: workspace})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"true", "false", "sleep"}, Workspace: workspace})
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func Queue(ctx context.Context, dir, workspace string) error {
 	if err := enqueue(Failed, "false"); err != nil {
 		return err
 	}
-	if _, err := queue.Work(ctx, q, queue.WorkerConfig{Policy: pol, Mode: queue.Drain, Poll: 10 * time.Millisecond}); err != nil {
+	if _, err := worker.Work(ctx, q, worker.Config{Policy: pol, Mode: worker.Drain, Poll: 10 * time.Millisecond}); err != nil {
 		return err
 	}
 	if err := enqueue(Cancelled, "true"); err != nil {
@@ -72,7 +73,7 @@ func Queue(ctx context.Context, dir, workspace string) error {
 	wctx, stop := context.WithCancelCause(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := queue.Work(wctx, q, queue.WorkerConfig{Policy: pol, Mode: queue.Serve, Poll: 10 * time.Millisecond})
+		_, err := worker.Work(wctx, q, worker.Config{Policy: pol, Mode: worker.Serve, Poll: 10 * time.Millisecond})
 		done <- err
 	}()
 	// Wait for the claim (a state, not a time), then stop the worker.
