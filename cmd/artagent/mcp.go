@@ -96,20 +96,12 @@ func (c *McpCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		if err := agent.CheckTranscriptPath(cfg.Workspace, c.Transcript); err != nil {
 			return err
 		}
-		_, statErr := os.Lstat(c.Transcript)
-		w, err := transcript.Create(c.Transcript)
+		w, cleanup, err := createTranscript(c.Transcript)
 		if err != nil {
 			return err
 		}
-		defer w.Close()
+		defer cleanup()
 		opt.Transcript = w
-		if errors.Is(statErr, os.ErrNotExist) {
-			defer func() {
-				if fi, err := os.Stat(c.Transcript); err == nil && fi.Size() == 0 {
-					os.Remove(c.Transcript)
-				}
-			}()
-		}
 	}
 	core, err := agent.NewCore(*cfg, opt)
 	if err != nil {
@@ -236,4 +228,25 @@ func serveHTTP(ctx context.Context, std cli.IO, addr string, srv *mcpserver.Serv
 	case err := <-done:
 		return err
 	}
+}
+
+// createTranscript opens the transcript at path for a new run. cleanup
+// closes it and, when this run created the file and nothing was written to
+// it (the run could not start), removes it: a run that cannot start leaves
+// no transcript behind.
+func createTranscript(path string) (*transcript.Writer, func(), error) {
+	_, statErr := os.Lstat(path)
+	w, err := transcript.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	created := errors.Is(statErr, os.ErrNotExist)
+	return w, func() {
+		w.Close()
+		if created {
+			if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+				os.Remove(path)
+			}
+		}
+	}, nil
 }

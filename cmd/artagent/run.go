@@ -138,21 +138,12 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		defer w.Close()
 		opt.Transcript, opt.Resume = w, &agent.Resume{Records: recs, Dropped: dropped}
 	case c.Transcript != "":
-		_, statErr := os.Lstat(c.Transcript)
-		w, err := transcript.Create(c.Transcript)
+		w, cleanup, err := createTranscript(c.Transcript)
 		if err != nil {
 			return err
 		}
-		defer w.Close()
+		defer cleanup()
 		opt.Transcript = w
-		if errors.Is(statErr, os.ErrNotExist) {
-			// A run that cannot start leaves no transcript behind.
-			defer func() {
-				if fi, err := os.Stat(c.Transcript); err == nil && fi.Size() == 0 {
-					os.Remove(c.Transcript)
-				}
-			}()
-		}
 	}
 
 	res, err := agent.Run(ctx, *cfg, p, opt)
