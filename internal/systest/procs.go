@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"testing"
+	"time"
 )
 
 // PidsWithArg returns the pids of processes, other than this one, that have
@@ -37,4 +39,30 @@ func PidsWithArg(arg string) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// WaitPids waits up to within until at least n processes have arg as one
+// whole argument, and fails the test otherwise: the start of a tree whose
+// death a test will then check.
+func WaitPids(t testing.TB, arg string, n int, within time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if pids, _ := PidsWithArg(arg); len(pids) >= n {
+			return
+		}
+	}
+	t.Fatalf("the tool's %d processes never started", n)
+}
+
+// NoSurvivor waits up to within until no process has arg as one whole
+// argument, and fails naming the survivors otherwise.
+func NoSurvivor(t testing.TB, arg string, within time.Duration) {
+	t.Helper()
+	var pids []int
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if pids, _ = PidsWithArg(arg); len(pids) == 0 {
+			return
+		}
+	}
+	t.Fatalf("processes survived: %v", pids)
 }

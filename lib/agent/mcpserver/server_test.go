@@ -509,24 +509,10 @@ func TestCancelKillsProcessGroup(t *testing.T) {
 
 func waitPids(t *testing.T, mark string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if pids, _ := systest.PidsWithArg(mark); len(pids) >= n {
-			return
-		}
-	}
-	t.Fatalf("the tool's %d processes never started", n)
+	systest.WaitPids(t, mark, n, 20*time.Second)
 }
 
-func noSurvivor(t *testing.T, mark string) {
-	t.Helper()
-	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if pids, _ = systest.PidsWithArg(mark); len(pids) == 0 {
-			return
-		}
-	}
-	t.Fatalf("processes survived: %v", pids)
-}
+func noSurvivor(t *testing.T, mark string) { t.Helper(); systest.NoSurvivor(t, mark, 10*time.Second) }
 
 // TestCallsTakeTurns: two concurrent calls never run at once: the second
 // waits for the first and sees its effect.
