@@ -43,22 +43,7 @@ func tcpListener(t *testing.T) (port int, accepted func() int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := make(chan int, 1)
-	n <- 0
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			n <- <-n + 1
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	return l.Addr().(*net.TCPAddr).Port, func() int { v := <-n; n <- v; return v }
+	return l.Addr().(*net.TCPAddr).Port, acceptCounter(t, l)
 }
 
 // udpListener receives datagrams on loopback and reports what arrived.
