@@ -72,7 +72,7 @@ func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *Sourc
 			return nil, err
 		}
 		if kind == "stdout" {
-			return nil, goal.WithHint(exitcode.Errorf(exitcode.Usage, "--events stdout: stdout carries the journal artgoal prints"),
+			return nil, exitcode.WithHint(exitcode.Errorf(exitcode.Usage, "--events stdout: stdout carries the journal artgoal prints"),
 				"write the events to a file with --events jsonl:PATH, and follow it with 'artobs tail PATH --follow'")
 		}
 	}
@@ -133,7 +133,7 @@ func parseEvidence(specs []string) ([]goal.Evidence, error) {
 	for _, s := range specs {
 		e, err := goal.ParseEvidence(s)
 		if err != nil {
-			return nil, goal.WithHint(err, "evidence is TYPE:REF with TYPE one of command, file, task, event, url, note (see --help)")
+			return nil, exitcode.WithHint(err, "evidence is TYPE:REF with TYPE one of command, file, task, event, url, note (see --help)")
 		}
 		out = append(out, e)
 	}

@@ -220,10 +220,10 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		return exitcode.OK
 	}
 	if !exitcode.IsQuiet(err) {
-		fmt.Fprintf(std.Err, "%s: error: %s\n", name, oneLine(err.Error()))
-		var h interface{ Hint() string }
-		if errors.As(err, &h) && h.Hint() != "" {
-			fmt.Fprintf(std.Err, "%s: hint: %s\n", name, h.Hint())
+		flags := FlagsOf(grammar, kctx)
+		fmt.Fprintf(std.Err, "%s: error: %s\n", name, oneLine(Message(err, flags)))
+		if h := Hint(err, flags); h != "" {
+			fmt.Fprintf(std.Err, "%s: hint: %s\n", name, h)
 		}
 	}
 	return exitcode.Of(err)

@@ -141,12 +141,28 @@ func (c *Config) Default() {
 	}
 }
 
-// Validate checks the configuration of a loop on its own (exit 2).
+// Validate checks the configuration of a loop on its own (exit 2): the
+// refusal is an *exitcode.FieldError naming the Config field.
 func (c *Config) Validate() error {
 	if strings.TrimSpace(c.Task) == "" {
-		return exitcode.Errorf(exitcode.Usage, "task: required and must not be blank")
+		return exitcode.Field(exitcode.Usage, "Task", "", "required and must not be blank")
 	}
 	return c.check()
+}
+
+// negative names the first duration or size of c below zero.
+func negative(c *Config) string {
+	switch {
+	case c.Deadline < 0:
+		return "Deadline"
+	case c.ToolTimeout < 0:
+		return "ToolTimeout"
+	case c.VerifyTimeout < 0:
+		return "VerifyTimeout"
+	case c.MaxTokens < 0:
+		return "MaxTokens"
+	}
+	return "MaxFileBytes"
 }
 
 // check is Validate without the task, which a core driven by a client does
@@ -154,26 +170,27 @@ func (c *Config) Validate() error {
 func (c *Config) check() error {
 	switch {
 	case c.Workspace == "":
-		return exitcode.Errorf(exitcode.Usage, "workspace: required")
+		return exitcode.Field(exitcode.Usage, "Workspace", "", "required")
 	case len(c.Verify) == 0 || c.Verify[0] == "":
-		return exitcode.Errorf(exitcode.Usage, "verify: a command is required")
+		return exitcode.Field(exitcode.Usage, "Verify", "", "a command is required")
 	case c.MaxSteps < 1:
-		return exitcode.Errorf(exitcode.Usage, "max-steps: must be at least 1, got %d", c.MaxSteps)
+		return exitcode.Field(exitcode.Usage, "MaxSteps", "", "must be at least 1, got %d", c.MaxSteps)
 	case c.ObservationBytes < MinObservationBytes:
-		return exitcode.Errorf(exitcode.Usage, "observation-bytes: must be at least %d, got %d", MinObservationBytes, c.ObservationBytes)
+		return exitcode.Field(exitcode.Usage, "ObservationBytes", "", "must be at least %d, got %d", MinObservationBytes, c.ObservationBytes)
 	case c.ObservationBytes > MaxObservationBytes:
-		return exitcode.Errorf(exitcode.Usage, "observation-bytes: must be at most %d, got %d", MaxObservationBytes, c.ObservationBytes)
+		return exitcode.Field(exitcode.Usage, "ObservationBytes", "", "must be at most %d, got %d", MaxObservationBytes, c.ObservationBytes)
 	case c.MaxFormatErrors < 1:
-		return exitcode.Errorf(exitcode.Usage, "max-format-errors: must be at least 1, got %d", c.MaxFormatErrors)
+		return exitcode.Field(exitcode.Usage, "MaxFormatErrors", "", "must be at least 1, got %d", c.MaxFormatErrors)
 	case c.Deadline < 0, c.ToolTimeout < 0, c.VerifyTimeout < 0, c.MaxTokens < 0, c.MaxFileBytes < 0:
-		return exitcode.Errorf(exitcode.Usage, "deadline, timeouts, max-tokens and file sizes must not be negative")
+		return exitcode.Fieldf(exitcode.Usage, negative(c), "", "deadline, timeouts, max-tokens and file sizes must not be negative")
 	}
 	if c.Policy != nil && (len(c.Allow) > 0 || len(c.Env) > 0 || (c.Isolation != "" && c.Isolation != execx.IsolationNone) || c.IsolationBestEffort) {
-		return exitcode.Errorf(exitcode.Usage, "policy: allow, env and isolation come from the policy document; do not also give them")
+		return exitcode.Fieldf(exitcode.Usage, "Policy", "", "%s: %s, %s and %s come from the policy document; do not also give them",
+			exitcode.Ref("Policy"), exitcode.Ref("Allow"), exitcode.Ref("Env"), exitcode.Ref("Isolation"))
 	}
 	for _, name := range c.Allow {
 		if name == "" || strings.ContainsAny(name, "/\x00") {
-			return exitcode.Errorf(exitcode.Usage, "allow: %q is not a bare program name", name)
+			return exitcode.Fieldf(exitcode.Usage, "Allow", name, "%s: %q is not a bare program name", exitcode.Ref("Allow"), name)
 		}
 	}
 	return nil
@@ -240,7 +257,7 @@ func toolsPolicy(c *Config, root string) (*execx.Policy, error) {
 		if p.Workspace != "" {
 			ws, err := filepath.EvalSymlinks(p.Workspace)
 			if err != nil || ws != root {
-				return nil, exitcode.Errorf(exitcode.Usage, "policy.workspace: %s is not the workspace %s", p.Workspace, root)
+				return nil, exitcode.Field(exitcode.Usage, "Policy.Workspace", "", "%s is not the workspace %s", p.Workspace, root)
 			}
 		}
 		p.Workspace = root

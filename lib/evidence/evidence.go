@@ -40,7 +40,8 @@ type Sources struct {
 	// Ctx bounds reading the queue (nil: context.Background()).
 	Ctx context.Context
 	// Queue names the queue as artq's flags do: Dir (artq --dir), else
-	// Home/queues/Queue. ReadOnly is forced.
+	// Home/queues/Queue. ReadOnly is forced. Hints name its fields "Queue"
+	// and "Dir" (exitcode.Ref), which the CLI words as its flags.
 	Queue backends.Config
 	// Sink is the artobs JSONL file; empty refuses event evidence.
 	Sink string
@@ -74,8 +75,8 @@ func (s *Sources) Task(id string) (goal.TaskState, goal.QueueCheck, error) {
 	err := s.q.View(s.ctx(), func(st *queue.State) error {
 		t := st.Task(id)
 		if t == nil {
-			return goal.WithHint(exitcode.Errorf(exitcode.NotFound, "task %s: not in the queue %s: %w", id, s.dir, queue.ErrNotFound),
-				"'artq status' lists the queue's tasks; another queue is chosen with --queue NAME or --queue-dir DIR")
+			return exitcode.WithHint(exitcode.Errorf(exitcode.NotFound, "task %s: not in the queue %s: %w", id, s.dir, queue.ErrNotFound),
+				"'artq status' lists the queue's tasks; another queue is chosen with %s NAME or %s DIR", exitcode.Ref("Queue"), exitcode.Ref("Dir"))
 		}
 		state = goal.TaskState(t.State)
 		qc.Seq, qc.Attempts, qc.UpdatedAt = st.Seq, t.Attempts, t.UpdatedAt.UTC()
@@ -109,8 +110,8 @@ func (s *Sources) open(id string) error {
 	// A read-only backend reads a missing directory as an empty queue;
 	// evidence wants to say that there is no queue at all.
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return goal.WithHint(exitcode.Errorf(exitcode.NotFound, "task %s: no queue at %s", id, dir),
-			"the queue is chosen with --queue NAME (under the state home) or --queue-dir DIR, as in artq")
+		return exitcode.WithHint(exitcode.Errorf(exitcode.NotFound, "task %s: no queue at %s", id, dir),
+			"the queue is chosen with %s NAME (under the state home) or %s DIR, as in artq", exitcode.Ref("Queue"), exitcode.Ref("Dir"))
 	}
 	b, err := backends.Open(cfg)
 	if err != nil {
@@ -130,7 +131,7 @@ func (s *Sources) Event(id string) (goal.SinkCheck, error) {
 	if s.Sink == "" {
 		err := exitcode.Errorf(exitcode.Usage, "event %s: no events file to check it in", id)
 		if s.SinkHint != "" {
-			err = goal.WithHint(err, s.SinkHint)
+			err = exitcode.WithHint(err, "%s", s.SinkHint)
 		}
 		return goal.SinkCheck{}, err
 	}

@@ -1,7 +1,6 @@
 package execx
 
 import (
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -69,9 +68,11 @@ func rlimitsOf(l *Limits) (specs []stage.Rlimit, enforced []string) {
 }
 
 // unavailable is the refusal for an isolation feature this machine cannot
-// enforce when best effort was not allowed.
+// enforce when best effort was not allowed. Its way out is the policy's
+// field "IsolationBestEffort", which the CLI words as its flag.
 func unavailable(what string, why error) error {
-	return fmt.Errorf("isolation %s: %v: %w (use --isolation-best-effort to run with what is available)", what, why, ErrIsolationUnavailable)
+	return exitcode.Fieldf(exitcode.Internal, "Isolation", what, "isolation %s: %v: %w (use %s to run with what is available)",
+		what, why, ErrIsolationUnavailable, exitcode.Ref("IsolationBestEffort"))
 }
 
 func makeTmpdir() (string, error) {

@@ -31,6 +31,9 @@ var (
 	// ErrIsolationUnavailable: the isolation asked for cannot be enforced
 	// here and best effort was not allowed (125).
 	ErrIsolationUnavailable = exitcode.Sentinel(exitcode.Internal, "isolation unavailable")
+	// ErrWidens is Policy.Narrow's refusal of a narrowing that would widen
+	// the policy (exit 126).
+	ErrWidens = exitcode.Sentinel(exitcode.Refused, "the narrowing would widen the policy")
 )
 
 // plan is everything decided before a process starts: after it is built,

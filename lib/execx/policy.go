@@ -257,8 +257,10 @@ type Narrowing struct {
 	Max Limits
 }
 
-// Narrow returns a copy of p restricted by n, or a refusal (exit 126)
-// naming what would have widened it.
+// Narrow returns a copy of p restricted by n, or a refusal (exit 126,
+// errors.Is ErrWidens) naming the field of n that would have widened it
+// (an *exitcode.FieldError with Field "Allow", "Workspace", "Isolation" or
+// "IsolationBestEffort").
 func (p *Policy) Narrow(n Narrowing) (*Policy, error) {
 	q := *p
 	q.Allow = slices.Clone(p.Allow)
@@ -270,7 +272,7 @@ func (p *Policy) Narrow(n Narrowing) (*Policy, error) {
 		var allow []string
 		for _, name := range n.Allow {
 			if !slices.Contains(p.Allow, name) {
-				return nil, exitcode.Errorf(exitcode.Refused, "--allow %s: not allowed by the policy", name)
+				return nil, exitcode.Field(exitcode.Refused, "Allow", name, "not allowed by the policy").Because(ErrWidens)
 			}
 			allow = append(allow, name)
 		}
@@ -279,27 +281,27 @@ func (p *Policy) Narrow(n Narrowing) (*Policy, error) {
 	if n.Workspace != "" {
 		ws, err := filepath.Abs(n.Workspace)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "--workspace: %w", err)
+			return nil, exitcode.Field(exitcode.Usage, "Workspace", "", "%w", err)
 		}
 		realWS, err1 := filepath.EvalSymlinks(ws)
 		realPol, err2 := filepath.EvalSymlinks(p.Workspace)
 		if err1 != nil || err2 != nil {
-			return nil, exitcode.Errorf(exitcode.Usage, "--workspace %s: %w", ws, errors.Join(err1, err2))
+			return nil, exitcode.Field(exitcode.Usage, "Workspace", ws, "%w", errors.Join(err1, err2))
 		}
 		if !within(realPol, realWS) {
-			return nil, exitcode.Errorf(exitcode.Refused, "--workspace %s: outside the policy workspace %s", ws, p.Workspace)
+			return nil, exitcode.Field(exitcode.Refused, "Workspace", ws, "outside the policy workspace %s", p.Workspace).Because(ErrWidens)
 		}
 		q.Workspace = realWS
 	}
 	if n.Isolation != "" && n.Isolation != p.Isolation {
 		if !stronger(n.Isolation, p.Isolation) {
-			return nil, exitcode.Errorf(exitcode.Refused, "--isolation %s: would weaken the policy's isolation %s", n.Isolation, p.Isolation)
+			return nil, exitcode.Field(exitcode.Refused, "Isolation", string(n.Isolation), "would weaken the policy's isolation %s", p.Isolation).Because(ErrWidens)
 		}
 		q.Isolation = n.Isolation
 	}
 	if n.IsolationBestEffort && !p.IsolationBestEffort {
 		if p.Isolation != IsolationNone {
-			return nil, exitcode.Errorf(exitcode.Refused, "--isolation-best-effort: the policy requires %s isolation", p.Isolation)
+			return nil, exitcode.Field(exitcode.Refused, "IsolationBestEffort", "", "the policy requires %s isolation", p.Isolation).Because(ErrWidens)
 		}
 		q.IsolationBestEffort = true
 	}

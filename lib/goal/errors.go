@@ -60,7 +60,8 @@ func illegal(rule, format string, args ...any) error {
 	return &SuccessorError{Rule: rule, Msg: fmt.Sprintf(format, args...)}
 }
 
-// RevisionError is a stale --rev.
+// RevisionError is a stale revision: the change was based on Given, the
+// journal is at Revision.
 type RevisionError struct {
 	ID       string
 	Given    int64
@@ -75,6 +76,13 @@ func (e *RevisionError) Error() string {
 func (e *RevisionError) Unwrap() error { return ErrStale }
 
 // Hint tells the caller how to recover.
-func (e *RevisionError) Hint() string {
-	return fmt.Sprintf("re-read the goal (artgoal show %s) and retry with --rev %d if your change still applies", e.ID, e.Revision)
+func (e *RevisionError) Hint() string { return e.RenderHint(nil) }
+
+// RenderHint is Hint with the revision a change is based on (the field
+// "Rev" of Store.Update's callers) named by name: the CLI's flag.
+func (e *RevisionError) RenderHint(name func(field string) string) string {
+	if name == nil {
+		name = exitcode.Label
+	}
+	return fmt.Sprintf("re-read the goal (artgoal show %s) and retry with %s %d if your change still applies", e.ID, name("Rev"), e.Revision)
 }

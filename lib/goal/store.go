@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,7 +251,7 @@ func (s *Store) update(id string, rev int64, mutate func(next *Journal) error, b
 		return nil, err
 	}
 	if rev < 1 {
-		return nil, exitcode.Errorf(exitcode.Usage, "goal %s: revision must be at least 1, got %d", id, rev)
+		return nil, exitcode.Fieldf(exitcode.Usage, "Rev", strconv.FormatInt(rev, 10), "goal %s: revision must be at least 1, got %d", id, rev)
 	}
 	// Look before taking the lock so a mistyped id leaves no lock file.
 	if _, err := os.Lstat(s.Path(id)); errors.Is(err, fs.ErrNotExist) {

@@ -46,8 +46,8 @@ func VerifyEvidence(e *Evidence, src Sources) error {
 			return err
 		}
 		if !state.Terminal() {
-			return WithHint(fmt.Errorf("task %s is %s in queue %s: %w", e.Task, state, qc.Dir, ErrUnfinished),
-				"record it once it has finished; 'artq status "+e.Task+" --watch' waits for that")
+			return exitcode.WithHint(fmt.Errorf("task %s is %s in queue %s: %w", e.Task, state, qc.Dir, ErrUnfinished),
+				"record it once it has finished; 'artq status %s --watch' waits for that", e.Task)
 		}
 		if e.State != "" && e.State != state {
 			return fmt.Errorf("task %s: given as %s, but the queue %s holds it %s: %w", e.Task, e.State, qc.Dir, state, ErrStateMismatch)
@@ -78,18 +78,6 @@ func (e *Evidence) validateUnverified(path string) error {
 
 // needsSource reports whether e is checked against Sources.
 func needsSource(e *Evidence) bool { return e.Type == EvidenceTask || e.Type == EvidenceEvent }
-
-// WithHint adds a hint (printed by the CLI as "TOOL: hint: …") to err
-// without changing its message, its exit code or what it wraps.
-func WithHint(err error, hint string) error { return &hintError{err, hint} }
-
-type hintError struct {
-	error
-	hint string
-}
-
-func (h *hintError) Unwrap() error { return h.error }
-func (h *hintError) Hint() string  { return h.hint }
 
 // describe is a short form of evidence for messages.
 func describe(e *Evidence) string {

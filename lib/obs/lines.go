@@ -147,5 +147,5 @@ func WrapPreset(name string) (Wrap, error) {
 	case "json":
 		return Wrap{TimeField: "time"}, nil
 	}
-	return Wrap{}, exitcode.Errorf(exitcode.Usage, "--wrap %q: unknown preset (want queue, agent or json)", name)
+	return Wrap{}, exitcode.Fieldf(exitcode.Usage, "Wrap", name, "%s %q: unknown preset (want queue, agent or json)", exitcode.Ref("Wrap"), name)
 }

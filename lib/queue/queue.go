@@ -210,14 +210,14 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 			return exitcode.Errorf(exitcode.Usage, "request %d: no task", i+1)
 		}
 		if r.MaxAttempts < 1 {
-			return exitcode.Errorf(exitcode.Usage, "max_attempts: must be at least 1, got %d", r.MaxAttempts)
+			return exitcode.Field(exitcode.Usage, "max_attempts", "", "must be at least 1, got %d", r.MaxAttempts)
 		}
 		id := r.ID
 		if id == "" {
 			id = r.Task.ID
 		}
 		if r.ID != "" && r.Task.ID != "" && r.ID != r.Task.ID {
-			return exitcode.Errorf(exitcode.Usage, "--id %s and the manifest's id %s differ", r.ID, r.Task.ID)
+			return exitcode.Fieldf(exitcode.Usage, "ID", r.ID, "%s %s and the manifest's id %s differ", exitcode.Ref("ID"), r.ID, r.Task.ID)
 		}
 		if id == "" {
 			id = NewID()
@@ -305,7 +305,7 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 // where generated ids would have enqueued everything twice.
 func IdempotentIDs(key string, reqs []EnqueueRequest) error {
 	if key == "" || len(key) > 1024 {
-		return exitcode.Errorf(exitcode.Usage, "--idempotency-key: want 1 to 1024 bytes, got %d", len(key))
+		return exitcode.Field(exitcode.Usage, "IdempotencyKey", "", "want 1 to 1024 bytes, got %d", len(key))
 	}
 	sum := sha256.Sum256([]byte(key))
 	prefix := "k" + hex.EncodeToString(sum[:8]) + "-"
@@ -685,6 +685,13 @@ func (e *GapError) Error() string {
 func (e *GapError) ExitCode() int { return exitcode.Conflict }
 
 // Hint tells the user what to do.
-func (e *GapError) Hint() string {
-	return "their results are in 'artq status'; run 'artq log' again (without --after) to read what the log holds now"
+func (e *GapError) Hint() string { return e.RenderHint(nil) }
+
+// RenderHint is Hint with the reader's start position ("After") named by
+// name: the CLI's flag.
+func (e *GapError) RenderHint(name func(field string) string) string {
+	if name == nil {
+		name = exitcode.Label
+	}
+	return "their results are in 'artq status'; run 'artq log' again (without " + name("After") + ") to read what the log holds now"
 }

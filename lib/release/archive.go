@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // GzipLevel is the compression level of the archive: gzip(1)'s and zlib's
@@ -58,7 +60,7 @@ func planArchive(prefix string, tree []TreeEntry, submodules string) ([]archiveE
 		switch {
 		case e.Mode == modeGitlink || e.Type == typeCommit:
 			if submodules != SubmodulesOmit {
-				return nil, nil, withHint(fmt.Errorf("path %s: %w: it is a submodule (gitlink to %s)", e.Path, ErrSubmodule, e.OID),
+				return nil, nil, exitcode.WithHint(fmt.Errorf("path %s: %w: it is a submodule (gitlink to %s)", e.Path, ErrSubmodule, e.OID),
 					`set "submodules": "omit" in the contract to release without submodule contents`)
 			}
 			omitted = append(omitted, e.Path)

@@ -50,10 +50,10 @@ func provenanceName(name, version string) string { return name + "-" + version +
 // interrupted or failed build leaves o.Out as it was.
 func Build(ctx context.Context, o BuildOptions) (*Manifest, error) {
 	if o.Ref == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "build: --ref is required")
+		return nil, exitcode.Fieldf(exitcode.Usage, "Ref", "", "build: %s is required", exitcode.Ref("Ref"))
 	}
 	if o.Out == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "build: --out is required")
+		return nil, exitcode.Fieldf(exitcode.Usage, "Out", "", "build: %s is required", exitcode.Ref("Out"))
 	}
 	out, err := filepath.Abs(o.Out)
 	if err != nil {
@@ -128,8 +128,8 @@ func checkOut(out string, force bool) error {
 		return fmt.Errorf("output directory %s: %w", out, err)
 	}
 	if len(entries) > 0 && !force {
-		return withHint(fmt.Errorf("output directory %s: %w (%d entries)", out, ErrOutExists, len(entries)),
-			"choose an empty or new directory, or pass --force to replace it")
+		return exitcode.WithHint(fmt.Errorf("output directory %s: %w (%d entries)", out, ErrOutExists, len(entries)),
+			"choose an empty or new directory, or pass %s to replace it", exitcode.Ref("Force"))
 	}
 	return nil
 }
@@ -188,8 +188,8 @@ func loadContract(r *Repo, o BuildOptions, tree []TreeEntry, commit string) (*Co
 	} else {
 		e, ok := findEntry(tree, ContractPath)
 		if !ok || e.Type != typeBlob || e.Mode == modeSymlink {
-			return nil, nil, withHint(fmt.Errorf("contract %s: %w in the tree of commit %s", ContractPath, ErrNotFound, commit[:12]),
-				"commit a release.json (kind ReleaseContract) or pass --contract FILE")
+			return nil, nil, exitcode.WithHint(fmt.Errorf("contract %s: %w in the tree of commit %s", ContractPath, ErrNotFound, commit[:12]),
+				"commit a release.json (kind ReleaseContract) or pass %s FILE", exitcode.Ref("ContractFile"))
 		}
 		obj, err := r.ReadObject(e.OID)
 		if err != nil {

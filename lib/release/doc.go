@@ -60,16 +60,3 @@ var (
 	// ErrSubmodule is a gitlink in the tree while the contract refuses them (exit 126).
 	ErrSubmodule = exitcode.Sentinel(exitcode.Refused, "submodules are refused by the contract")
 )
-
-// hinted is an error with a next step for the user; the CLI prints it as
-// "artrelease: hint: …".
-type hinted struct {
-	err  error
-	hint string
-}
-
-func (h *hinted) Error() string { return h.err.Error() }
-func (h *hinted) Unwrap() error { return h.err }
-func (h *hinted) Hint() string  { return h.hint }
-
-func withHint(err error, hint string) error { return &hinted{err: err, hint: hint} }

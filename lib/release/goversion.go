@@ -72,8 +72,8 @@ func (id *Identity) nameGoVersion(g *goVersioner, modPath string) error {
 	}
 	if err != nil {
 		if statVers != "" {
-			return withHint(fmt.Errorf("tag %s: %w", id.Tag, err),
-				"the go command would refuse this version of "+modPath+": tag the version its major-version suffix allows")
+			return exitcode.WithHint(fmt.Errorf("tag %s: %w", id.Tag, err),
+				"the go command would refuse this version of %s: tag the version its major-version suffix allows", modPath)
 		}
 		return err
 	}

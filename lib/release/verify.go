@@ -42,6 +42,10 @@ type VerifyReport struct {
 type Problem struct {
 	File string `json:"file"`
 	Msg  string `json:"problem"`
+	// Err is the problem as an error naming the fields it refers to (an
+	// option such as "ContractFile"), when it names one: the CLI words Msg
+	// from it in its flags. Nil for most problems.
+	Err *exitcode.FieldError `json:"-"`
 }
 
 func (p Problem) String() string { return p.File + ": " + p.Msg }
@@ -696,7 +700,9 @@ func (v *verifier) rebuild(ctx context.Context, repoDir string) error {
 	defer os.RemoveAll(tmp)
 	if v.contractFile == "" && v.archiveRead {
 		if c := v.treeData[ContractPath]; c == nil || sha256Hex(c) != m.Contract.SHA256 {
-			v.problem(ManifestName, "built under a contract (sha256 %s) that is not the commit's release.json: pass the file it was built with as --contract FILE", m.Contract.SHA256)
+			fe := exitcode.Fieldf(exitcode.Failed, "ContractFile", "", "built under a contract (sha256 %s) that is not the commit's release.json: pass the file it was built with as %s FILE",
+				m.Contract.SHA256, exitcode.Ref("ContractFile"))
+			v.rep.Problems = append(v.rep.Problems, Problem{File: ManifestName, Msg: fe.Error(), Err: fe})
 			return nil
 		}
 	}

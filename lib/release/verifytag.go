@@ -74,7 +74,7 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 	refuse := func(hint, format string, args ...any) error {
 		err := fmt.Errorf("tag %s: %w: %s", name, ErrTagRefused, fmt.Sprintf(format, args...))
 		if hint != "" {
-			return withHint(err, hint)
+			return exitcode.WithHint(err, "%s", hint)
 		}
 		return err
 	}
@@ -93,7 +93,7 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 	if err := r.checkReleaseTag(ctx, name, rep.Commit, o.ContractFile); err != nil {
 		var nr *notReleaseTagError
 		if errors.As(err, &nr) || exitcode.Of(err) == exitcode.Usage {
-			var h *hinted
+			var h *exitcode.Hinted
 			hint := "tag the commit PREFIX + a semantic version, as the contract's version.tag_prefix says"
 			if errors.As(err, &h) {
 				hint = h.Hint()
@@ -146,8 +146,8 @@ func (r *Repo) mainRef(ctx context.Context, want string) (string, error) {
 			return ref, nil
 		}
 	}
-	return "", withHint(fmt.Errorf("main branch: %w: neither refs/remotes/origin/main nor refs/heads/main exists", ErrNotFound),
-		"fetch main (git fetch origin main) or name the branch with --main")
+	return "", exitcode.WithHint(fmt.Errorf("main branch: %w: neither refs/remotes/origin/main nor refs/heads/main exists", ErrNotFound),
+		"fetch main (git fetch origin main) or name the branch with %s", exitcode.Ref("Main"))
 }
 
 // gitCombined runs git and returns stdout and stderr together: git

@@ -189,7 +189,10 @@ func Command(s string) ([]string, error) {
 		return nil, &SyntaxError{0, "empty command"}
 	}
 	if name, _, ok := strings.Cut(w[0], "="); ok && name != "" && !strings.Contains(name, "/") {
-		return nil, &SyntaxError{0, fmt.Sprintf("%q looks like an environment assignment: no shell runs these words; pass the variable with --env", w[0])}
+		// The way out is the caller's: its field for environment variables
+		// ("Env"), which the CLI words as its flag.
+		return nil, exitcode.Fieldf(exitcode.Usage, "Env", w[0], "at byte 0: %q looks like an environment assignment: no shell runs these words; pass the variable with %s", w[0], exitcode.Ref("Env")).
+			Because(&SyntaxError{0, fmt.Sprintf("%q looks like an environment assignment: no shell runs these words", w[0])})
 	}
 	return w, nil
 }

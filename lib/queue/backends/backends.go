@@ -1,16 +1,19 @@
-// Package backends turns artq's --backend, --queue and --dir flags into a
-// queue.Backend. It is the one place that knows every backend; the queue
+// Package backends turns a Config (artq's --backend, --queue and --dir
+// flags) into a queue.Backend. Its refusals are *exitcode.FieldError
+// naming the Config field ("Backend", "Queue", "Dir"). It is the one place that knows every backend; the queue
 // package knows none.
 package backends
 
 import (
 	"cmp"
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
 	natsq "github.com/art-runtime/art/lib/queue/nats"
@@ -49,7 +52,7 @@ func (c Config) QueueDir() (string, error) {
 	if name == "" {
 		name = "default"
 	}
-	if err := queue.ValidName("--queue", name); err != nil {
+	if err := validQueue(name); err != nil {
 		return "", err
 	}
 	return filepath.Join(c.Home, "queues", name), nil
@@ -66,10 +69,10 @@ func Open(c Config) (queue.Backend, error) {
 		return file.Open(dir, file.Options{ReadOnly: c.ReadOnly, LockTimeout: c.LockTimeout})
 	case natsq.IsURL(c.Backend):
 		if c.Dir != "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "--dir: a NATS queue has no directory; name it with --queue")
+			return nil, exitcode.Field(exitcode.Usage, "Dir", "", "a NATS queue has no directory; name it with %s", exitcode.Ref("Queue"))
 		}
 		name := cmp.Or(c.Queue, "default")
-		if err := queue.ValidName("--queue", name); err != nil {
+		if err := validQueue(name); err != nil {
 			return nil, err
 		}
 		ctx := c.Ctx
@@ -82,7 +85,18 @@ func Open(c Config) (queue.Backend, error) {
 		}
 		return b, nil
 	case strings.Contains(c.Backend, "://"):
-		return nil, exitcode.Errorf(exitcode.Usage, "--backend %s: unknown scheme (want file or nats://HOST:PORT)", c.Backend)
+		return nil, exitcode.Field(exitcode.Usage, "Backend", c.Backend, "unknown scheme (want file or nats://HOST:PORT)")
 	}
-	return nil, exitcode.Errorf(exitcode.Usage, "--backend %s: unknown backend (want file or nats://HOST:PORT)", c.Backend)
+	return nil, exitcode.Field(exitcode.Usage, "Backend", c.Backend, "unknown backend (want file or nats://HOST:PORT)")
+}
+
+// validQueue is queue.ValidName for Config.Queue, as a FieldError naming
+// the field "Queue".
+func validQueue(name string) error {
+	err := queue.ValidName("queue", name)
+	var fe *jsonx.FieldError
+	if errors.As(err, &fe) {
+		return exitcode.Field(exitcode.Usage, "Queue", "", "%s", fe.Msg)
+	}
+	return err
 }

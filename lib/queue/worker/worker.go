@@ -128,8 +128,10 @@ func NewID() string {
 }
 
 // Policy builds the worker's Policy: the file's, narrowed by n, or,
-// without a file, one made from n alone (--allow is then required, and the
-// workspace defaults to the current directory).
+// without a file, one made from n alone (n.Allow is then required, and the
+// workspace defaults to the current directory). Its refusals are
+// *exitcode.FieldError naming "Policy", "Allow" or "Workspace" (no file
+// and no program: errors.Is ErrNoPolicy).
 func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 	if file != "" {
 		p, err := execx.LoadPolicy(file)
@@ -139,7 +141,8 @@ func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 		return p.Narrow(n)
 	}
 	if len(n.Allow) == 0 {
-		return nil, exitcode.Errorf(exitcode.Usage, "work needs --policy FILE or at least one --allow NAME: say which programs may run")
+		return nil, exitcode.Fieldf(exitcode.Usage, "Allow", "", "work needs %s FILE or at least one %s NAME: say which programs may run",
+			exitcode.Ref("Policy"), exitcode.Ref("Allow")).Because(ErrNoPolicy)
 	}
 	ws := n.Workspace
 	if ws == "" {
@@ -147,10 +150,10 @@ func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 	}
 	abs, err := filepath.Abs(ws)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "--workspace %s: %w", ws, err)
+		return nil, exitcode.Field(exitcode.Usage, "Workspace", ws, "%w", err)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return nil, exitcode.Errorf(exitcode.Usage, "--workspace %s: not a directory", ws)
+		return nil, exitcode.Field(exitcode.Usage, "Workspace", ws, "not a directory")
 	}
 	p := &execx.Policy{
 		TypeMeta: jsonx.Meta(execx.KindPolicy), Allow: n.Allow, Workspace: abs,
@@ -166,6 +169,10 @@ func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 func errLeaseLost(worker string) error {
 	return exitcode.Errorf(exitcode.Internal, "worker %s: lease lost; running tasks are left to recovery", worker)
 }
+
+// ErrNoPolicy is the refusal of a worker given no policy: no policy
+// file and no allowed program (exit 2).
+var ErrNoPolicy = exitcode.Sentinel(exitcode.Usage, "worker: no policy")
 
 var (
 	errShutdown        = errors.New("worker shutting down")
@@ -214,7 +221,7 @@ type finished struct {
 
 func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 	if cfg.Policy == nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "worker: no policy")
+		return nil, ErrNoPolicy
 	}
 	if cfg.ID == "" {
 		cfg.ID = NewID()
@@ -239,7 +246,7 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 	}
 	if cfg.OutputDir != "" {
 		if err := fsx.MkdirState(cfg.OutputDir); err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "--output-dir: %w", err)
+			return nil, exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", err)
 		}
 	}
 	switch cfg.Keep {
@@ -247,7 +254,7 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 		cfg.Keep = KeepFailed
 	case KeepFailed, KeepAlways, KeepNever:
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "worker: keep %q: want failed, always or never", cfg.Keep)
+		return nil, exitcode.Fieldf(exitcode.Usage, "Keep", string(cfg.Keep), "worker: %s %q: want failed, always or never", exitcode.Ref("Keep"), cfg.Keep)
 	}
 	if cfg.Queue == "" {
 		cfg.Queue = "default"
@@ -515,7 +522,8 @@ func (w *worker) run(tctx, bg context.Context, t *queue.Task, lease queue.Lease)
 		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil {
 			tr.OutputSaved, tr.OutputError = new(bool), outputError(werr)
 			if w.cfg.Warn != nil {
-				w.cfg.Warn(fmt.Errorf("task %s attempt %d: --output-dir: %w (the result is recorded without it)", t.ID, t.Attempt, werr))
+				w.cfg.Warn(fmt.Errorf("task %s attempt %d: %w (the result is recorded without it)", t.ID, t.Attempt,
+					exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", werr)))
 			}
 		}
 	}
@@ -590,7 +598,7 @@ func (w *worker) accept(ctx context.Context, tw *taskWorkspace, task *execx.Task
 		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil {
 			tr.OutputSaved, tr.OutputError = new(bool), outputError(werr)
 			if w.cfg.Warn != nil {
-				w.cfg.Warn(fmt.Errorf("--output-dir: %w", werr))
+				w.cfg.Warn(exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", werr))
 			}
 		}
 	}

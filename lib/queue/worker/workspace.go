@@ -88,17 +88,17 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *queue.Task, spec *queu
 	}
 	real, err := fsx.ResolveBeneath(polWS, src)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: %w", src, err)
+		return nil, exitcode.Field(exitcode.Refused, "run.source", src, "%w", err)
 	}
 	realWS, err := filepath.EvalSymlinks(polWS)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "workspace %s: %w", polWS, err)
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: not a directory", src)
+		return nil, exitcode.Field(exitcode.Refused, "run.source", src, "not a directory")
 	}
 	if rel, err := filepath.Rel(realWS, real); err == nil && (rel == queue.WorkDirName || len(rel) > len(queue.WorkDirName) && rel[:len(queue.WorkDirName)+1] == queue.WorkDirName+"/") {
-		return nil, exitcode.Errorf(exitcode.Refused, "run.source %s: inside the workers' own %s directory", src, queue.WorkDirName)
+		return nil, exitcode.Field(exitcode.Refused, "run.source", src, "inside the workers' own %s directory", queue.WorkDirName)
 	}
 	root, err := os.OpenRoot(realWS)
 	if err != nil {
@@ -127,7 +127,7 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *queue.Task, spec *queu
 		}
 		srcRoot, err := os.OpenRoot(real)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "run.source %s: %w", src, err)
+			return nil, exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
 		}
 		defer srcRoot.Close()
 		dst, err := root.OpenRoot(tw.rel)
@@ -143,7 +143,7 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *queue.Task, spec *queu
 	case queue.WorkspaceWorktree:
 		rel, err := filepath.Rel(realWS, real)
 		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "run.source %s: %w", src, err)
+			return nil, exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
 		}
 		tw.source = filepath.ToSlash(rel)
 		// Hooks are the repository's code, not the task's: none run.

@@ -3,8 +3,10 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/art-runtime/art/lib/agent/provider"
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // ToolName is the one function tool of ToolCall mode.
@@ -112,8 +114,9 @@ func (p *Provider) PromptBudget() int {
 func (p *Provider) Body(req *provider.Request) ([]byte, error) {
 	budget := p.PromptBudget()
 	if fixed := fixedTokens(req); fixed+minHistoryTokens > budget {
-		return nil, provider.Errorf(Name, "context: the instructions and the task alone need about %d tokens, and only %d are left of --context-tokens %d once --max-tokens %d and the schema are reserved; raise --context-tokens or shorten the task",
-			fixed, budget, p.cfg.ContextTokens, p.cfg.MaxTokens)
+		return nil, &provider.Error{Provider: Name, Err: exitcode.Fieldf(exitcode.Internal, "ContextTokens", strconv.Itoa(p.cfg.ContextTokens),
+			"context: the instructions and the task alone need about %d tokens, and only %d are left of %s %d once %s %d and the schema are reserved; raise %s or shorten the task",
+			fixed, budget, exitcode.Ref("ContextTokens"), p.cfg.ContextTokens, exitcode.Ref("MaxTokens"), p.cfg.MaxTokens, exitcode.Ref("ContextTokens"))}
 	}
 	msgs := Messages(req, budget, p.cfg.ToolCall)
 	body := map[string]any{

@@ -32,6 +32,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,10 +136,10 @@ type Provider struct {
 func New(cfg Config) (*Provider, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "base-url: %q is not an http(s) URL", redact(cfg.BaseURL))
+		return nil, exitcode.Fieldf(exitcode.Usage, "BaseURL", redact(cfg.BaseURL), "%s: %q is not an http(s) URL", exitcode.Ref("BaseURL"), redact(cfg.BaseURL))
 	}
 	if cfg.Model == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "model: required for the openai provider")
+		return nil, exitcode.Field(exitcode.Usage, "Model", "", "required for the openai provider")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -157,11 +158,12 @@ func New(cfg Config) (*Provider, error) {
 	}
 	switch {
 	case cfg.MaxTokens < 1:
-		return nil, exitcode.Errorf(exitcode.Usage, "max-tokens: must be at least 1, got %d", cfg.MaxTokens)
+		return nil, exitcode.Field(exitcode.Usage, "MaxTokens", "", "must be at least 1, got %d", cfg.MaxTokens)
 	case cfg.ContextTokens < cfg.MaxTokens+MinPromptTokens:
-		return nil, exitcode.Errorf(exitcode.Usage, "context-tokens: %d leaves less than %d tokens for the conversation once max-tokens %d is reserved; raise it (to the server's context size) or lower max-tokens", cfg.ContextTokens, MinPromptTokens, cfg.MaxTokens)
+		return nil, exitcode.Fieldf(exitcode.Usage, "ContextTokens", strconv.Itoa(cfg.ContextTokens), "%s: %d leaves less than %d tokens for the conversation once %s %d is reserved; raise it (to the server's context size) or lower %s",
+			exitcode.Ref("ContextTokens"), cfg.ContextTokens, MinPromptTokens, exitcode.Ref("MaxTokens"), cfg.MaxTokens, exitcode.Ref("MaxTokens"))
 	case cfg.Retries < 0 || cfg.Retries > MaxRetries:
-		return nil, exitcode.Errorf(exitcode.Usage, "provider-retries: must be between 0 and %d, got %d", MaxRetries, cfg.Retries)
+		return nil, exitcode.Fieldf(exitcode.Usage, "Retries", strconv.Itoa(cfg.Retries), "provider-retries: must be between 0 and %d, got %d", MaxRetries, cfg.Retries)
 	}
 	auto := cfg.TokenField == ""
 	switch cfg.TokenField {
@@ -172,7 +174,7 @@ func New(cfg Config) (*Provider, error) {
 		}
 	case FieldMaxTokens, FieldMaxCompletionTokens:
 	default:
-		return nil, exitcode.Errorf(exitcode.Usage, "max-tokens-field: %q is neither %s nor %s", cfg.TokenField, FieldMaxTokens, FieldMaxCompletionTokens)
+		return nil, exitcode.Fieldf(exitcode.Usage, "TokenField", cfg.TokenField, "max-tokens-field: %q is neither %s nor %s", cfg.TokenField, FieldMaxTokens, FieldMaxCompletionTokens)
 	}
 	p := &Provider{cfg: cfg, endpoint: strings.TrimSuffix(u.String(), "/") + "/chat/completions", client: cfg.Client, field: cfg.TokenField, autoField: auto}
 	if p.client == nil {

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+// Flags maps library fields (exitcode.FieldError.Field and the fields a
+// message or hint names with exitcode.Ref) to the flag that sets them in
+// one command: {"Workspace": "--workspace"}. Libraries name fields, never
+// flags; the CLI words their errors in its flags through this table, as
+// age's CLI adds its flags and hints to the library's typed errors.
+//
+// A field the table does not hold keeps the library's wording
+// (exitcode.Label): only a field a flag of this command really sets may be
+// named by that flag, or the message would send the user to the wrong
+// place (a workspace refused from the policy document is
+// "policy.workspace", never --workspace).
+type Flags map[string]string
+
+// FieldFlagger is implemented by a command (or the tool's grammar, for
+// fields every command shares) whose flags fill library fields.
+type FieldFlagger interface {
+	FieldFlags() Flags
+}
+
+// Name is the name of field in this command: its flag, else the library's
+// label.
+func (f Flags) Name(field string) string {
+	if flag, ok := f[field]; ok {
+		return flag
+	}
+	return exitcode.Label(field)
+}
+
+// With returns f and more in one table, more winning.
+func (f Flags) With(more Flags) Flags {
+	out := make(Flags, len(f)+len(more))
+	for k, v := range f {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
+}
+
+// FlagsOf is the table of the command kctx selected: the grammar's (for
+// the fields every command of the tool shares), then the command's own.
+func FlagsOf(grammar any, kctx *kong.Context) Flags {
+	var f Flags
+	if g, ok := grammar.(FieldFlagger); ok {
+		f = f.With(g.FieldFlags())
+	}
+	if kctx == nil {
+		return f
+	}
+	if n := kctx.Selected(); n != nil && n.Target.IsValid() && n.Target.CanAddr() {
+		if c, ok := n.Target.Addr().Interface().(FieldFlagger); ok {
+			f = f.With(c.FieldFlags())
+		}
+	}
+	return f
+}
+
+// Message is err's one-line text as the CLI prints it: every
+// exitcode.FieldError in err's tree worded with flags' names instead of
+// the library's labels.
+func Message(err error, flags Flags) string {
+	msg := err.Error()
+	if len(flags) == 0 {
+		return msg
+	}
+	exitcode.Walk(err, func(e error) {
+		fe, ok := e.(*exitcode.FieldError)
+		if !ok {
+			return
+		}
+		lib, cli := fe.Error(), fe.Render(flags.Name)
+		if lib != cli {
+			msg = strings.Replace(msg, lib, cli, 1)
+		}
+	})
+	return msg
+}
+
+// Hint is the first hint in err's chain (an error with a Hint method),
+// its fields worded as flags, or "".
+func Hint(err error, flags Flags) string {
+	var h interface{ Hint() string }
+	if !errors.As(err, &h) {
+		return ""
+	}
+	if r, ok := h.(interface {
+		RenderHint(func(string) string) string
+	}); ok {
+		return r.RenderHint(flags.Name)
+	}
+	return h.Hint()
+}
