@@ -154,7 +154,7 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	// stderr is not a terminal and the reason is otherwise only in the
 	// result event (a terminal already has it in the progress line).
 	if res.Err != nil && opt.Progress != std.Err && providerEnded(res.Status, res.Err) {
-		fmt.Fprintf(std.Err, "artagent: %s: %s\n", res.Status, oneLine(res.Err))
+		fmt.Fprintf(std.Err, "artagent: %s: %s\n", res.Status, strings.Join(strings.Fields(cli.Message(res.Err, budgetFields)), " "))
 	}
 	if code := res.ExitCode(); code != 0 {
 		return exitcode.Quiet(code)

@@ -123,7 +123,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		Policy: pol, Concurrency: c.Concurrency, Poll: c.Poll, Lease: c.Lease,
 		OutputDir: c.OutputDir, Mode: worker.Serve,
 		Keep: worker.Keep(c.Keep), Hooks: o, Queue: f.name(g),
-		Warn: obs.WarnTo("artq", std.Err),
+		Warn: warnIn(obs.WarnTo("artq", std.Err), c.FieldFlags()),
 	}
 	switch {
 	case c.Once:

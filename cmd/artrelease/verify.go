@@ -46,6 +46,14 @@ func (c *VerifyCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		attrs["problems"], attrs["rebuilt"] = len(rep.Problems), rep.Rebuilt
 	}
 	emit(ctx, em, "verify", "release.verified", attrs, err)
+	if rep != nil {
+		// A problem naming an option is worded in this command's flags.
+		for i, p := range rep.Problems {
+			if p.Err != nil {
+				rep.Problems[i].Msg = cli.Message(p.Err, c.FieldFlags())
+			}
+		}
+	}
 	if rep != nil && (rep.Name != "" || len(rep.Problems) > 0) {
 		if g.JSON(std) {
 			if werr := writeJSON(std, rep); werr != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -101,4 +102,49 @@ func Hint(err error, flags Flags) string {
 		return r.RenderHint(flags.Name)
 	}
 	return h.Hint()
+}
+
+// CheckFieldFlags builds grammar's model and checks that every flag a
+// FieldFlags table names (the grammar's, for every command, and each
+// command's own) is a flag of that command or of one above it: a table
+// naming a renamed or removed flag would send the user to a flag that does
+// not exist. Each tool's tests call it.
+func CheckFieldFlags(grammar any, options ...kong.Option) error {
+	k, err := kong.New(grammar, append([]kong.Option{kong.Exit(func(int) {})}, options...)...)
+	if err != nil {
+		return err
+	}
+	var root Flags
+	if g, ok := grammar.(FieldFlagger); ok {
+		root = g.FieldFlags()
+	}
+	var errs []error
+	var walk func(n *kong.Node, above map[string]bool)
+	walk = func(n *kong.Node, above map[string]bool) {
+		have := map[string]bool{}
+		for name := range above {
+			have[name] = true
+		}
+		for _, f := range n.Flags {
+			have["--"+f.Name] = true
+		}
+		table := root
+		if n.Type == kong.CommandNode && n.Target.IsValid() && n.Target.CanAddr() {
+			if c, ok := n.Target.Addr().Interface().(FieldFlagger); ok {
+				table = table.With(c.FieldFlags())
+			}
+		}
+		if n.Type == kong.CommandNode && len(n.Children) == 0 {
+			for field, flag := range table {
+				if !have[flag] {
+					errs = append(errs, fmt.Errorf("%s: field %s maps to %s, which is not one of its flags", n.FullPath(), field, flag))
+				}
+			}
+		}
+		for _, c := range n.Children {
+			walk(c, have)
+		}
+	}
+	walk(k.Model.Node, nil)
+	return errors.Join(errs...)
 }

@@ -152,22 +152,26 @@ func TestNarrow(t *testing.T) {
 		n       Narrowing
 		check   func(*Policy) bool
 		wantErr string
+		field   string // the refused Narrowing field
 	}{
-		{"allow intersects", Narrowing{Allow: []string{"go"}}, func(p *Policy) bool { return slices.Equal(p.Allow, []string{"go"}) }, ""},
-		{"allow cannot add", Narrowing{Allow: []string{"go", "curl"}}, nil, "--allow curl: not allowed by the policy"},
-		{"workspace beneath", Narrowing{Workspace: filepath.Join(ws, "sub")}, func(p *Policy) bool { return strings.HasSuffix(p.Workspace, "/sub") }, ""},
-		{"workspace outside", Narrowing{Workspace: t.TempDir()}, nil, "outside the policy workspace"},
-		{"stronger isolation", Narrowing{Isolation: IsolationStrict}, func(p *Policy) bool { return p.Isolation == IsolationStrict }, ""},
-		{"weaker isolation", Narrowing{Isolation: IsolationNone}, nil, "would weaken"},
-		{"best effort over a required backend", Narrowing{IsolationBestEffort: true}, nil, "requires landlock"},
-		{"lower max", Narrowing{Max: Limits{Timeout: jsonx.Duration(time.Minute)}}, func(p *Policy) bool { return p.Max.Timeout.D() == time.Minute }, ""},
-		{"higher max ignored", Narrowing{Max: Limits{Timeout: jsonx.Duration(2 * time.Hour)}}, func(p *Policy) bool { return p.Max.Timeout.D() == time.Hour }, ""},
+		{"allow intersects", Narrowing{Allow: []string{"go"}}, func(p *Policy) bool { return slices.Equal(p.Allow, []string{"go"}) }, "", ""},
+		{"allow cannot add", Narrowing{Allow: []string{"go", "curl"}}, nil, "allow curl: not allowed by the policy", "Allow"},
+		{"workspace beneath", Narrowing{Workspace: filepath.Join(ws, "sub")}, func(p *Policy) bool { return strings.HasSuffix(p.Workspace, "/sub") }, "", ""},
+		{"workspace outside", Narrowing{Workspace: t.TempDir()}, nil, "outside the policy workspace", "Workspace"},
+		{"stronger isolation", Narrowing{Isolation: IsolationStrict}, func(p *Policy) bool { return p.Isolation == IsolationStrict }, "", ""},
+		{"weaker isolation", Narrowing{Isolation: IsolationNone}, nil, "isolation none: would weaken", "Isolation"},
+		{"best effort over a required backend", Narrowing{IsolationBestEffort: true}, nil, "isolation-best-effort: the policy requires landlock", "IsolationBestEffort"},
+		{"lower max", Narrowing{Max: Limits{Timeout: jsonx.Duration(time.Minute)}}, func(p *Policy) bool { return p.Max.Timeout.D() == time.Minute }, "", ""},
+		{"higher max ignored", Narrowing{Max: Limits{Timeout: jsonx.Duration(2 * time.Hour)}}, func(p *Policy) bool { return p.Max.Timeout.D() == time.Hour }, "", ""},
 	}
 	for _, tt := range tests {
 		got, err := base.Narrow(tt.n)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || exitcode.Of(err) != exitcode.Refused {
 				t.Errorf("%s: Narrow = %v; want 126 with %q", tt.name, err, tt.wantErr)
+			}
+			if fe := exitcode.AsField(err); fe == nil || fe.Field != tt.field || !errors.Is(err, ErrWidens) {
+				t.Errorf("%s: Narrow = %#v; want a FieldError for %s that is ErrWidens", tt.name, err, tt.field)
 			}
 			continue
 		}

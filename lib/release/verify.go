@@ -109,10 +109,13 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	}
 	rep.OK = len(rep.Problems) == 0
 	if !rep.OK {
-		first := rep.Problems[0].String()
+		first := rep.Problems[0]
 		more := ""
 		if n := len(rep.Problems) - 1; n > 0 {
 			more = fmt.Sprintf(" (and %d more)", n)
+		}
+		if first.Err != nil { // the CLI words its fields in flags
+			return rep, fmt.Errorf("%s: %w: %s: %w%s", o.Dir, ErrMismatch, first.File, first.Err, more)
 		}
 		return rep, fmt.Errorf("%s: %w: %s%s", o.Dir, ErrMismatch, first, more)
 	}

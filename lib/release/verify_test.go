@@ -264,7 +264,9 @@ func TestVerifyWithContractFile(t *testing.T) {
 		t.Fatalf("verify --repo --contract: %v %+v", err, rep)
 	}
 	rep, err := Verify(context.Background(), VerifyOptions{Dir: out, Repo: r.dir})
-	if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "--contract FILE") {
+	if fe := exitcode.AsField(err); !errors.Is(err, ErrMismatch) || fe == nil || fe.Field != "ContractFile" ||
+		!strings.Contains(err.Error(), "pass the file it was built with as contract-file FILE") ||
+		len(rep.Problems) != 1 || rep.Problems[0].Err != fe || exitcode.Of(err) != exitcode.Failed {
 		t.Errorf("verify --repo without --contract: %v %+v", err, rep)
 	}
 	other := filepath.Join(t.TempDir(), "other.json")

@@ -1,0 +1,17 @@
+package main
+
+import "github.com/art-runtime/art/internal/cli"
+
+// toolFields: the fields of the loop's tools policy whose flags a refusal
+// may point to (words.Command's way out of "NAME=value cmd").
+var toolFields = cli.Flags{"Env": "--env", "IsolationBestEffort": "--isolation-best-effort"}
+
+// budgetFields word a provider's context-budget failure (the line printed
+// when the provider ended a run) in run's flags.
+var budgetFields = cli.Flags{"ContextTokens": "--context-tokens", "MaxTokens": "--max-tokens"}
+
+// FieldFlags implements cli.FieldFlagger.
+func (*RunCmd) FieldFlags() cli.Flags { return toolFields }
+
+// FieldFlags implements cli.FieldFlagger.
+func (*McpCmd) FieldFlags() cli.Flags { return toolFields }
