@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/alecthomas/kong"
+	"github.com/art-runtime/art/lib/goal"
+	"testing"
+
+	"github.com/art-runtime/art/internal/cli"
+)
+
+// TestFieldFlags: every flag a command's table names is one of its flags,
+// and each command words the library fields it sets as its flags (and
+// keeps the library's label for a field its messages never named by flag).
+func TestFieldFlags(t *testing.T) {
+	if err := cli.CheckFieldFlags(&CLI{}, kong.Vars{"idrule": goal.IDRule}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		cmd         cli.FieldFlagger
+		field, want string
+	}{
+		{&CheckCmd{}, "Rev", "--rev"},
+		{&CheckCmd{}, "Queue", "--queue"},
+		{&CheckCmd{}, "Dir", "--queue-dir"},
+		{&PutCmd{}, "Rev", "--rev"},
+		{&PutCmd{}, "Dir", "--queue-dir"},
+		{&ReceiptCmd{}, "Rev", "--rev"},
+		{&ReceiptCmd{}, "Queue", "--queue"},
+		{&CloseCmd{}, "Rev", "--rev"},
+		{&CloseCmd{}, "Queue", "queue"},
+	}
+	for _, tt := range tests {
+		flags := tt.cmd.FieldFlags()
+		if got := flags.Name(tt.field); got != tt.want {
+			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
+		}
+	}
+}
