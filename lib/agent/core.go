@@ -151,7 +151,7 @@ type Snapshot struct {
 // only and is refused here.
 func NewCore(cfg Config, opt Options) (*Core, error) {
 	if opt.Resume != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "resume: only an agent loop can resume a transcript")
+		return nil, exitcode.Field(exitcode.Usage, "Resume", "", "only an agent loop can resume a transcript")
 	}
 	c, err := newCore(cfg, opt)
 	if err != nil {

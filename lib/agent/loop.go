@@ -265,7 +265,7 @@ func lookPath(p *execx.Policy, name string) error {
 			return nil
 		}
 	}
-	return exitcode.Errorf(exitcode.ProgramNotFound, "verify: program %q not found in %v", name, p.SearchPath())
+	return exitcode.Fieldf(exitcode.ProgramNotFound, "Verify", name, "verify: program %q not found in %v", name, p.SearchPath())
 }
 
 // CheckTranscriptPath refuses a transcript inside the workspace: the model
@@ -289,7 +289,7 @@ func CheckTranscriptPath(workspace, path string) error {
 		return fmt.Errorf("transcript %s: %w", path, err)
 	}
 	if rel, err := filepath.Rel(root, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-		return exitcode.Errorf(exitcode.Usage, "transcript %s: inside the workspace, where the model could edit it; keep it outside", path)
+		return exitcode.Field(exitcode.Usage, "Transcript", path, "inside the workspace, where the model could edit it; keep it outside")
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ var _ goal.Sources = (*Sources)(nil)
 // read at.
 func (s *Sources) Task(id string) (goal.TaskState, goal.QueueCheck, error) {
 	if err := queue.ValidName("task", id); err != nil {
-		return "", goal.QueueCheck{}, exitcode.Errorf(exitcode.Usage, "task %q: not an artq task id: %w", id, err)
+		return "", goal.QueueCheck{}, exitcode.Fieldf(exitcode.Usage, "task", id, "task %q: not an artq task id: %w", id, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,7 +75,7 @@ func (s *Sources) Task(id string) (goal.TaskState, goal.QueueCheck, error) {
 	err := s.q.View(s.ctx(), func(st *queue.State) error {
 		t := st.Task(id)
 		if t == nil {
-			return exitcode.WithHint(exitcode.Errorf(exitcode.NotFound, "task %s: not in the queue %s: %w", id, s.dir, queue.ErrNotFound),
+			return exitcode.WithHint(exitcode.Field(exitcode.NotFound, "task", id, "not in the queue %s: %w", s.dir, queue.ErrNotFound),
 				"'artq status' lists the queue's tasks; another queue is chosen with %s NAME or %s DIR", exitcode.Ref("Queue"), exitcode.Ref("Dir"))
 		}
 		state = goal.TaskState(t.State)
@@ -110,7 +110,7 @@ func (s *Sources) open(id string) error {
 	// A read-only backend reads a missing directory as an empty queue;
 	// evidence wants to say that there is no queue at all.
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return exitcode.WithHint(exitcode.Errorf(exitcode.NotFound, "task %s: no queue at %s", id, dir),
+		return exitcode.WithHint(exitcode.Field(exitcode.NotFound, "task", id, "no queue at %s", dir),
 			"the queue is chosen with %s NAME (under the state home) or %s DIR, as in artq", exitcode.Ref("Queue"), exitcode.Ref("Dir"))
 	}
 	b, err := backends.Open(cfg)
@@ -129,7 +129,7 @@ func (s *Sources) open(id string) error {
 // Event finds event id in the sink and verifies its record.
 func (s *Sources) Event(id string) (goal.SinkCheck, error) {
 	if s.Sink == "" {
-		err := exitcode.Errorf(exitcode.Usage, "event %s: no events file to check it in", id)
+		var err error = exitcode.Field(exitcode.Usage, "event", id, "no events file to check it in")
 		if s.SinkHint != "" {
 			err = exitcode.WithHint(err, "%s", s.SinkHint)
 		}

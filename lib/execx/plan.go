@@ -95,7 +95,7 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 	pl.argv = append([]string{t.Program}, t.Args...)
 	if pl.workspace, err = filepath.EvalSymlinks(p.Workspace); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, exitcode.Errorf(exitcode.Usage, "workspace %s does not exist", p.Workspace)
+			return nil, exitcode.Fieldf(exitcode.Usage, "Policy.Workspace", p.Workspace, "workspace %s does not exist", p.Workspace).Because(fs.ErrNotExist)
 		}
 		return nil, exitcode.Errorf(exitcode.Internal, "workspace: %w", err)
 	}
@@ -169,11 +169,11 @@ func openDir(workspace, rel string) (*os.File, string, error) {
 	real, err := fdPath(f)
 	if err != nil {
 		f.Close()
-		return nil, "", exitcode.Errorf(exitcode.Internal, "task.dir %s: %w", rel, err)
+		return nil, "", exitcode.Field(exitcode.Internal, "task.dir", rel, "%w", err)
 	}
 	if !within(workspace, real) { // openat2 already guarantees it; belt and braces
 		f.Close()
-		return nil, "", exitcode.Errorf(exitcode.Refused, "task.dir %s: outside the workspace: %w", rel, fsx.ErrEscape)
+		return nil, "", exitcode.Field(exitcode.Refused, "task.dir", rel, "outside the workspace: %w", fsx.ErrEscape)
 	}
 	return f, real, nil
 }
@@ -188,11 +188,11 @@ func openContext(workspace, rel string, limit int64) (*os.File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, exitcode.Errorf(exitcode.Internal, "task.context %s: %w", rel, err)
+		return nil, exitcode.Field(exitcode.Internal, "task.context", rel, "%w", err)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, exitcode.Errorf(exitcode.Usage, "task.context %s: not a regular file", rel)
+		return nil, exitcode.Field(exitcode.Usage, "task.context", rel, "not a regular file")
 	}
 	if st.Size() > limit {
 		f.Close()

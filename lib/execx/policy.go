@@ -188,7 +188,7 @@ func (p *Policy) Check() error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return jsonx.Errorf("policy.workspace", "%s does not exist", p.Workspace)
 		}
-		return exitcode.Errorf(exitcode.Internal, "policy.workspace: %w", err)
+		return exitcode.Field(exitcode.Internal, "policy.workspace", "", "%w", err)
 	}
 	if !st.IsDir() {
 		return jsonx.Errorf("policy.workspace", "%s is not a directory", p.Workspace)
@@ -227,9 +227,9 @@ func LoadPolicy(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, exitcode.Errorf(exitcode.NotFound, "policy %s: no such file", path)
+			return nil, exitcode.Fieldf(exitcode.NotFound, "Policy", path, "policy %s: no such file", path).Because(fs.ErrNotExist)
 		}
-		return nil, exitcode.Errorf(exitcode.Internal, "policy: %w", err)
+		return nil, exitcode.Fieldf(exitcode.Internal, "Policy", path, "policy: %w", err)
 	}
 	p, err := DecodePolicy(data)
 	if err != nil {

@@ -111,7 +111,7 @@ func ParseEvidence(spec string) (Evidence, error) {
 }
 
 func evidenceErr(spec, format string, args ...any) error {
-	return exitcode.Errorf(exitcode.Usage, "evidence %q: %s", clip(spec), fmt.Sprintf(format, args...))
+	return exitcode.Fieldf(exitcode.Usage, "evidence", clip(spec), "evidence %q: %s", clip(spec), fmt.Sprintf(format, args...))
 }
 
 func clip(s string) string {
@@ -134,7 +134,7 @@ func digestFile(spec, path string) (string, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("evidence %q: %s: %w", clip(spec), path, ErrNotFound)
 		}
-		return "", exitcode.Errorf(exitcode.Usage, "evidence %q: %w", clip(spec), err)
+		return "", exitcode.Fieldf(exitcode.Usage, "evidence", clip(spec), "evidence %q: %w", clip(spec), err)
 	}
 	defer f.Close()
 	st, err := f.Stat()

@@ -142,11 +142,11 @@ func Open(specs []string, o Options) (*Emitter, error) {
 		case "stdout":
 			if o.Stdout == nil {
 				closeAll()
-				return nil, exitcode.Errorf(exitcode.Usage, "events: stdout sink needs a stdout writer")
+				return nil, exitcode.Field(exitcode.Usage, "Events", "", "stdout sink needs a stdout writer")
 			}
 			if seen["stdout"] {
 				closeAll()
-				return nil, exitcode.Errorf(exitcode.Usage, "events: stdout given twice")
+				return nil, exitcode.Field(exitcode.Usage, "Events", "", "stdout given twice")
 			}
 			seen["stdout"] = true
 			sinks = append(sinks, NewWriter("stdout", o.Stdout))
@@ -159,7 +159,7 @@ func Open(specs []string, o Options) (*Emitter, error) {
 			if seen[j.order] {
 				j.Close()
 				closeAll()
-				return nil, exitcode.Errorf(exitcode.Usage, "events: %s is given twice (the same file)", path)
+				return nil, exitcode.Field(exitcode.Usage, "Events", "", "%s is given twice (the same file)", path)
 			}
 			seen[j.order] = true
 			if r := j.Recovery(); r.TornBytes > 0 && o.Warn != nil {

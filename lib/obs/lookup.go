@@ -43,14 +43,14 @@ type Found struct {
 func Lookup(path, id string) (Found, error) {
 	want, ok := digestOf(id)
 	if !ok {
-		return Found{}, exitcode.Errorf(exitcode.Usage, "event %q: not sha256: and 64 lower-case hex digits", id)
+		return Found{}, exitcode.Fieldf(exitcode.Usage, "event", id, "event %q: not sha256: and 64 lower-case hex digits", id)
 	}
 	// Non-blocking, so a FIFO in place of the sink is refused below instead
 	// of hanging the open until a writer appears.
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return Found{}, exitcode.Errorf(exitcode.NotFound, "events %s: no such file", path)
+			return Found{}, exitcode.Field(exitcode.NotFound, "Events", path, "no such file").Because(os.ErrNotExist)
 		}
 		return Found{}, exitcode.Errorf(exitcode.Internal, "events %s: %w", path, err)
 	}

@@ -207,7 +207,7 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 	err := parallel(len(reqs), func(i int) error {
 		r := reqs[i]
 		if r.Task == nil {
-			return exitcode.Errorf(exitcode.Usage, "request %d: no task", i+1)
+			return exitcode.Fieldf(exitcode.Usage, "Task", "", "request %d: no task", i+1)
 		}
 		if r.MaxAttempts < 1 {
 			return exitcode.Field(exitcode.Usage, "max_attempts", "", "must be at least 1, got %d", r.MaxAttempts)

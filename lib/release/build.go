@@ -121,7 +121,7 @@ func checkOut(out string, force bool) error {
 		return fmt.Errorf("output directory %s: %w", out, err)
 	}
 	if !fi.IsDir() {
-		return exitcode.Errorf(exitcode.Conflict, "output directory %s: exists and is not a directory", out)
+		return exitcode.Fieldf(exitcode.Conflict, "Out", out, "output directory %s: exists and is not a directory", out)
 	}
 	entries, err := os.ReadDir(out)
 	if err != nil {

@@ -164,7 +164,7 @@ func firstLine(s string) string {
 // ResolveCommit returns the full commit id a revision names, peeling tags.
 func (r *Repo) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	if !revisionOK(rev) {
-		return "", exitcode.Errorf(exitcode.Usage, "ref %q: not a revision", rev)
+		return "", exitcode.Fieldf(exitcode.Usage, "Ref", rev, "ref %q: not a revision", rev)
 	}
 	out, err := r.git(ctx, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
@@ -485,7 +485,7 @@ type Commit struct {
 // cat-file round trip ("REF^{commit}"), sparing a rev-parse process.
 func (r *Repo) readRev(ctx context.Context, rev string) (*Commit, error) {
 	if !revisionOK(rev) {
-		return nil, exitcode.Errorf(exitcode.Usage, "ref %q: not a revision", rev)
+		return nil, exitcode.Fieldf(exitcode.Usage, "Ref", rev, "ref %q: not a revision", rev)
 	}
 	var c *Commit
 	err := func() error {

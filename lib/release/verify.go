@@ -84,7 +84,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 		return rep, fmt.Errorf("release directory %s: %w", o.Dir, err)
 	}
 	if !fi.IsDir() {
-		return rep, exitcode.Errorf(exitcode.Usage, "release directory %s: not a directory", o.Dir)
+		return rep, exitcode.Fieldf(exitcode.Usage, "Dir", o.Dir, "release directory %s: not a directory", o.Dir)
 	}
 	v := &verifier{dir: o.Dir, rep: rep}
 	if o.ContractFile != "" {

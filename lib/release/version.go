@@ -170,7 +170,7 @@ func identify(ref string, commit *Commit, reachable []RefTag, prefix string) (*I
 		name := refTag
 		v, ok := tagVersion(name, prefix)
 		if !ok {
-			return nil, exitcode.Errorf(exitcode.Usage, "tag %s: not a release tag: want %s followed by a semantic version such as %s1.2.3", name, prefixOrNone(prefix), prefix)
+			return nil, exitcode.Fieldf(exitcode.Usage, "Tag", name, "tag %s: not a release tag: want %s followed by a semantic version such as %s1.2.3", name, prefixOrNone(prefix), prefix)
 		}
 		id.Tag, id.GoVersion, id.ByTag = name, v, true
 	} else {

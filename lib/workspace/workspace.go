@@ -126,7 +126,7 @@ func New(root string, opt Options) (*Editor, error) {
 		return nil, fmt.Errorf("workspace %s: %w", root, err)
 	}
 	if !st.IsDir() {
-		return nil, exitcode.Errorf(exitcode.Usage, "workspace %s: not a directory", root)
+		return nil, exitcode.Field(exitcode.Usage, "Root", root, "not a directory")
 	}
 	e := &Editor{root: real, maxFile: opt.MaxFileBytes}
 	if e.maxFile <= 0 {

@@ -37,7 +37,7 @@ type Command struct {
 // provider usually needs the network.
 func New(argv []string, env []string) (*Command, error) {
 	if len(argv) == 0 || argv[0] == "" {
-		return nil, exitcode.Errorf(exitcode.Usage, "provider command: empty")
+		return nil, exitcode.Fieldf(exitcode.Usage, "Command", "", "provider command: empty")
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
