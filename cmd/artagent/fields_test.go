@@ -1,9 +1,12 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/agent/provider"
+	"github.com/art-runtime/art/lib/agent/provider/openai"
 )
 
 // TestFieldFlags: every flag a command's table names is one of its flags,
@@ -32,5 +35,26 @@ func TestFieldFlags(t *testing.T) {
 		if got := flags.Name(tt.field); got != tt.want {
 			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
 		}
+	}
+}
+
+// TestBudgetLineInFlags: the line printed when the provider ended a run on
+// its context budget names run's flags, as it did when the provider named
+// them itself.
+func TestBudgetLineInFlags(t *testing.T) {
+	p, err := openai.New(openai.Config{BaseURL: "http://127.0.0.1:1", Model: "m", ContextTokens: 2048, MaxTokens: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Body(&provider.Request{Task: strings.Repeat("a long task ", 2000)})
+	if err == nil {
+		t.Fatal("Body of an oversized task = nil error")
+	}
+	msg := cli.Message(err, budgetFields)
+	if !strings.Contains(msg, "are left of --context-tokens 2048 once --max-tokens 1024 and the schema are reserved; raise --context-tokens or shorten the task") {
+		t.Errorf("budget line = %q", msg)
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Errorf("the provider's own wording names a flag: %q", err)
 	}
 }

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/execx"
+	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/worker"
 )
 
 // TestFieldFlags: every flag a command's table names is one of its flags,
@@ -42,5 +48,31 @@ func TestFieldFlags(t *testing.T) {
 		if got := flags.Name(tt.field); got != tt.want {
 			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
 		}
+	}
+}
+
+// TestLibraryErrorsInFlags: the queue's and the worker's errors and hints
+// that name fields read as artq's flags, exactly as artq printed them
+// before the libraries named fields.
+func TestLibraryErrorsInFlags(t *testing.T) {
+	gap := cli.Hint(fmt.Errorf("log: %w", &queue.GapError{From: 3, To: 9}), (&LogCmd{}).FieldFlags())
+	if want := "their results are in 'artq status'; run 'artq log' again (without --after) to read what the log holds now"; gap != want {
+		t.Errorf("log's gap hint = %q; want %q", gap, want)
+	}
+	var got []string
+	warn := warnIn(func(err error) { got = append(got, err.Error()) }, (&WorkCmd{}).FieldFlags())
+	warn(fmt.Errorf("task t1 attempt 1: %w (the result is recorded without it)",
+		exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", errors.New("no space left on device"))))
+	if want := "task t1 attempt 1: --output-dir: no space left on device (the result is recorded without it)"; len(got) != 1 || got[0] != want {
+		t.Errorf("work's warning = %q; want %q", got, want)
+	}
+	_, err := worker.Policy("", execx.Narrowing{})
+	if msg := cli.Message(err, (&WorkCmd{}).FieldFlags()); msg != "work needs --policy FILE or at least one --allow NAME: say which programs may run" ||
+		!errors.Is(err, worker.ErrNoPolicy) || exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("worker.Policy without a policy = %q (exit %d)", msg, exitcode.Of(err))
+	}
+	err = queue.IdempotentIDs("", nil)
+	if msg := cli.Message(err, (&EnqueueCmd{}).FieldFlags()); msg != "--idempotency-key: want 1 to 1024 bytes, got 0" || exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("IdempotentIDs(\"\") = %q (exit %d)", msg, exitcode.Of(err))
 	}
 }
