@@ -19,12 +19,14 @@
 # of a 50,000-task enqueue --batch at random byte offsets and moments: no
 # partial batch, idempotent re-runs) and the zombie re-claim scenario on
 # NATS (ART_ZOMBIE_TRIALS, default 50, run as a Go test; 0 skips it).
-# Uses the artq on PATH (make build; PATH=bin:$PATH) and jq. Prints what held
+# Uses the artq on PATH, which must be built with -tags failpoint (make
+# crash builds bin/failpoint/artq and puts it first on PATH; a normal artq
+# ignores ARTQ_FAILPOINT and is refused, exit 2), and jq. Prints what held
 # and exits 1 on the first violated invariant.
 set -euo pipefail
 
 n="${1:-${ART_CRASH_ITERS:-200}}"
-command -v artq >/dev/null || { echo "crash-queue: artq not on PATH (run make build)" >&2; exit 2; }
+command -v artq >/dev/null || { echo "crash-queue: artq not on PATH (run make crash, or go build -tags failpoint ./cmd/artq)" >&2; exit 2; }
 command -v jq >/dev/null || { echo "crash-queue: needs jq" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -37,6 +39,16 @@ cd "$work"
 # report by sending stderr to /dev/null and our own messages to fd 3.
 exec 3>&2 2>/dev/null
 fail() { echo "crash-queue: INVARIANT VIOLATED at iteration $i: $*" >&3; exit 1; }
+
+# The failpoint build kills itself at its first write under torn-write:1;
+# any other build would enqueue the task and let the soak test less.
+probe=0
+ARTQ_FAILPOINT=torn-write:1 artq --dir "$work/probe" enqueue -- true >/dev/null 2>&1 || probe=$?
+if [ "$probe" -ne 137 ]; then
+	echo "crash-queue: $(command -v artq) was built without -tags failpoint (ARTQ_FAILPOINT did not kill it); run make crash, or put an artq from go build -tags failpoint ./cmd/artq first on PATH" >&3
+	exit 2
+fi
+rm -rf "$work/probe"
 
 retry_failed() {
 	artq --dir "$q" status -o json |
