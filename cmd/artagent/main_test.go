@@ -11,15 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 )
 
@@ -64,11 +63,10 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		Cmds: systest.ScriptCmds(map[string]systest.ScriptCmd{
 			"events":     events,
-			"waitfor":    waitFor,
 			"fakeopenai": fakeOpenAI,
-		},
+		}),
 		// ARTAGENT_UPDATE_SCRIPTS=1 rewrites the want files of failing
 		// `cmp` commands in the scripts; review the diff before committing.
 		UpdateScripts: os.Getenv("ARTAGENT_UPDATE_SCRIPTS") != "",
@@ -107,27 +105,6 @@ func normalizeEvents(ts *testscript.TestScript, s string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// waitfor FILE REGEXP waits up to a minute for FILE to exist and match.
-func waitFor(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: waitfor FILE REGEXP")
-	}
-	re, err := regexp.Compile(args[1])
-	if err != nil {
-		ts.Fatalf("waitfor: %v", err)
-	}
-	path := ts.MkAbs(args[0])
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && re.Match(b) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(path)
-	ts.Fatalf("%s did not match %q within a minute; it holds:\n%s", args[0], args[1], b)
 }
 
 // fakeopenai [-stream] REPLIES starts a loopback server speaking the

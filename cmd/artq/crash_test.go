@@ -32,7 +32,7 @@ func artqCmd(dir string, args ...string) *exec.Cmd {
 // artqBinCmd runs the artq binary bin on the queue in dir.
 func artqBinCmd(bin, dir string, args ...string) *exec.Cmd {
 	cmd := exec.Command(bin, append([]string{"--dir", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GORACE="+goraceFast())
+	cmd.Env = append(os.Environ(), "GORACE="+systest.NoExitSleep())
 	return cmd
 }
 
