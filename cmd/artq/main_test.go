@@ -23,9 +23,14 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
+	// $ARTQ_FAILPOINT_BUILD is an artq built with -tags failpoint, for the
+	// scripts that stop a worker at a failpoint: the test binary, like any
+	// normal build, ignores ARTQ_FAILPOINT.
+	fp := failpointArtq(t)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("ARTQ_FAILPOINT_BUILD", fp)
 			env.Setenv("ART_HOME", filepath.Join(env.WorkDir, "home"))
 			env.Setenv("Q", filepath.Join(env.WorkDir, "home", "queues", "default"))
 			env.Setenv("GORACE", systest.NoExitSleep())
