@@ -168,7 +168,7 @@ func openDir(workspace, rel string) (*os.File, string, error) {
 		f.Close()
 		return nil, "", exitcode.Errorf(exitcode.Internal, "task.dir %s: %w", rel, err)
 	}
-	if !within(workspace, real) { // openat2 already guarantees it; belt and braces
+	if !within(workspace, real) { // os.Root already guarantees it; belt and braces
 		f.Close()
 		return nil, "", exitcode.Errorf(exitcode.Refused, "task.dir %s: outside the workspace: %w", rel, fsx.ErrEscape)
 	}
