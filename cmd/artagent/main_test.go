@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,14 +33,7 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gocache := os.Getenv("GOCACHE")
-	if gocache == "" {
-		out, err := exec.Command("go", "env", "GOCACHE").Output()
-		if err != nil {
-			t.Fatalf("go env GOCACHE: %v", err)
-		}
-		gocache = strings.TrimSpace(string(out))
-	}
+	gocache := systest.GoEnv(t, "GOCACHE")
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {

@@ -1,6 +1,7 @@
 package systest
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -62,4 +63,19 @@ func goBuild(t testing.TB, verb []string, pkg string, tags []string) string {
 	built.Store(key, out)
 	t.Cleanup(func() { built.Delete(key) })
 	return out
+}
+
+// GoEnv is the go command's setting key (GOCACHE, GOPATH, ...): the
+// environment's value if set, else what `go env` reports, for a test that
+// runs the go command in an environment of its own.
+func GoEnv(t testing.TB, key string) string {
+	t.Helper()
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	out, err := exec.Command("go", "env", key).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", key, err)
+	}
+	return strings.TrimSpace(string(out))
 }
