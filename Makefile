@@ -65,9 +65,13 @@ fuzz:
 bench: build
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/bench.sh
 
-# The queue and goal kill -9 soaks as one run: make crash N=200
+# The queue and goal kill -9 soaks as one run: make crash N=200. The soaks
+# stop artq at failpoints, which exist only in a build with -tags failpoint:
+# that artq goes to $(BIN)/failpoint/ (never into $(BIN) or an install) and
+# comes first on the soaks' PATH.
 crash: build
-	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/crash.sh $(N)
+	CGO_ENABLED=0 $(GO) build -tags failpoint -o $(BIN)/failpoint/ ./cmd/artq
+	@PATH="$(CURDIR)/$(BIN)/failpoint:$(CURDIR)/$(BIN):$$PATH" bash scripts/crash.sh $(N)
 
 release: build
 	$(BIN)/artrelease build --ref HEAD --out dist --force

@@ -19,12 +19,14 @@
 # of a 50,000-task enqueue --batch at random byte offsets and moments: no
 # partial batch, idempotent re-runs) and the zombie re-claim scenario on
 # NATS (ART_ZOMBIE_TRIALS, default 50, run as a Go test; 0 skips it).
-# Uses the artq on PATH (make build; PATH=bin:$PATH) and jq. Prints what held
+# Uses the artq on PATH, which must be built with -tags failpoint (make
+# crash builds bin/failpoint/artq and puts it first on PATH; a normal artq
+# ignores ARTQ_FAILPOINT and is refused, exit 2), and jq. Prints what held
 # and exits 1 on the first violated invariant.
 set -euo pipefail
 
 n="${1:-${ART_CRASH_ITERS:-200}}"
-command -v artq >/dev/null || { echo "crash-queue: artq not on PATH (run make build)" >&2; exit 2; }
+command -v artq >/dev/null || { echo "crash-queue: artq not on PATH (run make crash, or go build -tags failpoint ./cmd/artq)" >&2; exit 2; }
 command -v jq >/dev/null || { echo "crash-queue: needs jq" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -37,6 +39,16 @@ cd "$work"
 # report by sending stderr to /dev/null and our own messages to fd 3.
 exec 3>&2 2>/dev/null
 fail() { echo "crash-queue: INVARIANT VIOLATED at iteration $i: $*" >&3; exit 1; }
+
+# The failpoint build kills itself at its first write under torn-write:1;
+# any other build would enqueue the task and let the soak test less.
+probe=0
+ARTQ_FAILPOINT=torn-write:1 artq --dir "$work/probe" enqueue -- true >/dev/null 2>&1 || probe=$?
+if [ "$probe" -ne 137 ]; then
+	echo "crash-queue: $(command -v artq) was built without -tags failpoint (ARTQ_FAILPOINT did not kill it); run make crash, or put an artq from go build -tags failpoint ./cmd/artq first on PATH" >&3
+	exit 2
+fi
+rm -rf "$work/probe"
 
 retry_failed() {
 	artq --dir "$q" status -o json |
@@ -138,16 +150,27 @@ i=batch
 bkills="${ART_BATCH_KILLS:-$(( n / 10 > 8 ? n / 10 : 8 ))}"
 btasks="${ART_BATCH_TASKS:-50000}"
 awk -v n="$btasks" 'BEGIN { for (i = 1; i <= n; i++) printf "{\"apiVersion\":\"art/v1alpha1\",\"kind\":\"Task\",\"program\":\"true\",\"args\":[\"%d\"]}\n", i }' >batch.jsonl
-artq --dir "$work/bsize" enqueue --batch <batch.jsonl >/dev/null || fail "batch without kill"
-bsize=$(stat -c %s "$work/bsize/events.log")
-partial=0 offsets=""
+# The size of the batch's write, measured as the kills below make it (after
+# one task, under a key). Record times drop trailing zeros, so a later
+# write can be a few bytes per record shorter: an offset past the end of
+# that write is not a kill, and is counted apart.
+artq --dir "$work/bsize" enqueue --id before -- true >/dev/null || fail "enqueue before the batch"
+b0=$(stat -c %s "$work/bsize/events.log")
+artq --dir "$work/bsize" enqueue --batch --idempotency-key b0 <batch.jsonl >/dev/null || fail "batch without kill"
+bsize=$(( $(stat -c %s "$work/bsize/events.log") - b0 ))
+partial=0 offsets="" beyond=0
 for ((k = 1; k <= bkills; k++)); do
 	bq="$work/b$k"
 	artq --dir "$bq" enqueue --id before -- true >/dev/null || fail "enqueue before the batch"
 	if ((k % 2)); then
 		off=$(( (RANDOM * 32768 + RANDOM) % (bsize - 1) + 1 ))
 		offsets="$offsets $off"
-		ARTQ_FAILPOINT="torn-write:$off" artq --dir "$bq" enqueue --batch --idempotency-key "b$k" <batch.jsonl >/dev/null && fail "batch $k was not killed at byte $off"
+		b0=$(stat -c %s "$bq/events.log")
+		if ARTQ_FAILPOINT="torn-write:$off" artq --dir "$bq" enqueue --batch --idempotency-key "b$k" <batch.jsonl >/dev/null; then
+			wrote=$(( $(stat -c %s "$bq/events.log") - b0 ))
+			[ "$off" -ge "$wrote" ] || fail "batch $k was not killed at byte $off of its $wrote-byte write"
+			beyond=$((beyond + 1))
+		fi
 	else
 		artq --dir "$bq" enqueue --batch --idempotency-key "b$k" <batch.jsonl >/dev/null &
 		bp=$!
@@ -187,5 +210,5 @@ runs=$(wc -l <"$ws/runs")
 echo "crash-queue: $n iterations, $kills kills ($failpoints at failpoints), $tasks tasks ($(wc -l <acked.txt) acknowledged), $runs runs"
 echo "crash-queue: held after every kill: the log replays and fsck passes; no acknowledged task lost; attempts <= max_attempts"
 echo "crash-queue: held at the end: every task succeeded; every run was claimed; an attempt ran again only after a requeue; no traced attempt ran twice; every trace and terminal event named the current claim"
-echo "crash-queue: batch: $bkills kills of a $btasks-task enqueue --batch ($bsize bytes; failpoint offsets:$offsets; the rest SIGKILL at random moments): $partial partial batches; re-runs under --idempotency-key enqueued each batch exactly once"
+echo "crash-queue: batch: $bkills kills of a $btasks-task enqueue --batch ($bsize bytes; failpoint offsets:$offsets, $beyond of them past the end of that run's write; the rest SIGKILL at random moments): $partial partial batches; re-runs under --idempotency-key enqueued each batch exactly once"
 echo "crash-queue: $zres"

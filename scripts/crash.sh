@@ -13,7 +13,8 @@
 # on bad usage or a missing tool.
 #
 # Uses the artq and artgoal on PATH, else the ones in the repository's bin/
-# (make build), and jq. On two cores 200 iterations take 2–3 minutes,
+# (make build), and jq; the artq must be built with -tags failpoint (make
+# crash builds bin/failpoint/artq and puts it first on PATH). On two cores 200 iterations take 2–3 minutes,
 # almost all of it the queue soak.
 set -euo pipefail
 
@@ -23,6 +24,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 if ! command -v artq >/dev/null || ! command -v artgoal >/dev/null; then
 	if [ -x "$here/../bin/artq" ] && [ -x "$here/../bin/artgoal" ]; then
 		PATH="$(cd "$here/../bin" && pwd):$PATH"
+		[ -x "$here/../bin/failpoint/artq" ] && PATH="$(cd "$here/../bin/failpoint" && pwd):$PATH"
 	else
 		echo "crash: artq and artgoal are neither on PATH nor in bin/ (run make build)" >&2
 		exit 2

@@ -9,17 +9,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 )
 
@@ -35,14 +33,7 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gocache := os.Getenv("GOCACHE")
-	if gocache == "" {
-		out, err := exec.Command("go", "env", "GOCACHE").Output()
-		if err != nil {
-			t.Fatalf("go env GOCACHE: %v", err)
-		}
-		gocache = strings.TrimSpace(string(out))
-	}
+	gocache := systest.GoEnv(t, "GOCACHE")
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
@@ -64,11 +55,10 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		Cmds: systest.ScriptCmds(map[string]systest.ScriptCmd{
 			"events":     events,
-			"waitfor":    waitFor,
 			"fakeopenai": fakeOpenAI,
-		},
+		}),
 		// ARTAGENT_UPDATE_SCRIPTS=1 rewrites the want files of failing
 		// `cmp` commands in the scripts; review the diff before committing.
 		UpdateScripts: os.Getenv("ARTAGENT_UPDATE_SCRIPTS") != "",
@@ -107,27 +97,6 @@ func normalizeEvents(ts *testscript.TestScript, s string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// waitfor FILE REGEXP waits up to a minute for FILE to exist and match.
-func waitFor(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: waitfor FILE REGEXP")
-	}
-	re, err := regexp.Compile(args[1])
-	if err != nil {
-		ts.Fatalf("waitfor: %v", err)
-	}
-	path := ts.MkAbs(args[0])
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && re.Match(b) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(path)
-	ts.Fatalf("%s did not match %q within a minute; it holds:\n%s", args[0], args[1], b)
 }
 
 // fakeopenai [-stream] REPLIES starts a loopback server speaking the

@@ -36,16 +36,8 @@ func goProject(t *testing.T) string {
 // goEnv is what `go test` as the verify command needs, passed with --env.
 func goEnv(t *testing.T) []string {
 	t.Helper()
-	gocache := os.Getenv("GOCACHE")
-	if gocache == "" {
-		out, err := exec.Command("go", "env", "GOCACHE").Output()
-		if err != nil {
-			t.Fatalf("go env GOCACHE: %v", err)
-		}
-		gocache = strings.TrimSpace(string(out))
-	}
-	return append(os.Environ(), "GOCACHE="+gocache, "GOPATH="+filepath.Join(t.TempDir(), "gopath"),
-		"GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false", "GORACE=atexit_sleep_ms=0")
+	return append(os.Environ(), "GOCACHE="+systest.GoEnv(t, "GOCACHE"), "GOPATH="+filepath.Join(t.TempDir(), "gopath"),
+		"GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false", "GORACE="+systest.NoExitSleep())
 }
 
 func mcpArgs(ws, tr string, extra ...string) []string {

@@ -43,7 +43,7 @@ func TestRunProgressOnATerminal(t *testing.T) {
 {"action":"verify"}
 {"action":"finish","summary":"done"}
 `)
-	term := systest.StartTerm(t, systest.TermOptions{Cols: 160, Rows: 30, Dir: dir, Env: []string{"GORACE=atexit_sleep_ms=0"}},
+	term := systest.StartTerm(t, systest.TermOptions{Cols: 160, Rows: 30, Dir: dir, Env: []string{"GORACE=" + systest.NoExitSleep()}},
 		"sh", "-c", `exec "$0" "$@" >events.jsonl`, bin,
 		"run", "--workspace", "ws", "--task", "edit a.txt", "--provider", "mock", "--mock-script", "script.jsonl",
 		"--allow", "sh", "--verify", "grep -q new a.txt")

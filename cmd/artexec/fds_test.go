@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/jsonx"
 )
@@ -69,7 +70,7 @@ func TestInheritedFDsNotPassed(t *testing.T) {
 			args := append([]string{"run", "--timeout", "1m"}, m.flags...)
 			cmd := exec.Command(artexec, append(args, "--", "ls", "/proc/self/fd")...)
 			cmd.Dir = t.TempDir()
-			cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+			cmd.Env = append(os.Environ(), "GORACE="+systest.NoExitSleep())
 			cmd.ExtraFiles = extra
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

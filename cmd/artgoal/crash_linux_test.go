@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/goal"
 )
 
@@ -107,7 +108,7 @@ func startPaused(t *testing.T, home string, args ...string) *pausedWriter {
 	}
 	child := os.NewFile(uintptr(pair[1]), "listener-socket")
 	p := &pausedWriter{cmd: exec.Command(bin, args...)}
-	p.cmd.Env = append(os.Environ(), "ART_HOME="+home, "GORACE="+goraceNoExitSleep())
+	p.cmd.Env = append(os.Environ(), "ART_HOME="+home, "GORACE="+systest.NoExitSleep())
 	p.cmd.Dir = home
 	p.cmd.Stderr = &p.stderr
 	p.cmd.ExtraFiles = []*os.File{child}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/evidence/evidencetest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/jsonx"
@@ -40,24 +41,17 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("ART_HOME", filepath.Join(env.WorkDir, "home"))
-			env.Setenv("GORACE", goraceNoExitSleep())
+			env.Setenv("GORACE", systest.NoExitSleep())
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		Cmds: systest.ScriptCmds(map[string]systest.ScriptCmd{
 			"jsonedit": jsonedit,
 			"mkqueue":  mkqueue,
 			"eventid":  eventid,
 			"replace":  replace,
-		},
+		}),
 		RequireExplicitExec: false,
 	})
-}
-
-// goraceNoExitSleep is $GORACE plus atexit_sleep_ms=0: a -race binary
-// otherwise sleeps a second at every exit, which would make each artgoal
-// run in a script cost a second of wall time and nothing else.
-func goraceNoExitSleep() string {
-	return strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
 }
 
 // mkqueue DIR builds an artq queue in DIR with lib/queue's own API and a

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/goal"
 )
@@ -25,7 +26,7 @@ func artgoalCmd(t *testing.T, home string, args ...string) *exec.Cmd {
 		t.Fatalf("artgoal not on PATH: %v", err)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "ART_HOME="+home, "GORACE="+goraceNoExitSleep())
+	cmd.Env = append(os.Environ(), "ART_HOME="+home, "GORACE="+systest.NoExitSleep())
 	cmd.Dir = home
 	return cmd
 }

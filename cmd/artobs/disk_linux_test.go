@@ -37,7 +37,7 @@ func testUnwritable(t *testing.T, fault systest.Fault) {
 	artobs := func(stdin []byte, args ...string) (int, string, string) {
 		t.Helper()
 		cmd := exec.Command("artobs", args...) // installed by testscript.Main
-		cmd.Env = append(os.Environ(), "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		cmd.Env = append(os.Environ(), "GORACE="+systest.NoExitSleep())
 		cmd.Stdin = bytes.NewReader(stdin)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -16,17 +16,100 @@ import (
 	"testing"
 	"time"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
 )
 
 // These tests drive real artq processes (the test binary, installed on PATH
-// as artq by testscript.Main) and kill them with SIGKILL.
+// as artq by testscript.Main, or an artq built with -tags failpoint where
+// a process must stop itself at a failpoint) and kill them with SIGKILL.
 
 func artqCmd(dir string, args ...string) *exec.Cmd {
-	cmd := exec.Command("artq", append([]string{"--dir", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GORACE="+goraceFast())
+	return artqBinCmd("artq", dir, args...)
+}
+
+// artqBinCmd runs the artq binary bin on the queue in dir.
+func artqBinCmd(bin, dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, append([]string{"--dir", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GORACE="+systest.NoExitSleep())
 	return cmd
+}
+
+// failpointArtq builds artq with -tags failpoint, the only build in which
+// ARTQ_FAILPOINT does anything (lib/queue/failpoint.go).
+func failpointArtq(t *testing.T) string {
+	t.Helper()
+	return systest.GoBuild(t, ".", "failpoint")
+}
+
+// killedBySIGKILL reports whether err is the exit of a process that
+// SIGKILL ended.
+func killedBySIGKILL(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+}
+
+// TestFailpointOnlyWithTag: ARTQ_FAILPOINT kills an artq built with -tags
+// failpoint at the named point, and a normal build (this test binary, as
+// every released artq) ignores it: the worker runs the task to the end and
+// a batch enqueue is written whole.
+func TestFailpointOnlyWithTag(t *testing.T) {
+	if queue.FailpointsBuilt {
+		t.Skip("this test binary was built with -tags failpoint; the normal build is what is checked here")
+	}
+	fp := failpointArtq(t)
+	for _, c := range []struct {
+		name, bin string
+		killed    bool
+	}{{"normal", "artq", false}, {"failpoint", fp, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir, ws := filepath.Join(root, "q"), filepath.Join(root, "ws")
+			os.Mkdir(ws, 0o700)
+			if out, err := artqCmd(dir, "enqueue", "--id", "a", "--", "true").CombinedOutput(); err != nil {
+				t.Fatalf("enqueue: %v: %s", err, out)
+			}
+			for _, point := range []string{"after-claim", "after-run", "after-trace"} {
+				w := artqBinCmd(c.bin, dir, "work", "--drain", "--allow", "true", "--workspace", ws)
+				w.Env = append(w.Env, "ARTQ_FAILPOINT="+point)
+				out, err := w.CombinedOutput()
+				if got := killedBySIGKILL(err); got != c.killed {
+					t.Fatalf("%s build, ARTQ_FAILPOINT=%s: killed %v (%v: %s); want %v", c.name, point, got, err, out, c.killed)
+				}
+				if !c.killed && err != nil {
+					t.Fatalf("%s build, ARTQ_FAILPOINT=%s: %v: %s", c.name, point, err, out)
+				}
+				if c.killed {
+					break // the task is now claimed by a dead worker
+				}
+			}
+			e := artqBinCmd(c.bin, dir, "enqueue", "--batch")
+			e.Stdin = strings.NewReader(`{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}` + "\n")
+			e.Env = append(e.Env, "ARTQ_FAILPOINT=torn-write:3")
+			out, err := e.CombinedOutput()
+			if got := killedBySIGKILL(err); got != c.killed || (!c.killed && err != nil) {
+				t.Fatalf("%s build, ARTQ_FAILPOINT=torn-write:3: killed %v (%v: %s); want %v", c.name, got, err, out, c.killed)
+			}
+			q, _ := inspect(t, dir)
+			q.View(context.Background(), func(st *queue.State) error {
+				want := 2 // a, and the batch's task written whole
+				if c.killed {
+					want = 1 // the torn batch is not a task
+				} else if task := st.Task("a"); task == nil || task.State != queue.StateSucceeded {
+					t.Errorf("normal build: task a is %+v; want succeeded despite ARTQ_FAILPOINT", task)
+				}
+				if st.Len() != want {
+					t.Errorf("%s build: %d tasks; want %d", c.name, st.Len(), want)
+				}
+				return nil
+			})
+		})
+	}
 }
 
 // inspect replays the queue read-only and checks it with fsck.
@@ -203,9 +286,14 @@ func TestCrashSoak(t *testing.T) {
 			}
 			enqs = append(enqs, enq{cmd, id})
 		}
-		// A worker, sometimes armed with a failpoint.
-		w := artqCmd(dir, "work", "--allow", "sh", "--workspace", ws, "--concurrency", "2", "--poll", "50ms")
+		// A worker, sometimes armed with a failpoint (an artq built with
+		// -tags failpoint).
 		armed := rng.IntN(10) < 4
+		bin := "artq"
+		if armed {
+			bin = failpointArtq(t)
+		}
+		w := artqBinCmd(bin, dir, "work", "--allow", "sh", "--workspace", ws, "--concurrency", "2", "--poll", "50ms")
 		if armed {
 			fp := []string{"after-claim", "after-run", "after-trace"}[rng.IntN(3)]
 			w.Env = append(w.Env, "ARTQ_FAILPOINT="+fp)

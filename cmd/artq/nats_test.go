@@ -6,6 +6,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/queue/nats/natstest"
 )
 
@@ -22,11 +23,9 @@ func TestScriptsNATS(t *testing.T) {
 			env.Setenv("ART_BACKEND", srv.URL())
 			// One stream per script: queue names are the scripts' work dirs.
 			env.Setenv("ART_QUEUE", "q"+filepath.Base(env.WorkDir)[len("script-"):])
-			env.Setenv("GORACE", goraceFast())
+			env.Setenv("GORACE", systest.NoExitSleep())
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"code": exitCode,
-		},
+		Cmds: systest.ScriptCmds(nil),
 	})
 }

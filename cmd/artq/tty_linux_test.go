@@ -30,7 +30,7 @@ func TestStatusWatchOnATerminal(t *testing.T) {
 	}
 	must("enqueue", "--id", "first", "--", "true")
 
-	term := systest.StartTerm(t, systest.TermOptions{Cols: 120, Rows: 30, Env: []string{"GORACE=" + goraceFast()}},
+	term := systest.StartTerm(t, systest.TermOptions{Cols: 120, Rows: 30, Env: []string{"GORACE=" + systest.NoExitSleep()}},
 		bin, "--dir", dir, "status", "--watch", "--interval", "100ms")
 	row := func(id, state, attempts string) *regexp.Regexp {
 		return regexp.MustCompile(`(?m)^` + id + `\s+` + state + `\s+` + attempts + `\s`)

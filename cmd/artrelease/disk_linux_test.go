@@ -40,7 +40,7 @@ func testUnwritable(t *testing.T, fault systest.Fault) {
 		"GIT_AUTHOR_NAME=A U Thor", "GIT_AUTHOR_EMAIL=author@example.com",
 		"GIT_COMMITTER_NAME=C O Mitter", "GIT_COMMITTER_EMAIL=committer@example.com",
 		"GIT_AUTHOR_DATE=@1767366245 +0000", "GIT_COMMITTER_DATE=@1767366245 +0000",
-		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		"GORACE="+systest.NoExitSleep())
 	run := func(name string, args ...string) (int, string) {
 		t.Helper()
 		cmd := exec.Command(name, args...)

@@ -3,9 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -33,21 +33,6 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_DATE", "@1767366245 +0000")
 			return os.MkdirAll(home, 0o755)
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// flipbyte FILE OFFSET: damage one byte, as a bad disk or an
-			// attacker would.
-			"flipbyte": func(ts *testscript.TestScript, neg bool, args []string) {
-				if neg || len(args) != 2 {
-					ts.Fatalf("usage: flipbyte FILE OFFSET")
-				}
-				path := ts.MkAbs(args[0])
-				b, err := os.ReadFile(path)
-				ts.Check(err)
-				off, err := strconv.Atoi(args[1])
-				ts.Check(err)
-				b[off] ^= 1
-				ts.Check(os.WriteFile(path, b, 0o644))
-			},
-		},
+		Cmds: systest.ScriptCmds(nil),
 	})
 }

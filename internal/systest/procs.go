@@ -2,6 +2,7 @@ package systest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,28 +42,58 @@ func PidsWithArg(arg string) ([]int, error) {
 	return out, nil
 }
 
+// atLeastWithArg is nil when at least n processes have arg as an argument.
+func atLeastWithArg(arg string, n int) error {
+	pids, err := PidsWithArg(arg)
+	if err != nil {
+		return err
+	}
+	if len(pids) < n {
+		return fmt.Errorf("%d processes with argument %s; want at least %d", len(pids), arg, n)
+	}
+	return nil
+}
+
+// noneWithArg is nil when no process has arg as an argument.
+func noneWithArg(arg string) error {
+	pids, err := PidsWithArg(arg)
+	if err != nil {
+		return err
+	}
+	if len(pids) > 0 {
+		return fmt.Errorf("processes with argument %s survived: %v", arg, pids)
+	}
+	return nil
+}
+
+// waitUntil calls cond every 10 ms until it returns nil or within has
+// passed, and returns its last error.
+func waitUntil(within time.Duration, cond func() error) error {
+	deadline := time.Now().Add(within)
+	for {
+		err := cond()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // WaitPids waits up to within until at least n processes have arg as one
 // whole argument, and fails the test otherwise: the start of a tree whose
 // death a test will then check.
 func WaitPids(t testing.TB, arg string, n int, within time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if pids, _ := PidsWithArg(arg); len(pids) >= n {
-			return
-		}
+	if err := waitUntil(within, func() error { return atLeastWithArg(arg, n) }); err != nil {
+		t.Fatalf("the tool's processes never started: %v", err)
 	}
-	t.Fatalf("the tool's %d processes never started", n)
 }
 
 // NoSurvivor waits up to within until no process has arg as one whole
 // argument, and fails naming the survivors otherwise.
 func NoSurvivor(t testing.TB, arg string, within time.Duration) {
 	t.Helper()
-	var pids []int
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if pids, _ = PidsWithArg(arg); len(pids) == 0 {
-			return
-		}
+	if err := waitUntil(within, func() error { return noneWithArg(arg) }); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("processes survived: %v", pids)
 }

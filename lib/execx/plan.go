@@ -171,7 +171,7 @@ func openDir(workspace, rel string) (*os.File, string, error) {
 		f.Close()
 		return nil, "", exitcode.Field(exitcode.Internal, "task.dir", rel, "%w", err)
 	}
-	if !within(workspace, real) { // openat2 already guarantees it; belt and braces
+	if !within(workspace, real) { // os.Root already guarantees it; belt and braces
 		f.Close()
 		return nil, "", exitcode.Field(exitcode.Refused, "task.dir", rel, "outside the workspace: %w", fsx.ErrEscape)
 	}

@@ -30,8 +30,9 @@ func shimExe() string { return selfExe() }
 // and a descendant that leaves the process group is not found.
 func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
-// dirOf is the working directory by path: macOS has no openat2 and no
-// /proc/self/fd, so this path was resolved and checked, racily, by fsx.
+// dirOf is the working directory by path: macOS has no /proc/self/fd to
+// change into the opened directory through, so the child is given the
+// checked path, which a symlink swapped in afterwards can race.
 func dirOf(pl *plan) string { return pl.dirPath }
 
 // fdPath: fsx opened the file by its checked real path on macOS.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/art-runtime/art/lib/exitcode"
 )
@@ -54,11 +56,15 @@ func CheckRel(p string) error {
 }
 
 // OpenBeneath opens rel under root so that neither "..", an absolute symlink,
-// nor a symlink swapped in after any earlier check can leave root. On Linux it
-// is one openat2(RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS) call resolved by the
-// kernel; elsewhere it resolves and checks the real path (racy, and said so).
-// flags are os.OpenFile flags; O_CREAT is refused as a policy of its own (no
-// new files through a confined open).
+// nor a symlink swapped in after any earlier check can leave root. It is the
+// one confinement mechanism of art, os.Root (the worker's workspace copies
+// use os.Root directly): each component is opened relative to the
+// descriptor of the one before, without following symlinks, and a symlink
+// is resolved in user space and refused if it leads out, so the check and
+// the open are the same steps and there is no window to race, on every
+// Unix alike. flags are os.OpenFile flags; O_CREAT is refused as a policy
+// of its own (no new files through a confined open), and so is any ".."
+// component (CheckRel), even one that would stay beneath root.
 func OpenBeneath(root, rel string, flags int) (*os.File, error) {
 	if err := CheckRel(rel); err != nil {
 		return nil, err
@@ -66,11 +72,51 @@ func OpenBeneath(root, rel string, flags int) (*os.File, error) {
 	if flags&os.O_CREATE != 0 {
 		return nil, &PathError{Path: rel, Reason: "creating files is not allowed"}
 	}
-	f, err := openBeneath(root, rel, flags)
+	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close() // the file opened through it stays open
+	f, err := r.OpenFile(rel, flags, 0)
+	if err != nil {
+		return nil, rootErr(rel, err)
+	}
 	return f, nil
+}
+
+// errPathEscapes is the error os.Root returns for a path that leads out of
+// it. The standard library does not export it; provoking it once ("..")
+// gives the value itself, so errors.Is keeps working if its text changes.
+var errPathEscapes = sync.OnceValue(func() error {
+	r, err := os.OpenRoot(string(os.PathSeparator))
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	_, err = r.Open("..")
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return nil
+})
+
+// rootErr turns an os.Root error into a PathError (an escape) or the
+// cause wrapped with rel.
+func rootErr(rel string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case err == errPathEscapes() && err != nil:
+		return &PathError{Path: rel, Reason: "resolves outside the workspace"}
+	case errors.Is(err, syscall.ELOOP):
+		return &PathError{Path: rel, Reason: "symbolic link loop"}
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: %w", rel, os.ErrNotExist)
+	}
+	return fmt.Errorf("%s: %w", rel, err)
 }
 
 // ResolveBeneath returns the canonical absolute path of rel under root, after
@@ -101,11 +147,4 @@ func within(root, p string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, strings.TrimSuffix(root, string(os.PathSeparator))+string(os.PathSeparator))
-}
-
-func escapeOr(rel string, err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%s: %w", rel, os.ErrNotExist)
-	}
-	return fmt.Errorf("%s: %w", rel, err)
 }

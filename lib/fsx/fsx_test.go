@@ -112,20 +112,76 @@ func TestOpenBeneath(t *testing.T) {
 	}
 }
 
-func TestPortableMatchesKernel(t *testing.T) {
+// TestOpenBeneathSwapRace: an attacker outside the opener (another
+// goroutine, as a task process would) flips a directory component between
+// a real directory and a symlink to an outside directory while files are
+// opened through it. No open may ever return the outside file, whatever the
+// component was at each step; the opens that do succeed read the inside one.
+func TestOpenBeneathSwapRace(t *testing.T) {
 	root, _ := workspace(t)
-	for _, rel := range []string{"in.txt", "link-in", "link-out", "abs-out", "sub/upup/secret.txt", "nope"} {
-		f1, err1 := OpenBeneath(root, rel, os.O_RDONLY)
-		f2, err2 := openBeneathPortable(root, rel, os.O_RDONLY)
-		if (err1 == nil) != (err2 == nil) || errors.Is(err1, ErrEscape) != errors.Is(err2, ErrEscape) {
-			t.Errorf("%s: kernel=%v portable=%v; want the same verdict", rel, err1, err2)
-		}
-		for _, f := range []*os.File{f1, f2} {
-			if f != nil {
-				f.Close()
+	outsideDir := filepath.Join(filepath.Dir(root), "outdir")
+	must(t, os.Mkdir(outsideDir, 0o755))
+	must(t, os.WriteFile(filepath.Join(outsideDir, "f"), []byte("secret"), 0o644))
+	must(t, os.Mkdir(filepath.Join(root, "d.real"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "d.real", "f"), []byte("inside"), 0o644))
+	must(t, os.Symlink(outsideDir, filepath.Join(root, "d.evil")))
+	must(t, os.Symlink("d.real", filepath.Join(root, "d")))
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			target := "d.real"
+			if i%2 == 1 {
+				target = outsideDir
+			}
+			tmp := filepath.Join(root, "d.tmp")
+			os.Remove(tmp)
+			if err := os.Symlink(target, tmp); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.Rename(tmp, filepath.Join(root, "d")); err != nil {
+				t.Error(err)
+				return
 			}
 		}
+	}()
+	n := 5000
+	if testing.Short() {
+		n = 500
 	}
+	inside, refused := 0, 0
+	for range n {
+		for _, rel := range []string{"d/f", "d/./f"} {
+			f, err := OpenBeneath(root, rel, os.O_RDONLY)
+			if err != nil {
+				if !errors.Is(err, ErrEscape) && !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("OpenBeneath(%s) = %v; want the file, an escape refusal or not-exist (mid-rename)", rel, err)
+				}
+				refused++
+				continue
+			}
+			b := make([]byte, 16)
+			k, _ := f.Read(b)
+			f.Close()
+			if string(b[:k]) != "inside" {
+				t.Fatalf("OpenBeneath(%s) read %q: the open left the root", rel, b[:k])
+			}
+			inside++
+		}
+	}
+	close(done)
+	<-stopped
+	if inside == 0 || refused == 0 {
+		t.Errorf("%d inside opens, %d refused: the race never hit both states", inside, refused)
+	}
+	t.Logf("%d opens read the inside file, %d were refused; none left the root", inside, refused)
 }
 
 func TestResolveBeneath(t *testing.T) {

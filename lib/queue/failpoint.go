@@ -2,60 +2,28 @@ package queue
 
 import (
 	"os"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"syscall"
 )
 
-// Failpoints let the crash tests kill a worker exactly between two steps
+// Failpoints let the crash tests kill a process exactly between two steps
 // that random timing rarely separates (a trace synced, its terminal event
-// not yet). ARTQ_FAILPOINT=NAME[:N] makes the process SIGKILL itself the
-// Nth time (default the first) it reaches point NAME. Unset, a failpoint
-// costs one comparison. Points: after-claim, after-run, after-trace; and
-// torn-write:K, where K is a byte count (see TornWrite).
-var (
-	failName string
-	failN    int64
-	failHits atomic.Int64
-)
+// not yet). They exist only in a binary built with `-tags failpoint`
+// (failpoint_on.go): there ARTQ_FAILPOINT=NAME[:N] makes the process
+// SIGKILL itself the Nth time (default the first) it reaches point NAME.
+// Points: after-claim, after-run, after-trace; and torn-write:K, where K is
+// a byte count (see TornWrite). In every other build (failpoint_off.go)
+// Failpoint and TornWrite do nothing and nothing reads ARTQ_FAILPOINT, so
+// no environment variable can make a released artq kill itself.
+//
+// The kill -9 tests build their artq (or test binary) with the tag; make
+// crash builds bin/failpoint/artq.
 
-func init() {
-	spec := os.Getenv("ARTQ_FAILPOINT")
-	if spec == "" {
-		return
-	}
-	name, count, _ := strings.Cut(spec, ":")
-	failName, failN = name, 1
-	if n, err := strconv.ParseInt(count, 10, 64); err == nil && n > 0 {
-		failN = n
-	}
-}
-
-// Failpoint kills the process when ARTQ_FAILPOINT names point name
-// (the worker's steps: after-claim, after-run; the queue's after-trace).
-func Failpoint(name string) {
-	if failName != name {
-		return
-	}
-	if failHits.Add(1) == failN {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // the signal is on its way; never return
-	}
-}
-
-// TornWrite reports K when ARTQ_FAILPOINT=torn-write:K: a backend about to
-// write more than K bytes at once writes only the first K and calls Crash,
-// which is what a kill -9 in the middle of a large write(2) leaves.
-func TornWrite() (int64, bool) {
-	if failName != "torn-write" {
-		return 0, false
-	}
-	return failN, true
-}
+// FailpointsBuilt reports whether this binary was built with -tags
+// failpoint, so a test can tell which kind of build it is.
+const FailpointsBuilt = failpointsBuilt
 
 // Crash SIGKILLs the process (for failpoints) and never returns.
 func Crash() {
 	syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	select {}
+	select {} // the signal is on its way; never return
 }

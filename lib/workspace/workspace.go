@@ -4,8 +4,8 @@
 // agents.
 //
 // It refuses: absolute paths, ".." components, any path whose canonical
-// target leaves the root (resolved by the kernel with openat2 beneath the
-// root on Linux, so a symlink swapped in after a check cannot escape),
+// target leaves the root (resolved component by component through os.Root,
+// fsx.OpenBeneath, so a symlink swapped in after a check cannot escape),
 // editing through a symbolic link, non-regular files, files over the size
 // cap, an empty or missing old text, an old text that occurs more than once
 // (overlapping occurrences included), an edit whose result exceeds the cap,
@@ -16,7 +16,7 @@
 // holds either the old or the new bytes.
 //
 // It does not defend against a hard link that names a file outside the root
-// (openat2 cannot tell one from an ordinary file): a read through it shows
+// (no confined open can tell one from an ordinary file): a read through it shows
 // that file, while an edit replaces only the workspace's name and leaves the
 // outside file unchanged. Extended attributes and ACLs are not copied.
 package workspace

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
 )
@@ -38,10 +39,11 @@ func batchChild(dir string) int {
 }
 
 // runBatchChild runs batchChild with failpoint fp and reports whether it
-// was killed by SIGKILL.
+// was killed by SIGKILL. The child is this package's test binary built
+// with -tags failpoint: in any other build ARTQ_FAILPOINT does nothing.
 func runBatchChild(t *testing.T, dir string, tasks int, fp string) (killed bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(systest.GoTest(t, ".", "failpoint"), "-test.run=^$")
 	cmd.Env = append(os.Environ(), "ARTQ_FILETEST_BATCH="+dir, "ARTQ_FILETEST_TASKS="+strconv.Itoa(tasks), "ARTQ_FAILPOINT="+fp, "GORACE=atexit_sleep_ms=0")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError

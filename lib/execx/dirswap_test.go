@@ -1,0 +1,86 @@
+package execx
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/art-runtime/art/lib/fsx"
+)
+
+// TestDirSwapRace: while tasks start in task.dir "d", an attacker outside
+// the runner (another goroutine, as a second task would) flips d between a
+// directory of the workspace and a symlink to a directory outside it. No
+// task may ever run in the outside directory: each one either runs in the
+// inside directory or is refused before it starts.
+func TestDirSwapRace(t *testing.T) {
+	p := policyFor(t, IsolationNone, "sh")
+	ws := p.Workspace
+	outside := t.TempDir()
+	inside := filepath.Join(ws, "d.real")
+	if err := os.Mkdir(inside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	realInside, _ := filepath.EvalSymlinks(inside)
+	if err := os.Symlink("d.real", filepath.Join(ws, "d")); err != nil {
+		t.Fatal(err)
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			target := "d.real"
+			if i%2 == 1 {
+				target = outside
+			}
+			tmp := filepath.Join(ws, "d.tmp")
+			os.Remove(tmp)
+			if err := os.Symlink(target, tmp); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.Rename(tmp, filepath.Join(ws, "d")); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	n := 150
+	if testing.Short() {
+		n = 40
+	}
+	ran, refused := 0, 0
+	for range n {
+		task := sh("pwd -P; touch marker")
+		task.Dir = "d"
+		res, err := Run(context.Background(), p, task, Options{})
+		if err != nil {
+			if !errors.Is(err, fsx.ErrEscape) && !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "task.dir") {
+				t.Fatalf("Run = %v; want a Result or a task.dir refusal", err)
+			}
+			refused++
+			continue
+		}
+		if got := strings.TrimSpace(res.Output); got != realInside {
+			t.Fatalf("the task ran in %q; want %q (the workspace's directory)", got, realInside)
+		}
+		ran++
+	}
+	close(done)
+	<-stopped
+	if _, err := os.Stat(filepath.Join(outside, "marker")); err == nil {
+		t.Fatal("a task wrote into the outside directory")
+	}
+	if ran == 0 || refused == 0 {
+		t.Errorf("%d ran, %d refused: the race never hit both states", ran, refused)
+	}
+	t.Logf("%d tasks ran inside, %d were refused; none ran outside", ran, refused)
+}
