@@ -1,0 +1,643 @@
+// Package stateindex keeps a durable index of a file queue's state, so that
+// `artq status` answers in milliseconds over hundreds of thousands of tasks
+// without replaying the log: per-state counts, and one compact row per task
+// (what status shows, and what the reducer needs to apply later events to
+// it), in enqueue order and searchable by id.
+//
+// The index is a cache, never the truth. It lives beside the log as
+// state.index, is written atomically (temporary file, fsync, rename,
+// directory fsync) by processes that already hold the state (compact, a
+// large enqueue, a worker now and then and at exit), and is bound to the
+// log it was built from: the sequence and byte offset it covers and the
+// SHA-256 of the segment's first record and of the record that ends at
+// that offset. A reader (Load) checks the binding and every checksum of
+// what it reads, then applies the events appended after that offset
+// through the one reducer (queue.State), exactly as a replay would. An
+// index that is missing, damaged, of another version, from another queue
+// or from before a compaction is not used: Load fails and the caller
+// replays the log instead, with the same result.
+//
+// What it cannot tell from the bytes it reads is a log rewritten in place
+// keeping those two records and that length, or an index forged
+// consistently (checksums recomputed) by someone who can write the queue
+// directory, who could as well rewrite the log: `artq fsck` compares the
+// index with a full replay and reports any difference.
+package stateindex
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/art-runtime/art/lib/fsx"
+	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
+)
+
+// FileName is the index's name inside the queue directory.
+const FileName = "state.index"
+
+// placeholder stands for the manifest of a task loaded from the index (the
+// reducer requires one; status takes the program from the row).
+var placeholder = []byte("{}")
+
+// ---- writing ---------------------------------------------------------------
+
+// Built is an encoded index waiting to be written: Build takes it under
+// the caller's lock, Write does the I/O after.
+type Built struct {
+	h    header
+	body []byte // states, offsets, perm, rows
+}
+
+// Seq is the sequence the index covers.
+func (b *Built) Seq() uint64 { return b.h.seq }
+
+// Build encodes st, the replay of the log through st.Seq. It fails (and
+// nothing should be written) for a state the format cannot hold exactly.
+func Build(st *queue.State) (*Built, error) {
+	var err error
+	enc := newEncoder(st.Len())
+	st.Tasks(func(t *queue.Task) bool {
+		err = enc.add(t, queue.ProgramOf(t.Manifest))
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return enc.finish(st.Seq)
+}
+
+type encoder struct {
+	states []byte
+	offs   []uint32
+	ids    []string
+	rows   []byte
+	counts [5]uint32
+}
+
+func newEncoder(n int) *encoder {
+	return &encoder{states: make([]byte, 0, n), offs: make([]uint32, 1, n+1), ids: make([]string, 0, n), rows: make([]byte, 0, n*96)}
+}
+
+func (e *encoder) add(t *queue.Task, program string) error {
+	var err error
+	if e.rows, err = appendRow(e.rows, t, program); err != nil {
+		return fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	if len(e.rows) > 1<<32-1 {
+		return errNotIndexable
+	}
+	si := stateIndex(t.State)
+	e.states = append(e.states, byte(si))
+	e.counts[si]++
+	e.offs = append(e.offs, uint32(len(e.rows)))
+	e.ids = append(e.ids, t.ID)
+	return nil
+}
+
+func (e *encoder) finish(seq uint64) (*Built, error) {
+	n := len(e.states)
+	perm := make([]uint32, n)
+	for i := range perm {
+		perm[i] = uint32(i)
+	}
+	sort.Slice(perm, func(a, b int) bool { return e.ids[perm[a]] < e.ids[perm[b]] })
+	for i := 1; i < n; i++ {
+		if e.ids[perm[i]] == e.ids[perm[i-1]] {
+			return nil, fmt.Errorf("task %s twice: %w", e.ids[perm[i]], errNotIndexable)
+		}
+	}
+	b := &Built{h: header{seq: seq, tasks: uint32(n), counts: e.counts, rowsLen: uint64(len(e.rows))}}
+	body := make([]byte, 0, int(b.h.sectionsLen())+len(e.rows))
+	body = append(body, e.states...)
+	offs := len(body)
+	for _, o := range e.offs {
+		body = binary.LittleEndian.AppendUint32(body, o)
+	}
+	ps := len(body)
+	for _, p := range perm {
+		body = binary.LittleEndian.AppendUint32(body, p)
+	}
+	rs := len(body)
+	body = append(body, e.rows...)
+	b.h.crcs = [4]uint32{
+		crc32.Checksum(body[:offs], castagnoli), crc32.Checksum(body[offs:ps], castagnoli),
+		crc32.Checksum(body[ps:rs], castagnoli), crc32.Checksum(body[rs:], castagnoli),
+	}
+	b.body = body
+	return b, nil
+}
+
+// Write binds the index to the log in dir (finding the record it covers
+// near the log's end) and replaces dir/state.index atomically. It leaves
+// the log alone and takes no lock: two writers each write a correct index
+// of their own point, and the later rename wins.
+func (b *Built) Write(dir string) error {
+	lf, err := os.Open(filepath.Join(dir, file.LogName))
+	if err != nil {
+		return fmt.Errorf("state index: %w", err)
+	}
+	defer lf.Close()
+	fi, err := lf.Stat()
+	if err != nil {
+		return fmt.Errorf("state index: %w", err)
+	}
+	start, end, err := findEnd(lf, fi.Size(), b.h.seq)
+	if err != nil {
+		return err
+	}
+	first, err := firstLine(lf, fi.Size())
+	if err != nil {
+		return err
+	}
+	last := make([]byte, end-start)
+	if _, err := lf.ReadAt(last, start); err != nil {
+		return fmt.Errorf("state index: read log: %w", err)
+	}
+	h := b.h
+	h.offset, h.firstLen, h.lastLen = end, uint32(len(first)), uint32(len(last))
+	h.first, h.last = sha256.Sum256(first), sha256.Sum256(last)
+	sweep(dir)
+	data := append(h.encode(), b.body...)
+	if err := fsx.WriteFile(filepath.Join(dir, FileName), data, fsx.FileMode); err != nil {
+		return fmt.Errorf("state index: %w", err)
+	}
+	return nil
+}
+
+// Write builds and writes the index of st in one go (for callers whose
+// state nobody else is waiting for).
+func Write(dir string, st *queue.State) error {
+	b, err := Build(st)
+	if err != nil {
+		return err
+	}
+	return b.Write(dir)
+}
+
+// sweep removes temporary files an interrupted Write left (fsx.WriteFile's
+// "state.index<digits>") once they are old enough not to be another
+// writer's in progress.
+func sweep(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), FileName)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// maxBack bounds how far before the log's end Write looks for the record
+// it covers: writers index the state they just caught up to.
+const maxBack = 256 << 20
+
+// findEnd finds the line holding record seq, which must end a unit (a
+// single record or a batch's commit), and returns where it starts and
+// the offset just past its newline.
+func findEnd(f *os.File, size int64, seq uint64) (start, end int64, err error) {
+	for window := int64(1 << 20); ; window *= 4 {
+		from := max(size-window, 0)
+		buf := make([]byte, size-from)
+		if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, fmt.Errorf("state index: read log: %w", err)
+		}
+		p := 0
+		if from > 0 {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				if window >= maxBack {
+					break
+				}
+				continue
+			}
+			p = i + 1
+		}
+		firstSeq := uint64(0)
+		for p < len(buf) {
+			i := bytes.IndexByte(buf[p:], '\n')
+			if i < 0 {
+				break // a torn or in-progress final line
+			}
+			line := buf[p : p+i]
+			s, batch, commit, err := queue.RecordBatch(line)
+			if err == nil {
+				if firstSeq == 0 {
+					firstSeq = s
+				}
+				if s == seq {
+					if batch != 0 && !commit {
+						return 0, 0, fmt.Errorf("state index: record %d does not end its batch: %w", seq, errNotIndexable)
+					}
+					return from + int64(p), from + int64(p+i+1), nil
+				}
+			}
+			p += i + 1
+		}
+		if from == 0 || (firstSeq != 0 && firstSeq < seq) || window >= maxBack {
+			break
+		}
+	}
+	return 0, 0, fmt.Errorf("state index: record %d is not near the end of the log: %w", seq, errNotIndexable)
+}
+
+// firstLine returns the segment's first line, newline included.
+func firstLine(f *os.File, size int64) ([]byte, error) {
+	for n := int64(64 << 10); ; n *= 4 {
+		buf := make([]byte, min(n, size))
+		if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("state index: read log: %w", err)
+		}
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			return buf[:i+1], nil
+		}
+		if n >= size {
+			return nil, fmt.Errorf("state index: the log has no whole record: %w", errNotIndexable)
+		}
+	}
+}
+
+// ---- reading -------------------------------------------------------------
+
+// View is the state an index and the log's tail after it describe. It
+// reads rows from the index file on demand; Close releases it.
+type View struct {
+	f      *os.File
+	h      *header
+	states []byte
+	offs   []uint32
+	perm   []uint32
+	rows   []byte // the rows section, once a scan has read and checked it
+
+	// After the tail: the tasks the tail's events touched (loaded from
+	// their rows, then reduced), by row number, and the reducer that holds
+	// them and the tasks the tail enqueued.
+	st       *queue.State
+	touched  map[uint32]*queue.Task
+	programs map[string]string // program of each touched task from a row
+	counts   [5]int
+	total    int
+
+	// TailEvents is how many events the log held after the index.
+	TailEvents int
+	end        int64 // offset just past the last unit of the tail
+}
+
+// Load opens dir's index, checks it against the log, and applies the
+// events appended after it. Any error means: do not use it, replay.
+func Load(ctx context.Context, dir string) (*View, error) {
+	f, err := os.Open(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil, err
+	}
+	v, err := load(ctx, f, dir)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func load(ctx context.Context, f *os.File, dir string) (*View, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	hb := make([]byte, headerSize)
+	if _, err := f.ReadAt(hb, 0); err != nil {
+		return nil, damaged("header: %v", err)
+	}
+	h, err := decodeHeader(hb)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() != h.fileSize() {
+		return nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
+	}
+	v := &View{f: f, h: h}
+	if err := v.readSections(); err != nil {
+		return nil, err
+	}
+	lf, err := os.Open(filepath.Join(dir, file.LogName))
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	if err := checkBinding(lf, h); err != nil {
+		return nil, err
+	}
+	var tail []*queue.Event
+	end, _, err := file.ReadFrom(ctx, lf, h.offset, h.seq, func(ev *queue.Event) error {
+		tail = append(tail, ev)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.end, v.TailEvents = end, len(tail)
+	if err := v.applyTail(tail); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *View) readSections() error {
+	h := v.h
+	n := int(h.tasks)
+	sec := make([]byte, h.sectionsLen())
+	if _, err := v.f.ReadAt(sec, headerSize); err != nil {
+		return damaged("sections: %v", err)
+	}
+	states, offs, perm := sec[:n], sec[n:n+4*(n+1)], sec[n+4*(n+1):]
+	for i, part := range [][]byte{states, offs, perm} {
+		if crc32.Checksum(part, castagnoli) != h.crcs[i] {
+			return damaged("%s checksum mismatch", [...]string{"states", "offsets", "perm"}[i])
+		}
+	}
+	var counts [5]uint32
+	for _, s := range states {
+		if int(s) >= len(counts) {
+			return damaged("state %d", s)
+		}
+		counts[s]++
+	}
+	if counts != h.counts {
+		return damaged("the counts do not match the states")
+	}
+	v.states = states
+	v.offs = make([]uint32, n+1)
+	for i := range v.offs {
+		v.offs[i] = binary.LittleEndian.Uint32(offs[4*i:])
+		if i > 0 && v.offs[i] < v.offs[i-1]+5 {
+			return damaged("row %d: offsets out of order", i-1)
+		}
+	}
+	if v.offs[0] != 0 || uint64(v.offs[n]) != h.rowsLen {
+		return damaged("offsets do not cover the rows")
+	}
+	seen := make([]bool, n)
+	v.perm = make([]uint32, n)
+	for i := range v.perm {
+		p := binary.LittleEndian.Uint32(perm[4*i:])
+		if int(p) >= n || seen[p] {
+			return damaged("perm is not a permutation")
+		}
+		seen[p] = true
+		v.perm[i] = p
+	}
+	return nil
+}
+
+// checkBinding checks that the log open as lf is the one the index was
+// built from: its first record and the record ending at the offset are the
+// ones the header names.
+func checkBinding(lf *os.File, h *header) error {
+	fi, err := lf.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < h.offset {
+		return damaged("the log is shorter (%d bytes) than the index covers (%d)", fi.Size(), h.offset)
+	}
+	for _, c := range []struct {
+		off  int64
+		n    uint32
+		want [32]byte
+		what string
+	}{{0, h.firstLen, h.first, "first"}, {h.offset - int64(h.lastLen), h.lastLen, h.last, "last"}} {
+		b := make([]byte, c.n)
+		if _, err := lf.ReadAt(b, c.off); err != nil {
+			return damaged("read the log's %s record: %v", c.what, err)
+		}
+		if b[len(b)-1] != '\n' || sha256.Sum256(b) != c.want {
+			return damaged("the log's %s record is not the one indexed (another queue, or the log was compacted or rewritten)", c.what)
+		}
+	}
+	return nil
+}
+
+// rowBytes returns row i's bytes: from the scanned section, or one pread.
+func (v *View) rowBytes(i uint32) ([]byte, error) {
+	lo, hi := v.offs[i], v.offs[i+1]
+	if v.rows != nil {
+		return v.rows[lo:hi], nil
+	}
+	b := make([]byte, hi-lo)
+	if _, err := v.f.ReadAt(b, headerSize+v.h.sectionsLen()+int64(lo)); err != nil {
+		return nil, damaged("row %d: %v", i, err)
+	}
+	return b, nil
+}
+
+// row decodes and checks row i.
+func (v *View) row(i uint32) (*row, error) {
+	b, err := v.rowBytes(i)
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeRow(b)
+	if err != nil {
+		return nil, fmt.Errorf("row %d: %w", i, err)
+	}
+	t := &r.task
+	if queue.States[v.states[i]] != t.State {
+		return nil, damaged("row %d: state %s, the states section says %s", i, t.State, queue.States[v.states[i]])
+	}
+	if t.EnqSeq == 0 || t.EnqSeq > t.LastSeq || t.LastSeq > v.h.seq {
+		return nil, damaged("row %d: sequences out of order", i)
+	}
+	t.Manifest = placeholder
+	return r, nil
+}
+
+// lookup finds id's row by binary search over the perm section.
+func (v *View) lookup(id string) (uint32, *row, error) {
+	lo, hi := 0, len(v.perm)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		b, err := v.rowBytes(v.perm[mid])
+		if err != nil {
+			return 0, nil, err
+		}
+		rid, ok := rowID(b)
+		if !ok {
+			return 0, nil, damaged("row %d: bad id", v.perm[mid])
+		}
+		switch {
+		case rid == id:
+			r, err := v.row(v.perm[mid])
+			if err != nil {
+				return 0, nil, err
+			}
+			if r.task.ID != id {
+				return 0, nil, damaged("row %d: id mismatch", v.perm[mid])
+			}
+			return v.perm[mid], r, nil
+		case rid < id:
+			lo = mid + 1
+		default:
+			hi = mid
+		}
+	}
+	return 0, nil, nil
+}
+
+// applyTail reduces the tail's events over the tasks they concern, loaded
+// from their rows: a task's state is a function of its own events, so this
+// is what a whole replay would make of them.
+func (v *View) applyTail(tail []*queue.Event) error {
+	v.touched = map[uint32]*queue.Task{}
+	v.programs = map[string]string{}
+	rowOf := map[string]uint32{}
+	var tasks []queue.Task
+	seen := map[string]bool{}
+	for _, ev := range tail {
+		if ev.Task == "" || seen[ev.Task] {
+			continue
+		}
+		seen[ev.Task] = true
+		i, r, err := v.lookup(ev.Task)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			tasks = append(tasks, r.task)
+			rowOf[ev.Task] = i
+			v.programs[ev.Task] = r.program
+		}
+	}
+	sort.Slice(tasks, func(a, b int) bool { return tasks[a].EnqSeq < tasks[b].EnqSeq })
+	st, err := queue.NewStateFrom(&queue.Snapshot{Seq: v.h.seq, Tasks: tasks})
+	if err != nil {
+		return damaged("rows: %v", err)
+	}
+	for _, ev := range tail {
+		if err := st.Apply(ev); err != nil {
+			return fmt.Errorf("log seq %d: illegal event: %w", ev.Seq, err)
+		}
+	}
+	for i := range v.counts {
+		v.counts[i] = int(v.h.counts[i])
+	}
+	for id, i := range rowOf {
+		v.counts[v.states[i]]--
+		v.touched[i] = st.Task(id)
+	}
+	for s, n := range st.Counts() {
+		v.counts[stateIndex(s)] += n
+	}
+	v.total = int(v.h.tasks) + st.Len() - len(rowOf)
+	v.st = st
+	return nil
+}
+
+// Close releases the index file.
+func (v *View) Close() error { return v.f.Close() }
+
+// Seq is the sequence of the last event the view reflects.
+func (v *View) Seq() uint64 { return v.st.Seq }
+
+// IndexSeq is the sequence the index itself covers.
+func (v *View) IndexSeq() uint64 { return v.h.seq }
+
+// Summary is what `artq status --summary` prints, as queue.SummaryOf of
+// the replayed state would give it.
+func (v *View) Summary() queue.Summary {
+	return queue.Summary{TypeMeta: jsonx.Meta(queue.KindSummary), Seq: v.st.Seq, Total: v.total,
+		Queued: v.counts[0], Running: v.counts[1], Succeeded: v.counts[2], Failed: v.counts[3], Cancelled: v.counts[4]}
+}
+
+// Task returns task id and the program status shows for it (nil when there
+// is no such task). The task is the view's: do not change it.
+func (v *View) Task(id string) (*queue.Task, string, error) {
+	if t := v.st.Task(id); t != nil {
+		if p, ok := v.programs[id]; ok {
+			return t, p, nil
+		}
+		return t, queue.ProgramOf(t.Manifest), nil
+	}
+	_, r, err := v.lookup(id)
+	if err != nil || r == nil {
+		return nil, "", err
+	}
+	return &r.task, r.program, nil
+}
+
+// Tasks calls fn for every task in enqueue order (only those in state
+// filter, unless it is empty) until fn returns an error, which it returns.
+// It reads and checks the whole rows section first, so a damaged one fails
+// before fn is ever called.
+func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program string) error) error {
+	fi := -1
+	if filter != "" {
+		if fi = stateIndex(filter); fi < 0 {
+			return fmt.Errorf("unknown state %q", filter)
+		}
+	}
+	if v.rows == nil {
+		rows := make([]byte, v.h.rowsLen)
+		if _, err := v.f.ReadAt(rows, headerSize+v.h.sectionsLen()); err != nil {
+			return damaged("rows: %v", err)
+		}
+		if crc32.Checksum(rows, castagnoli) != v.h.crcs[3] {
+			return damaged("rows checksum mismatch")
+		}
+		v.rows = rows
+	}
+	var prev uint64
+	for i := range uint32(len(v.states)) {
+		if t, ok := v.touched[i]; ok {
+			if t.EnqSeq <= prev {
+				return damaged("row %d: out of enqueue order", i)
+			}
+			prev = t.EnqSeq
+			if fi < 0 || t.State == filter {
+				if err := fn(t, v.programs[t.ID]); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if fi >= 0 && int(v.states[i]) != fi {
+			continue
+		}
+		r, err := v.row(i)
+		if err != nil {
+			return err
+		}
+		if r.task.EnqSeq <= prev {
+			return damaged("row %d: out of enqueue order", i)
+		}
+		prev = r.task.EnqSeq
+		if err := fn(&r.task, r.program); err != nil {
+			return err
+		}
+	}
+	var err error
+	v.st.Tasks(func(t *queue.Task) bool {
+		if t.EnqSeq <= v.h.seq || (fi >= 0 && t.State != filter) {
+			return true
+		}
+		err = fn(t, queue.ProgramOf(t.Manifest))
+		return err == nil
+	})
+	return err
+}
