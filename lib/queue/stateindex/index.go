@@ -145,6 +145,9 @@ func (e *encoder) finish(seq uint64) (*Built, error) {
 // the log alone and takes no lock: two writers each write a correct index
 // of their own point, and the later rename wins.
 func (b *Built) Write(dir string) error {
+	if b.h.seq == 0 {
+		return nil // an empty queue: nothing to replay, nothing to index
+	}
 	lf, err := os.Open(filepath.Join(dir, file.LogName))
 	if err != nil {
 		return fmt.Errorf("state index: %w", err)
