@@ -35,6 +35,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func (e *encoder) finish(seq uint64) (*Built, error) {
 	for i := range perm {
 		perm[i] = uint32(i)
 	}
-	sort.Slice(perm, func(a, b int) bool { return e.ids[perm[a]] < e.ids[perm[b]] })
+	slices.SortFunc(perm, func(a, b uint32) int { return strings.Compare(e.ids[a], e.ids[b]) })
 	for i := 1; i < n; i++ {
 		if e.ids[perm[i]] == e.ids[perm[i-1]] {
 			return nil, fmt.Errorf("task %s twice: %w", e.ids[perm[i]], errNotIndexable)
@@ -336,7 +337,7 @@ func load(ctx context.Context, f *os.File, dir string) (*View, error) {
 		return nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
 	}
 	v := &View{f: f, h: h}
-	if err := v.readSections(); err != nil {
+	if err := v.readStates(); err != nil {
 		return nil, err
 	}
 	lf, err := os.Open(filepath.Join(dir, file.LogName))
@@ -362,18 +363,15 @@ func load(ctx context.Context, f *os.File, dir string) (*View, error) {
 	return v, nil
 }
 
-func (v *View) readSections() error {
+// readStates reads and checks the states section: all a summary needs.
+func (v *View) readStates() error {
 	h := v.h
-	n := int(h.tasks)
-	sec := make([]byte, h.sectionsLen())
-	if _, err := v.f.ReadAt(sec, headerSize); err != nil {
-		return damaged("sections: %v", err)
+	states := make([]byte, h.tasks)
+	if _, err := v.f.ReadAt(states, headerSize); err != nil {
+		return damaged("states: %v", err)
 	}
-	states, offs, perm := sec[:n], sec[n:n+4*(n+1)], sec[n+4*(n+1):]
-	for i, part := range [][]byte{states, offs, perm} {
-		if crc32.Checksum(part, castagnoli) != h.crcs[i] {
-			return damaged("%s checksum mismatch", [...]string{"states", "offsets", "perm"}[i])
-		}
+	if crc32.Checksum(states, castagnoli) != h.crcs[0] {
+		return damaged("states checksum mismatch")
 	}
 	var counts [5]uint32
 	for _, s := range states {
@@ -386,26 +384,49 @@ func (v *View) readSections() error {
 		return damaged("the counts do not match the states")
 	}
 	v.states = states
-	v.offs = make([]uint32, n+1)
-	for i := range v.offs {
-		v.offs[i] = binary.LittleEndian.Uint32(offs[4*i:])
-		if i > 0 && v.offs[i] < v.offs[i-1]+5 {
+	return nil
+}
+
+// readTables reads and checks the offsets and perm sections, on the first
+// lookup or scan.
+func (v *View) readTables() error {
+	if v.offs != nil {
+		return nil
+	}
+	h := v.h
+	n := int(h.tasks)
+	sec := make([]byte, 4*(n+1)+4*n)
+	if _, err := v.f.ReadAt(sec, headerSize+int64(n)); err != nil {
+		return damaged("tables: %v", err)
+	}
+	offs, perm := sec[:4*(n+1)], sec[4*(n+1):]
+	if crc32.Checksum(offs, castagnoli) != h.crcs[1] {
+		return damaged("offsets checksum mismatch")
+	}
+	if crc32.Checksum(perm, castagnoli) != h.crcs[2] {
+		return damaged("perm checksum mismatch")
+	}
+	o := make([]uint32, n+1)
+	for i := range o {
+		o[i] = binary.LittleEndian.Uint32(offs[4*i:])
+		if i > 0 && o[i] < o[i-1]+5 {
 			return damaged("row %d: offsets out of order", i-1)
 		}
 	}
-	if v.offs[0] != 0 || uint64(v.offs[n]) != h.rowsLen {
+	if o[0] != 0 || uint64(o[n]) != h.rowsLen {
 		return damaged("offsets do not cover the rows")
 	}
 	seen := make([]bool, n)
-	v.perm = make([]uint32, n)
-	for i := range v.perm {
-		p := binary.LittleEndian.Uint32(perm[4*i:])
-		if int(p) >= n || seen[p] {
+	p := make([]uint32, n)
+	for i := range p {
+		x := binary.LittleEndian.Uint32(perm[4*i:])
+		if int(x) >= n || seen[x] {
 			return damaged("perm is not a permutation")
 		}
-		seen[p] = true
-		v.perm[i] = p
+		seen[x] = true
+		p[i] = x
 	}
+	v.offs, v.perm = o, p
 	return nil
 }
 
@@ -473,6 +494,9 @@ func (v *View) row(i uint32) (*row, error) {
 
 // lookup finds id's row by binary search over the perm section.
 func (v *View) lookup(id string) (uint32, *row, error) {
+	if err := v.readTables(); err != nil {
+		return 0, nil, err
+	}
 	lo, hi := 0, len(v.perm)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
@@ -594,6 +618,9 @@ func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program stri
 		if fi = stateIndex(filter); fi < 0 {
 			return fmt.Errorf("unknown state %q", filter)
 		}
+	}
+	if err := v.readTables(); err != nil {
+		return err
 	}
 	if v.rows == nil {
 		rows := make([]byte, v.h.rowsLen)
