@@ -481,43 +481,54 @@ func (v *View) row(i uint32) (*row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("row %d: %w", i, err)
 	}
-	t := &r.task
-	if queue.States[v.states[i]] != t.State {
-		return nil, damaged("row %d: state %s, the states section says %s", i, t.State, queue.States[v.states[i]])
-	}
-	if t.EnqSeq == 0 || t.EnqSeq > t.LastSeq || t.LastSeq > v.h.seq {
-		return nil, damaged("row %d: sequences out of order", i)
-	}
-	t.Manifest = placeholder
-	return r, nil
+	return r, v.checkRow(i, r)
 }
 
-// lookup finds id's row by binary search over the perm section.
-func (v *View) lookup(id string) (uint32, *row, error) {
-	if err := v.readTables(); err != nil {
-		return 0, nil, err
+// checkRow checks a decoded row against the states section and the
+// header, and gives it the placeholder manifest the reducer requires.
+func (v *View) checkRow(i uint32, r *row) error {
+	t := &r.task
+	if queue.States[v.states[i]] != t.State {
+		return damaged("row %d: state %s, the states section says %s", i, t.State, queue.States[v.states[i]])
 	}
-	lo, hi := 0, len(v.perm)
+	if t.EnqSeq == 0 || t.EnqSeq > t.LastSeq || t.LastSeq > v.h.seq {
+		return damaged("row %d: sequences out of order", i)
+	}
+	t.Manifest = placeholder
+	return nil
+}
+
+// lookup finds id's row by binary search over the perm section. Before a
+// scan has read the tables it reads only the entries it probes (a few
+// dozen small preads, not megabytes): what it finds is checked by the
+// row's own CRC and id, and a damaged table can only make it miss (status
+// then confirms by replaying) or fail.
+func (v *View) lookup(id string) (uint32, *row, error) {
+	n := len(v.states)
+	lo, hi := 0, n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		b, err := v.rowBytes(v.perm[mid])
+		p, b, err := v.probe(mid)
 		if err != nil {
 			return 0, nil, err
 		}
 		rid, ok := rowID(b)
 		if !ok {
-			return 0, nil, damaged("row %d: bad id", v.perm[mid])
+			return 0, nil, damaged("row %d: bad id", p)
 		}
 		switch {
 		case rid == id:
-			r, err := v.row(v.perm[mid])
+			r, err := decodeRow(b)
 			if err != nil {
+				return 0, nil, fmt.Errorf("row %d: %w", p, err)
+			}
+			if err := v.checkRow(p, r); err != nil {
 				return 0, nil, err
 			}
 			if r.task.ID != id {
-				return 0, nil, damaged("row %d: id mismatch", v.perm[mid])
+				return 0, nil, damaged("row %d: id mismatch", p)
 			}
-			return v.perm[mid], r, nil
+			return p, r, nil
 		case rid < id:
 			lo = mid + 1
 		default:
@@ -525,6 +536,35 @@ func (v *View) lookup(id string) (uint32, *row, error) {
 		}
 	}
 	return 0, nil, nil
+}
+
+// probe returns the row at position i of the id order, and its number.
+func (v *View) probe(i int) (uint32, []byte, error) {
+	if v.perm != nil {
+		b, err := v.rowBytes(v.perm[i])
+		return v.perm[i], b, err
+	}
+	n := int64(len(v.states))
+	var e [8]byte
+	if _, err := v.f.ReadAt(e[:4], headerSize+n+4*(n+1)+4*int64(i)); err != nil {
+		return 0, nil, damaged("perm: %v", err)
+	}
+	p := binary.LittleEndian.Uint32(e[:4])
+	if int64(p) >= n {
+		return 0, nil, damaged("perm: row %d of %d", p, n)
+	}
+	if _, err := v.f.ReadAt(e[:], headerSize+n+4*int64(p)); err != nil {
+		return 0, nil, damaged("offsets: %v", err)
+	}
+	lo, hi := binary.LittleEndian.Uint32(e[:4]), binary.LittleEndian.Uint32(e[4:])
+	if hi < lo+5 || uint64(hi) > v.h.rowsLen {
+		return 0, nil, damaged("row %d: offsets out of range", p)
+	}
+	b := make([]byte, hi-lo)
+	if _, err := v.f.ReadAt(b, headerSize+v.h.sectionsLen()+int64(lo)); err != nil {
+		return 0, nil, damaged("row %d: %v", p, err)
+	}
+	return p, b, nil
 }
 
 // applyTail reduces the tail's events over the tasks they concern, loaded
