@@ -58,6 +58,9 @@ func TestFlippedBits(t *testing.T) {
 		if off > headerSize && step == 1 {
 			off += off % 5 // the body: a sample
 		}
+		if off >= len(data) {
+			break
+		}
 		bad := append([]byte(nil), data...)
 		bad[off] ^= 1 << (off % 8)
 		putIndex(t, g.dir, bad)
