@@ -72,8 +72,10 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 	defer b.Close()
 	warnStaleLock(std, b)
 	tails, _ := f.tailDir(g) // none: no tail shown
+	skip := 0 // tasks the index already printed
 	if !c.Watch {
-		if done, err := c.fromIndex(ctx, std, g, b, tails); done {
+		var done bool
+		if done, skip, err = c.fromIndex(ctx, std, g, b, tails); done {
 			return err
 		}
 	}
@@ -114,7 +116,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 					}
 					return true
 				})
-				render = func() error { return printStatuses(std, g, list) }
+				render = func() error { return printStatuses(std, g, list[min(skip, len(list)):]) }
 			}
 			return nil
 		})
@@ -150,31 +152,33 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 // fromIndex answers from the file backend's state index and the log's
 // tail after it, when the index is there and checks; done is false when
 // the caller must replay instead (no index, a damaged, stale-beyond-use or
-// foreign one, an unknown ID, which the replay confirms). Its output is
-// the replay's, byte for byte.
-func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b queue.Backend, tails string) (done bool, err error) {
+// foreign one, an unknown ID, which the replay confirms), and then skip
+// says how many tasks of the list it already printed (each from a row
+// that checked, so the replay's list starts with the same ones) before it
+// met a damaged row. Its output is the replay's, byte for byte.
+func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b queue.Backend, tails string) (done bool, skip int, err error) {
 	fb, ok := b.(*file.Backend)
 	if !ok {
-		return false, nil
+		return false, 0, nil
 	}
 	v, err := stateindex.Load(ctx, fb.Dir())
 	if err != nil {
-		return false, nil
+		return false, 0, nil
 	}
 	defer v.Close()
 	switch {
 	case c.Summary:
 		s := v.Summary()
 		if g.JSON(std) {
-			return true, writeJSONLine(std.Out, &s)
+			return true, 0, writeJSONLine(std.Out, &s)
 		}
-		return true, queue.WriteSummaryText(std.Out, s)
+		return true, 0, queue.WriteSummaryText(std.Out, s)
 	case c.ID != "":
 		t, program, err := v.Task(c.ID)
 		if err != nil || t == nil {
-			return false, nil
+			return false, 0, nil
 		}
-		return true, showTask(std, g, tails, queue.StatusWith(t, program))
+		return true, 0, showTask(std, g, tails, queue.StatusWith(t, program))
 	}
 	if !g.JSON(std) {
 		var list []queue.TaskStatus
@@ -183,25 +187,29 @@ func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b
 			return nil
 		})
 		if err != nil {
-			return false, nil
+			return false, 0, nil
 		}
-		return true, printStatuses(std, g, list)
+		return true, 0, printStatuses(std, g, list)
 	}
 	// JSON Lines stream, so `status --state queued | head` stops early.
 	w := bufio.NewWriterSize(std.Out, 1<<16)
-	started := false
+	var werr error
 	err = v.Tasks(queue.TaskState(c.State), func(t *queue.Task, program string) error {
-		started = true
 		ts := queue.StatusWith(t, program)
-		return writeJSONLine(w, &ts)
+		if werr = writeJSONLine(w, &ts); werr != nil {
+			return werr
+		}
+		skip++
+		return nil
 	})
-	if err != nil && !started {
-		return false, nil // checked before the first line: replay instead
+	if werr != nil {
+		return true, 0, werr
 	}
 	if err != nil {
-		return true, err
+		// A damaged row: what was printed stands; the replay prints the rest.
+		return false, skip, w.Flush()
 	}
-	return true, w.Flush()
+	return true, 0, w.Flush()
 }
 
 // showTask prints one task's status, and under it (on a terminal) the

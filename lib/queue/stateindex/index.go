@@ -288,9 +288,9 @@ type View struct {
 	f      *os.File
 	h      *header
 	states []byte
-	offs   []uint32
-	perm   []uint32
-	rows   []byte // the rows section, once a scan has read and checked it
+	offs   []uint32 // read by the first scan
+	win    []byte   // a window of the rows section, from winLo
+	winLo  uint32
 
 	// After the tail: the tasks the tail's events touched (loaded from
 	// their rows, then reduced), by row number, and the reducer that holds
@@ -388,24 +388,19 @@ func (v *View) readStates() error {
 	return nil
 }
 
-// readTables reads and checks the offsets and perm sections, on the first
-// lookup or scan.
-func (v *View) readTables() error {
+// readOffsets reads and checks the offsets section, on the first scan.
+func (v *View) readOffsets() error {
 	if v.offs != nil {
 		return nil
 	}
 	h := v.h
 	n := int(h.tasks)
-	sec := make([]byte, 4*(n+1)+4*n)
-	if _, err := v.f.ReadAt(sec, headerSize+int64(n)); err != nil {
-		return damaged("tables: %v", err)
+	offs := make([]byte, 4*(n+1))
+	if _, err := v.f.ReadAt(offs, headerSize+int64(n)); err != nil {
+		return damaged("offsets: %v", err)
 	}
-	offs, perm := sec[:4*(n+1)], sec[4*(n+1):]
 	if crc32.Checksum(offs, castagnoli) != h.crcs[1] {
 		return damaged("offsets checksum mismatch")
-	}
-	if crc32.Checksum(perm, castagnoli) != h.crcs[2] {
-		return damaged("perm checksum mismatch")
 	}
 	o := make([]uint32, n+1)
 	for i := range o {
@@ -417,17 +412,41 @@ func (v *View) readTables() error {
 	if o[0] != 0 || uint64(o[n]) != h.rowsLen {
 		return damaged("offsets do not cover the rows")
 	}
+	v.offs = o
+	return nil
+}
+
+// verifyTables checks what readers check only row by row: the perm
+// section (a permutation, its CRC) and the whole rows section's CRC
+// (fsck).
+func (v *View) verifyTables() error {
+	if err := v.readOffsets(); err != nil {
+		return err
+	}
+	h := v.h
+	n := int64(h.tasks)
+	perm := make([]byte, 4*n)
+	if _, err := v.f.ReadAt(perm, headerSize+n+4*(n+1)); err != nil {
+		return damaged("perm: %v", err)
+	}
+	if crc32.Checksum(perm, castagnoli) != h.crcs[2] {
+		return damaged("perm checksum mismatch")
+	}
 	seen := make([]bool, n)
-	p := make([]uint32, n)
-	for i := range p {
+	for i := range n {
 		x := binary.LittleEndian.Uint32(perm[4*i:])
-		if int(x) >= n || seen[x] {
+		if int64(x) >= n || seen[x] {
 			return damaged("perm is not a permutation")
 		}
 		seen[x] = true
-		p[i] = x
 	}
-	v.offs, v.perm = o, p
+	rows := make([]byte, h.rowsLen)
+	if _, err := v.f.ReadAt(rows, headerSize+h.sectionsLen()); err != nil {
+		return damaged("rows: %v", err)
+	}
+	if crc32.Checksum(rows, castagnoli) != h.crcs[3] {
+		return damaged("rows checksum mismatch")
+	}
 	return nil
 }
 
@@ -459,17 +478,22 @@ func checkBinding(lf *os.File, h *header) error {
 	return nil
 }
 
-// rowBytes returns row i's bytes: from the scanned section, or one pread.
+// rowBytes returns row i's bytes (offsets read), through a window of the
+// rows section that a scan moves forward a megabyte at a time.
 func (v *View) rowBytes(i uint32) ([]byte, error) {
 	lo, hi := v.offs[i], v.offs[i+1]
-	if v.rows != nil {
-		return v.rows[lo:hi], nil
+	if lo < v.winLo || hi > v.winLo+uint32(len(v.win)) {
+		n := max(hi-lo, min(1<<20, uint32(v.h.rowsLen)-lo))
+		if cap(v.win) < int(n) {
+			v.win = make([]byte, n)
+		}
+		v.win = v.win[:n]
+		if _, err := v.f.ReadAt(v.win, headerSize+v.h.sectionsLen()+int64(lo)); err != nil {
+			return nil, damaged("row %d: %v", i, err)
+		}
+		v.winLo = lo
 	}
-	b := make([]byte, hi-lo)
-	if _, err := v.f.ReadAt(b, headerSize+v.h.sectionsLen()+int64(lo)); err != nil {
-		return nil, damaged("row %d: %v", i, err)
-	}
-	return b, nil
+	return v.win[lo-v.winLo : hi-v.winLo], nil
 }
 
 // row decodes and checks row i.
@@ -541,10 +565,6 @@ func (v *View) lookup(id string) (uint32, *row, error) {
 
 // probe returns the row at position i of the id order, and its number.
 func (v *View) probe(i int) (uint32, []byte, error) {
-	if v.perm != nil {
-		b, err := v.rowBytes(v.perm[i])
-		return v.perm[i], b, err
-	}
 	n := int64(len(v.states))
 	var e [8]byte
 	if _, err := v.f.ReadAt(e[:4], headerSize+n+4*(n+1)+4*int64(i)); err != nil {
@@ -651,8 +671,10 @@ func (v *View) Task(id string) (*queue.Task, string, error) {
 
 // Tasks calls fn for every task in enqueue order (only those in state
 // filter, unless it is empty) until fn returns an error, which it returns.
-// It reads and checks the whole rows section first, so a damaged one fails
-// before fn is ever called.
+// It reads the rows as it goes, each checked by its own CRC before fn sees
+// it: a damaged row stops it with a *Damage after the tasks before it,
+// which are right (a caller that streams them resumes from a replay after
+// those; see cmd/artq's status).
 func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program string) error) error {
 	fi := -1
 	if filter != "" {
@@ -660,18 +682,8 @@ func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program stri
 			return fmt.Errorf("unknown state %q", filter)
 		}
 	}
-	if err := v.readTables(); err != nil {
+	if err := v.readOffsets(); err != nil {
 		return err
-	}
-	if v.rows == nil {
-		rows := make([]byte, v.h.rowsLen)
-		if _, err := v.f.ReadAt(rows, headerSize+v.h.sectionsLen()); err != nil {
-			return damaged("rows: %v", err)
-		}
-		if crc32.Checksum(rows, castagnoli) != v.h.crcs[3] {
-			return damaged("rows checksum mismatch")
-		}
-		v.rows = rows
 	}
 	var prev uint64
 	for i := range uint32(len(v.states)) {

@@ -117,6 +117,9 @@ func Check(ctx context.Context, dir string, st *queue.State) (string, error) {
 		return fmt.Sprintf("%s: not used, status replays the log: %v", FileName, err), nil
 	}
 	defer v.Close()
+	if err := v.verifyTables(); err != nil {
+		return fmt.Sprintf("%s: not used, status replays the log: %v", FileName, err), nil
+	}
 	wrong := func(format string, args ...any) error {
 		return &queue.CorruptError{Path: path, Offset: -1, Why: fmt.Sprintf(format, args...) + " (status would show it: remove the file; writers rebuild it)"}
 	}
