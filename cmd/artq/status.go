@@ -72,7 +72,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 	defer b.Close()
 	warnStaleLock(std, b)
 	tails, _ := f.tailDir(g) // none: no tail shown
-	skip := 0 // tasks the index already printed
+	skip := 0                // tasks the index already printed
 	if !c.Watch {
 		var done bool
 		if done, skip, err = c.fromIndex(ctx, std, g, b, tails); done {
