@@ -354,8 +354,13 @@ func TestMatchesReplay(t *testing.T) {
 					g.enqueue()
 				case r < 15:
 					g.step()
-				case r < 17:
+				case r < 16:
 					usable = g.writeIndex()
+				case r < 17: // as a worker or a batch enqueue refreshes it
+					if err := Refresh(bg, g.b, 1); err != nil {
+						t.Fatal(err)
+					}
+					usable = replayed(t, g.dir).Seq > 0
 				case r < 18:
 					g.compact()
 					usable = false

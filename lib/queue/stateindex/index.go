@@ -108,6 +108,19 @@ func (e *encoder) add(t *queue.Task, program string) error {
 	return nil
 }
 
+// addRaw adds a row as stored by an earlier index (its CRC included).
+func (e *encoder) addRaw(raw []byte, id string, state byte) error {
+	e.rows = append(e.rows, raw...)
+	if len(e.rows) > 1<<32-1 {
+		return errNotIndexable
+	}
+	e.states = append(e.states, state)
+	e.counts[state]++
+	e.offs = append(e.offs, uint32(len(e.rows)))
+	e.ids = append(e.ids, id)
+	return nil
+}
+
 func (e *encoder) finish(seq uint64) (*Built, error) {
 	n := len(e.states)
 	perm := make([]uint32, n)
@@ -720,6 +733,47 @@ func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program stri
 			return true
 		}
 		err = fn(t, queue.ProgramOf(t.Manifest))
+		return err == nil
+	})
+	return err
+}
+
+// copyInto adds every task of the view to enc in enqueue order: the rows
+// the tail did not touch as they are stored (each checked by its CRC and
+// its state byte), the others encoded anew. A writer refreshing the index
+// so pays for the tail, not for decoding every row.
+func (v *View) copyInto(enc *encoder) error {
+	if err := v.readOffsets(); err != nil {
+		return err
+	}
+	for i := range uint32(len(v.states)) {
+		if t, ok := v.touched[i]; ok {
+			if err := enc.add(t, v.programs[t.ID]); err != nil {
+				return err
+			}
+			continue
+		}
+		raw, err := v.rowBytes(i)
+		if err != nil {
+			return err
+		}
+		body := raw[:len(raw)-4]
+		if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
+			return damaged("row %d: checksum mismatch", i)
+		}
+		n, k := binary.Uvarint(body)
+		if k <= 0 || n >= uint64(len(body)-k) || body[k+int(n)] != v.states[i] {
+			return damaged("row %d: bad id or state", i)
+		}
+		if err := enc.addRaw(raw, string(body[k:k+int(n)]), v.states[i]); err != nil {
+			return err
+		}
+	}
+	var err error
+	v.st.Tasks(func(t *queue.Task) bool {
+		if t.EnqSeq > v.h.seq {
+			err = enc.add(t, queue.ProgramOf(t.Manifest))
+		}
 		return err == nil
 	})
 	return err

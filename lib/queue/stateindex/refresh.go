@@ -59,7 +59,10 @@ func refresh(ctx context.Context, b queue.Backend, minTail int, replay func() (*
 			return nil
 		}
 		enc := newEncoder(v.total)
-		err := v.Tasks("", func(t *queue.Task, program string) error { return enc.add(t, program) })
+		err := v.verifyTables()
+		if err == nil {
+			err = v.copyInto(enc)
+		}
 		if err == nil {
 			var built *Built
 			if built, err = enc.finish(v.Seq()); err == nil {
