@@ -11,16 +11,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/artq" ./cmd/artq)
 artq="$work/artq"
-q="$work/q"
-# The queue: TASKS queued tasks, then some finished, failed and cancelled
-# ones so --state and ID reads are not all of one kind.
+# Two queues of TASKS tasks: "log" indexed by the batch enqueue, its
+# replay reading the whole log; "snapshot" compacted, its replay reading
+# the snapshot. Both then get a tail after the index (cancels, an enqueue).
 awk -v n="$tasks" 'BEGIN { for (i = 0; i < n; i++) printf "{\"apiVersion\":\"art/v1alpha1\",\"kind\":\"Task\",\"id\":\"t%07d\",\"program\":\"true\",\"args\":[\"%d\"]}\n", i, i }' >"$work/batch.jsonl"
-"$artq" --dir "$q" enqueue --batch -o text <"$work/batch.jsonl" >/dev/null
-for i in 1 2 3; do "$artq" --dir "$q" cancel "t$(printf %07d $((i * 7)))" >/dev/null; done
-"$artq" --dir "$q" compact 2>/dev/null
-"$artq" --dir "$q" enqueue --id late -- true >/dev/null # a tail after the index
+for name in log snapshot; do
+	d="$work/$name"
+	"$artq" --dir "$d" enqueue --batch -o text <"$work/batch.jsonl" >/dev/null
+	if [ "$name" = snapshot ]; then "$artq" --dir "$d" compact 2>/dev/null; fi
+	for i in 1 2 3; do "$artq" --dir "$d" cancel "t$(printf %07d $((i * 7)))" >/dev/null; done
+	"$artq" --dir "$d" enqueue --id late -- true >/dev/null
+	cp "$d/state.index" "$work/$name.index"
+done
 id="t$(printf %07d $((tasks / 2)))"
-cp "$q/state.index" "$work/state.index"
 
 ms() { # ms CMD: "wall cpu" milliseconds of one run (cpu: user+sys of the
 	# whole pipeline; on a loaded machine wall time is mostly waiting)
@@ -33,10 +36,13 @@ one() { "$artq" --dir "$q" status "$id"; }
 head10() { "$artq" --dir "$q" status --state queued | head -n 10; }
 declare -A runs
 for ((r = 0; r < rounds; r++)); do
-	for mode in index replay; do
-		if [ "$mode" = index ]; then cp "$work/state.index" "$q/state.index"; else rm -f "$q/state.index"; fi
-		for c in summary one head10; do
-			runs[$mode.$c]+="$(ms $c) "
+	for name in log snapshot; do
+		q="$work/$name"
+		for mode in index replay; do
+			if [ "$mode" = index ]; then cp "$work/$name.index" "$q/state.index"; else rm -f "$q/state.index"; fi
+			for c in summary one head10; do
+				runs[$name.$mode.$c]+="$(ms $c) "
+			done
 		done
 	done
 done
@@ -45,12 +51,14 @@ median() { # median FIELD < "wall:cpu wall:cpu ..."
 }
 printf '| %s | %s | %s | %s | %s | %s |\n' "command ($tasks tasks, median of $rounds)" "index wall ms" "replay wall ms" "index CPU ms" "replay CPU ms" "CPU ratio"
 printf '|---|---|---|---|---|---|\n'
-for c in summary one head10; do
-	iw=$(echo "${runs[index.$c]}" | median 1)
-	pw=$(echo "${runs[replay.$c]}" | median 1)
-	ic=$(echo "${runs[index.$c]}" | median 2)
-	pc=$(echo "${runs[replay.$c]}" | median 2)
-	name=$c
-	case $c in summary) name="status --summary" ;; one) name="status ID" ;; head10) name="status --state queued \\| head" ;; esac
-	printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "$iw" "$pw" "$ic" "$pc" "$(awk -v a="$pc" -v b="$ic" 'BEGIN { if (b > 0) printf "%.0fx", a / b; else printf ">%.0fx", a }')"
+for name in log snapshot; do
+	for c in summary one head10; do
+		iw=$(echo "${runs[$name.index.$c]}" | median 1)
+		pw=$(echo "${runs[$name.replay.$c]}" | median 1)
+		ic=$(echo "${runs[$name.index.$c]}" | median 2)
+		pc=$(echo "${runs[$name.replay.$c]}" | median 2)
+		label=$c
+		case $c in summary) label="status --summary" ;; one) label="status ID" ;; head10) label="status --state queued \\| head" ;; esac
+		printf '| %s (%s) | %s | %s | %s | %s | %s |\n' "$label" "$name" "$iw" "$pw" "$ic" "$pc" "$(awk -v a="$pc" -v b="$ic" 'BEGIN { if (b > 0) printf "%.0fx", a / b; else printf ">%.0fx", a }')"
+	done
 done
