@@ -132,3 +132,32 @@ func BenchmarkRefresh(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSummaryLongTail is status --summary with the index as far
+// behind as a worker lets it fall (TailMin events, each a distinct task).
+func BenchmarkSummaryLongTail(b *testing.B) {
+	dir := benchQueue(b, 200000)
+	fb, err := file.Open(dir, file.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps := make([]queue.Proposal, TailMin)
+	for i := range ps {
+		ps[i] = queue.Proposal{Any: true, Event: &queue.Event{Type: queue.EventStarted, Task: fmt.Sprintf("t%07d", i*7), Attempt: 1, Worker: "w"}}
+	}
+	if _, err := fb.Append(bg, ps); err != nil {
+		b.Fatal(err)
+	}
+	fb.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := Load(bg, dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := v.Summary(); s.Running != TailMin {
+			b.Fatalf("%+v", s)
+		}
+		v.Close()
+	}
+}

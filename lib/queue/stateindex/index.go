@@ -304,6 +304,10 @@ type View struct {
 	offs   []uint32 // read by the first scan
 	win    []byte   // a window of the rows section, from winLo
 	winLo  uint32
+	// perm and all (the whole rows section) are read when a tail names
+	// many tasks: then in-memory lookups beat a few dozen preads each.
+	perm []uint32
+	all  []byte
 
 	// After the tail: the tasks the tail's events touched (loaded from
 	// their rows, then reduced), by row number, and the reducer that holds
@@ -429,10 +433,13 @@ func (v *View) readOffsets() error {
 	return nil
 }
 
-// verifyTables checks what readers check only row by row: the perm
-// section (a permutation, its CRC) and the whole rows section's CRC
-// (fsck).
-func (v *View) verifyTables() error {
+// loadAll reads and checks the perm section (a permutation, its CRC) and
+// the whole rows section (its CRC), and keeps them for in-memory lookups:
+// for a tail that names many tasks, and for fsck.
+func (v *View) loadAll() error {
+	if v.all != nil {
+		return nil
+	}
 	if err := v.readOffsets(); err != nil {
 		return err
 	}
@@ -446,12 +453,14 @@ func (v *View) verifyTables() error {
 		return damaged("perm checksum mismatch")
 	}
 	seen := make([]bool, n)
+	p := make([]uint32, n)
 	for i := range n {
 		x := binary.LittleEndian.Uint32(perm[4*i:])
 		if int64(x) >= n || seen[x] {
 			return damaged("perm is not a permutation")
 		}
 		seen[x] = true
+		p[i] = x
 	}
 	rows := make([]byte, h.rowsLen)
 	if _, err := v.f.ReadAt(rows, headerSize+h.sectionsLen()); err != nil {
@@ -460,6 +469,7 @@ func (v *View) verifyTables() error {
 	if crc32.Checksum(rows, castagnoli) != h.crcs[3] {
 		return damaged("rows checksum mismatch")
 	}
+	v.perm, v.all = p, rows
 	return nil
 }
 
@@ -495,6 +505,9 @@ func checkBinding(lf *os.File, h *header) error {
 // rows section that a scan moves forward a megabyte at a time.
 func (v *View) rowBytes(i uint32) ([]byte, error) {
 	lo, hi := v.offs[i], v.offs[i+1]
+	if v.all != nil {
+		return v.all[lo:hi], nil
+	}
 	if lo < v.winLo || hi > v.winLo+uint32(len(v.win)) {
 		n := max(hi-lo, min(1<<20, uint32(v.h.rowsLen)-lo))
 		if cap(v.win) < int(n) {
@@ -578,6 +591,10 @@ func (v *View) lookup(id string) (uint32, *row, error) {
 
 // probe returns the row at position i of the id order, and its number.
 func (v *View) probe(i int) (uint32, []byte, error) {
+	if v.all != nil {
+		b, err := v.rowBytes(v.perm[i])
+		return v.perm[i], b, err
+	}
 	n := int64(len(v.states))
 	var e [8]byte
 	if _, err := v.f.ReadAt(e[:4], headerSize+n+4*(n+1)+4*int64(i)); err != nil {
@@ -601,6 +618,10 @@ func (v *View) probe(i int) (uint32, []byte, error) {
 	return p, b, nil
 }
 
+// manyLookups is how many distinct tasks in a tail make Load read the
+// whole rows section once rather than search with preads.
+const manyLookups = 64
+
 // applyTail reduces the tail's events over the tasks they concern, loaded
 // from their rows: a task's state is a function of its own events, so this
 // is what a whole replay would make of them.
@@ -610,19 +631,27 @@ func (v *View) applyTail(tail []*queue.Event) error {
 	rowOf := map[string]uint32{}
 	var tasks []queue.Task
 	seen := map[string]bool{}
+	var ids []string
 	for _, ev := range tail {
-		if ev.Task == "" || seen[ev.Task] {
-			continue
+		if ev.Task != "" && !seen[ev.Task] {
+			seen[ev.Task] = true
+			ids = append(ids, ev.Task)
 		}
-		seen[ev.Task] = true
-		i, r, err := v.lookup(ev.Task)
+	}
+	if len(ids) > manyLookups {
+		if err := v.loadAll(); err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		i, r, err := v.lookup(id)
 		if err != nil {
 			return err
 		}
 		if r != nil {
 			tasks = append(tasks, r.task)
-			rowOf[ev.Task] = i
-			v.programs[ev.Task] = r.program
+			rowOf[id] = i
+			v.programs[id] = r.program
 		}
 	}
 	sort.Slice(tasks, func(a, b int) bool { return tasks[a].EnqSeq < tasks[b].EnqSeq })

@@ -59,7 +59,7 @@ func refresh(ctx context.Context, b queue.Backend, minTail int, replay func() (*
 			return nil
 		}
 		enc := newEncoder(v.total)
-		err := v.verifyTables()
+		err := v.loadAll()
 		if err == nil {
 			err = v.copyInto(enc)
 		}
@@ -120,7 +120,7 @@ func Check(ctx context.Context, dir string, st *queue.State) (string, error) {
 		return fmt.Sprintf("%s: not used, status replays the log: %v", FileName, err), nil
 	}
 	defer v.Close()
-	if err := v.verifyTables(); err != nil {
+	if err := v.loadAll(); err != nil {
 		return fmt.Sprintf("%s: not used, status replays the log: %v", FileName, err), nil
 	}
 	wrong := func(format string, args ...any) error {

@@ -95,3 +95,28 @@ func TestKeep(t *testing.T) {
 	// Other backends have no index: Keep does nothing.
 	Keep(bg, queue.New(nil), time.Hour, nil)()
 }
+
+// TestLongTail: a tail naming more tasks than manyLookups is applied from
+// the rows read whole, with the same result.
+func TestLongTail(t *testing.T) {
+	g := newGen(t, 14)
+	defer g.close()
+	for range 40 {
+		g.enqueue()
+	}
+	if !g.writeIndex() {
+		t.Fatal("no index")
+	}
+	for range 150 {
+		g.step()
+	}
+	v, err := Load(bg, g.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.all == nil {
+		t.Fatalf("a tail of %d events did not read the rows whole", v.TailEvents)
+	}
+	v.Close()
+	compare(t, g.dir, true, "long tail")
+}
