@@ -339,9 +339,9 @@ func compareAs(t *testing.T, dir string, want expect, when string) {
 // outdated is never used.
 func TestMatchesReplay(t *testing.T) {
 	withTail = 0
-	seeds := 10
+	seeds := 6
 	if testing.Short() {
-		seeds = 4
+		seeds = 3
 	}
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
