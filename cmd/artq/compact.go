@@ -7,6 +7,7 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/stateindex"
 )
 
 // CompactCmd snapshots the state.
@@ -16,7 +17,8 @@ type CompactCmd struct{}
 func (c *CompactCmd) Help() string {
 	return `Writes the replayed state as snapshot.json (atomically), then atomically
 replaces events.log with a new segment holding only the events after the
-snapshot and a compacted event. Replay then starts at the snapshot, so its
+snapshot and a compacted event, and rewrites the state index status reads
+(state.index). Replay then starts at the snapshot, so its
 cost stays bounded however long the queue lives. A crash at any point
 leaves a queue that replays to the same state. Safe to run from cron while
 workers run; appends wait for it.
@@ -41,10 +43,12 @@ func (c *CompactCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 		return err
 	}
 	defer b.Close()
-	snap, err := queue.New(b).Compact(ctx)
+	q := queue.New(b)
+	snap, err := q.Compact(ctx)
 	if err != nil {
 		return err
 	}
+	warnIndex(std, stateindex.WriteQueue(ctx, q))
 	o.Emit(context.WithoutCancel(ctx), "", obs.Draft{Type: "queue.compacted", Time: snap.Time,
 		Attrs: map[string]any{"through": snap.Seq, "tasks": len(snap.Tasks)}})
 	fmt.Fprintf(std.Err, "artq: compacted: snapshot of %d tasks through event %d\n", len(snap.Tasks), snap.Seq)

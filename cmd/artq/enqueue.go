@@ -11,6 +11,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/stateindex"
 	"github.com/art-runtime/art/lib/words"
 )
 
@@ -97,6 +98,7 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	if err != nil {
 		return err
 	}
+	warnIndex(std, stateindex.AfterBatch(ctx, b, len(out)))
 	w := bufio.NewWriterSize(std.Out, 1<<16)
 	asJSON := g.JSON(std)
 	for i := range out {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/stateindex"
 )
 
 // FsckCmd checks the log.
@@ -14,7 +16,9 @@ type FsckCmd struct{}
 // Help shows an example.
 func (c *FsckCmd) Help() string {
 	return `Reads the snapshot and every record: checksums, sequence numbers, and
-every event through the state machine. Writes nothing. Prints a QueueCheck
+every event through the state machine, and the state index status reads
+(state.index) against that replay: a stale index is fine, one that
+disagrees is corruption (remove it; writers rebuild it). Writes nothing. Prints a QueueCheck
 document (JSON) or a summary (text). Exit 0 when the log is sound (a torn
 last record, left by a crash mid-append, is reported and is not an error:
 the next writer cuts it and records that it did); exit 125 with the byte
@@ -35,7 +39,11 @@ func (c *FsckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		return err
 	}
 	defer b.Close()
-	rep, err := queue.Fsck(ctx, b)
+	var check func(*queue.State) (string, error)
+	if fb, ok := b.(*file.Backend); ok {
+		check = func(st *queue.State) (string, error) { return stateindex.Check(ctx, fb.Dir(), st) }
+	}
+	rep, err := queue.FsckWith(ctx, b, check)
 	if err != nil && !queue.IsCorrupt(err) {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/stateindex"
 	"github.com/art-runtime/art/lib/queue/worker"
 )
 
@@ -18,20 +19,26 @@ import (
 type StatusCmd struct {
 	ID       string        `arg:"" optional:"" name:"id" help:"One task (default: every task, in enqueue order)."`
 	Summary  bool          `name:"summary" help:"Counts per state instead of tasks (a QueueSummary document)."`
+	State    string        `name:"state" enum:",queued,running,succeeded,failed,cancelled" default:"" placeholder:"STATE" help:"Only tasks in STATE (queued, running, succeeded, failed or cancelled), in enqueue order."`
 	Watch    bool          `name:"watch" short:"w" help:"Keep showing: redraw on a terminal, print again on each change otherwise. With ID, stop once the task is finished."`
 	Interval time.Duration `name:"interval" default:"1s" placeholder:"D" help:"How often --watch looks for changes."`
 }
 
 // Help shows examples.
 func (c *StatusCmd) Help() string {
-	return `Replays the log without recovering or writing anything (not even a lock
-file). JSON: one TaskStatus for an ID, else one per line (JSON Lines); a
-table on a terminal or with -o text. An unknown ID exits 4. --watch exits
-130 on Ctrl-C, or 0 when the watched task finishes.
+	return `Reads the queue without recovering or writing anything (not even a lock
+file): on the file backend from the state index (state.index, kept by
+compact, large enqueues and workers) plus the events appended after it,
+else, or when the index is missing, damaged or from another log, by
+replaying the log; the output is the same either way. JSON: one TaskStatus
+for an ID, else one per line (JSON Lines); a table on a terminal or with
+-o text. An unknown ID exits 4. --watch exits 130 on Ctrl-C, or 0 when the
+watched task finishes.
 
 Example:
   artq status
   artq status --summary
+  artq status --state failed -o json | jq -r .id
   artq status build -o json | jq -r .state
   artq status build --watch -o json | tail -n 1`
 }
@@ -48,6 +55,12 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 		if c.Summary {
 			return exitcode.Errorf(exitcode.Usage, "--summary counts the whole queue: give no ID")
 		}
+		if c.State != "" {
+			return exitcode.Errorf(exitcode.Usage, "--state filters the list of tasks: give no ID")
+		}
+	}
+	if c.Summary && c.State != "" {
+		return exitcode.Errorf(exitcode.Usage, "--summary counts every state: drop --state")
 	}
 	if c.Interval <= 0 {
 		return exitcode.Errorf(exitcode.Usage, "--interval: must be positive")
@@ -58,8 +71,15 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 	}
 	defer b.Close()
 	warnStaleLock(std, b)
-	q := queue.New(b)
 	tails, _ := f.tailDir(g) // none: no tail shown
+	skip := 0                // tasks the index already printed
+	if !c.Watch {
+		var done bool
+		if done, skip, err = c.fromIndex(ctx, std, g, b, tails); done {
+			return err
+		}
+	}
+	q := queue.New(b)
 	redraw := c.Watch && std.OutTTY && !g.JSON(std)
 	var shown uint64
 	first := true
@@ -86,23 +106,17 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 					return fmt.Errorf("task %s: %w", c.ID, queue.ErrNotFound)
 				}
 				ts := queue.StatusOf(t)
-				if t.State == queue.StateFailed && ts.Last != nil {
-					ts.OutputTail = worker.ReadTail(tails, ts.ID, ts.Last.Attempt)
-				}
 				finished = t.State.Terminal()
-				render = func() error {
-					if err := printStatuses(std, g, []queue.TaskStatus{ts}); err != nil || g.JSON(std) || ts.OutputTail == "" {
-						return err
-					}
-					return printTail(std, ts)
-				}
+				render = func() error { return showTask(std, g, tails, ts) }
 			default:
 				list := make([]queue.TaskStatus, 0, st.Len())
 				st.Tasks(func(t *queue.Task) bool {
-					list = append(list, queue.StatusOf(t))
+					if c.State == "" || t.State == queue.TaskState(c.State) {
+						list = append(list, queue.StatusOf(t))
+					}
 					return true
 				})
-				render = func() error { return printStatuses(std, g, list) }
+				render = func() error { return printStatuses(std, g, list[min(skip, len(list)):]) }
 			}
 			return nil
 		})
@@ -135,6 +149,81 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 	}
 }
 
+// fromIndex answers from the file backend's state index and the log's
+// tail after it, when the index is there and checks; done is false when
+// the caller must replay instead (no index, a damaged, stale-beyond-use or
+// foreign one, an unknown ID, which the replay confirms), and then skip
+// says how many tasks of the list it already printed (each from a row
+// that checked, so the replay's list starts with the same ones) before it
+// met a damaged row. Its output is the replay's, byte for byte.
+func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b queue.Backend, tails string) (done bool, skip int, err error) {
+	fb, ok := b.(*file.Backend)
+	if !ok {
+		return false, 0, nil
+	}
+	v, err := stateindex.Load(ctx, fb.Dir())
+	if err != nil {
+		return false, 0, nil
+	}
+	defer v.Close()
+	switch {
+	case c.Summary:
+		s := v.Summary()
+		if g.JSON(std) {
+			return true, 0, writeJSONLine(std.Out, &s)
+		}
+		return true, 0, queue.WriteSummaryText(std.Out, s)
+	case c.ID != "":
+		t, program, err := v.Task(c.ID)
+		if err != nil || t == nil {
+			return false, 0, nil
+		}
+		return true, 0, showTask(std, g, tails, queue.StatusWith(t, program))
+	}
+	if !g.JSON(std) {
+		var list []queue.TaskStatus
+		err := v.Tasks(queue.TaskState(c.State), func(t *queue.Task, program string) error {
+			list = append(list, queue.StatusWith(t, program))
+			return nil
+		})
+		if err != nil {
+			return false, 0, nil
+		}
+		return true, 0, printStatuses(std, g, list)
+	}
+	// JSON Lines stream, so `status --state queued | head` stops early.
+	w := bufio.NewWriterSize(std.Out, 1<<16)
+	var werr error
+	err = v.Tasks(queue.TaskState(c.State), func(t *queue.Task, program string) error {
+		ts := queue.StatusWith(t, program)
+		if werr = writeJSONLine(w, &ts); werr != nil {
+			return werr
+		}
+		skip++
+		return nil
+	})
+	if werr != nil {
+		return true, 0, werr
+	}
+	if err != nil {
+		// A damaged row: what was printed stands; the replay prints the rest.
+		return false, skip, w.Flush()
+	}
+	return true, 0, w.Flush()
+}
+
+// showTask prints one task's status, and under it (on a terminal) the
+// kept output tail of its failed attempt.
+func showTask(std cli.IO, g *cli.Globals, tails string, ts queue.TaskStatus) error {
+	if ts.State == queue.StateFailed && ts.Last != nil {
+		ts.OutputTail = worker.ReadTail(tails, ts.ID, ts.Last.Attempt)
+	}
+	if err := printStatuses(std, g, []queue.TaskStatus{ts}); err != nil || g.JSON(std) || ts.OutputTail == "" {
+		return err
+	}
+	return printTail(std, ts)
+}
+
 // printTail shows a failed attempt's kept output tail under its status.
 func printTail(std cli.IO, ts queue.TaskStatus) error {
 	w := bufio.NewWriter(std.Out)
@@ -159,4 +248,12 @@ func warnStaleLock(std cli.IO, b queue.Backend) {
 		return
 	}
 	fmt.Fprintf(std.Err, "artq: warning: the append lock of %s is held by %s; writers wait for it up to --lock-timeout\n", fb.Dir(), h)
+}
+
+// warnIndex tells stderr that a writer could not refresh the state index
+// (a cache: status replays the log instead).
+func warnIndex(std cli.IO, err error) {
+	if err != nil {
+		fmt.Fprintf(std.Err, "artq: warning: %v (status replays the log instead)\n", err)
+	}
 }

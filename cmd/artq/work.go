@@ -15,6 +15,7 @@ import (
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/stateindex"
 	"github.com/art-runtime/art/lib/queue/worker"
 )
 
@@ -137,7 +138,9 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	if !c.Quiet {
 		cfg.Log = transitionLogger(std.Err, c.LogFormat == "json")
 	}
+	stopIndex := stateindex.Keep(ctx, q, indexInterval, func(err error) { warnIndex(std, err) })
 	stats, err := worker.Work(ctx, q, cfg)
+	stopIndex()
 	if !c.Quiet {
 		if c.LogFormat == "json" {
 			_ = writeJSONLine(std.Err, map[string]any{"time": time.Now().UTC(), "worker": "done",
@@ -150,6 +153,10 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	}
 	return err
 }
+
+// indexInterval is how often a worker looks whether the state index status
+// reads has fallen far enough behind the log to be rewritten.
+const indexInterval = 10 * time.Second
 
 // logTime is the transition lines' clock: UTC, milliseconds, sortable.
 const logTime = "2006-01-02T15:04:05.000Z"

@@ -21,7 +21,12 @@ type CheckReport struct {
 // reducer. A torn tail is reported but is not corruption (the next writer
 // cuts it); anything else wrong is returned as the error (a *CorruptError,
 // exit 125) along with the report.
-func Fsck(ctx context.Context, b Backend) (*CheckReport, error) {
+func Fsck(ctx context.Context, b Backend) (*CheckReport, error) { return FsckWith(ctx, b, nil) }
+
+// FsckWith is Fsck that also checks what is derived from the log (a state
+// index): check gets the replayed state and returns a note for the report,
+// or the error that makes the check fail.
+func FsckWith(ctx context.Context, b Backend, check func(*State) (string, error)) (*CheckReport, error) {
 	rep := &CheckReport{TypeMeta: jsonx.Meta(KindCheck)}
 	lc, err := b.Check(ctx)
 	if lc != nil {
@@ -30,7 +35,15 @@ func Fsck(ctx context.Context, b Backend) (*CheckReport, error) {
 	if err == nil {
 		var q *Queue
 		if q, err = Inspect(ctx, b); err == nil {
-			q.viewLocal(func(st *State) { rep.Tasks = st.Len() })
+			q.viewLocal(func(st *State) {
+				rep.Tasks = st.Len()
+				if check != nil {
+					var note string
+					if note, err = check(st); note != "" {
+						rep.Notes = append(rep.Notes, note)
+					}
+				}
+			})
 		}
 	}
 	if err != nil {

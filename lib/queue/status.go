@@ -59,11 +59,15 @@ type AcceptanceRun struct {
 }
 
 // StatusOf is the status document of t.
-func StatusOf(t *Task) TaskStatus {
+func StatusOf(t *Task) TaskStatus { return StatusWith(t, programOf(t.Manifest)) }
+
+// StatusWith is StatusOf with the program already known: a state index
+// keeps the program, not the manifest it came from.
+func StatusWith(t *Task, program string) TaskStatus {
 	ts := TaskStatus{
 		TypeMeta: jsonx.Meta(KindTaskStatus),
 		ID:       t.ID, State: t.State, Attempts: t.Attempts, MaxAttempts: t.MaxAttempts,
-		Program:   programOf(t.Manifest),
+		Program:   program,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		Worker: t.Worker, CancelRequested: t.CancelRequested,
 	}
@@ -87,6 +91,9 @@ func statusOfEnqueued(ev *Event) TaskStatus {
 		CreatedAt: ev.Time, UpdatedAt: ev.Time,
 	}
 }
+
+// ProgramOf is the program status shows for a stored manifest.
+func ProgramOf(manifest []byte) string { return programOf(manifest) }
 
 // programOf reads only the program out of a stored manifest: status of a
 // large queue must not decode every manifest.

@@ -66,6 +66,10 @@ type observedBackend struct {
 	o *Observer
 }
 
+// Unwrap is the backend observed (for backend-specific extras such as the
+// file backend's state index).
+func (b *observedBackend) Unwrap() queue.Backend { return b.Backend }
+
 func (b *observedBackend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Event, error) {
 	evs, err := b.Backend.Append(ctx, ps)
 	if err == nil {

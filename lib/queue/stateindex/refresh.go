@@ -1,0 +1,252 @@
+package stateindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
+)
+
+// Thresholds of the writers that refresh the index as a side job.
+const (
+	// BatchMin is the smallest enqueue batch after which enqueue refreshes
+	// the index: a small one leaves a short tail for status to read.
+	BatchMin = 1000
+	// TailMin is how many events past the index make a worker rewrite it
+	// (the tail status reads grows by about one event per transition).
+	TailMin = 5000
+)
+
+// Refresh rewrites the index of b's queue directory to cover the log as it
+// is now, unless it already covers all but fewer than minTail events. It
+// starts from the index and the log's tail when the index is usable (no
+// replay), else from a replay by a reader of its own (no recovery). Other
+// backends have no index: it does nothing for them.
+func Refresh(ctx context.Context, b queue.Backend, minTail int) error {
+	dir, ok := dirOf(b)
+	if !ok {
+		return nil
+	}
+	return refresh(ctx, b, minTail, func() (*Built, error) {
+		// A reader of its own, so the caller's backend keeps its place.
+		rb, err := file.Open(dir, file.Options{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		defer rb.Close()
+		q, err := queue.Inspect(ctx, rb)
+		if err != nil {
+			return nil, err
+		}
+		return buildQueue(ctx, q)
+	})
+}
+
+// refresh is Refresh with the way to a state when the index is not usable.
+func refresh(ctx context.Context, b queue.Backend, minTail int, replay func() (*Built, error)) error {
+	dir, ok := dirOf(b)
+	if !ok {
+		return nil
+	}
+	if v, err := Load(ctx, dir); err == nil {
+		defer v.Close()
+		if v.TailEvents < max(minTail, 1) {
+			return nil
+		}
+		enc := newEncoder(v.total)
+		err := v.loadAll()
+		if err == nil {
+			err = v.copyInto(enc)
+		}
+		if err == nil {
+			var built *Built
+			if built, err = enc.finish(v.Seq()); err == nil {
+				return built.Write(dir)
+			}
+		}
+		if errors.Is(err, errNotIndexable) {
+			return err
+		}
+		// A damaged index: rebuild from a replay.
+	}
+	built, err := replay()
+	if err != nil {
+		return err
+	}
+	return built.Write(dir)
+}
+
+// buildQueue encodes q's caught-up state under q's lock.
+func buildQueue(ctx context.Context, q *queue.Queue) (*Built, error) {
+	var built *Built
+	err := q.View(ctx, func(st *queue.State) error {
+		var err error
+		built, err = Build(st)
+		return err
+	})
+	return built, err
+}
+
+// AfterBatch refreshes the index after an enqueue of n tasks, if n is at
+// least BatchMin. It is the one call enqueue makes; its error is only
+// worth a warning (the index is a cache).
+func AfterBatch(ctx context.Context, b queue.Backend, n int) error {
+	if n < BatchMin {
+		return nil
+	}
+	return Refresh(ctx, b, 1)
+}
+
+// Check compares dir's index, with the log's tail applied, against st, the
+// full replay of the same log (fsck). It returns a note saying how the
+// index stands: absent, ignored (and why: status replays instead), or
+// covering the log through some sequence. An index that status would use
+// but that disagrees with the replay is an error naming the first task that
+// differs.
+func Check(ctx context.Context, dir string, st *queue.State) (string, error) {
+	path := filepath.Join(dir, FileName)
+	v, err := Load(ctx, dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(path); serr != nil {
+			return FileName + ": absent (status replays the log)", nil
+		}
+	}
+	if err != nil {
+		return fmt.Sprintf("%s: not used, status replays the log: %v", FileName, err), nil
+	}
+	defer v.Close()
+	if err := v.loadAll(); err != nil {
+		return fmt.Sprintf("%s: not used, status replays the log: %v", FileName, err), nil
+	}
+	wrong := func(format string, args ...any) error {
+		return &queue.CorruptError{Path: path, Offset: -1, Why: fmt.Sprintf(format, args...) + " (status would show it: remove the file; writers rebuild it)"}
+	}
+	if v.Seq() != st.Seq {
+		return "", wrong("the index with the log's tail is at event %d, the replay at %d", v.Seq(), st.Seq)
+	}
+	if got, want := v.Summary(), queue.SummaryOf(st); got != want {
+		return "", wrong("counts %+v, the replay has %+v", got, want)
+	}
+	var order []*queue.Task
+	st.Tasks(func(t *queue.Task) bool { order = append(order, t); return true })
+	i := 0
+	err = v.Tasks("", func(t *queue.Task, program string) error {
+		if i >= len(order) {
+			return wrong("task %s is not in the replay", t.ID)
+		}
+		r := order[i]
+		i++
+		if t.ID != r.ID {
+			return wrong("task %s where the replay has %s", t.ID, r.ID)
+		}
+		if program != queue.ProgramOf(r.Manifest) || !sameTask(t, r) {
+			return wrong("task %s differs from the replay", t.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		if queue.IsCorrupt(err) {
+			return "", err
+		}
+		return "", wrong("%v", err)
+	}
+	if i != len(order) {
+		return "", wrong("%d tasks, the replay has %d", i, len(order))
+	}
+	return fmt.Sprintf("%s: agrees with the replay; covers events through %d of %d", FileName, v.IndexSeq(), st.Seq), nil
+}
+
+// sameTask compares what the index keeps of a task.
+func sameTask(a, b *queue.Task) bool {
+	return a.ID == b.ID && a.State == b.State && a.Attempt == b.Attempt && a.Attempts == b.Attempts &&
+		a.MaxAttempts == b.MaxAttempts && a.Worker == b.Worker && a.Claim == b.Claim &&
+		a.CancelRequested == b.CancelRequested && sameTrace(a.Trace, b.Trace) && sameTrace(a.Last, b.Last) &&
+		a.LastAttempt == b.LastAttempt && a.CreatedAt.Equal(b.CreatedAt) && a.UpdatedAt.Equal(b.UpdatedAt) &&
+		a.EnqSeq == b.EnqSeq && a.LastSeq == b.LastSeq
+}
+
+// WriteQueue writes the index of q's caught-up state (for writers that hold
+// it already, such as compact). It encodes under q's lock and writes after.
+// Other backends have no index: it does nothing for them.
+func WriteQueue(ctx context.Context, q *queue.Queue) error {
+	dir, ok := dirOf(q.Backend())
+	if !ok {
+		return nil
+	}
+	built, err := buildQueue(ctx, q)
+	if err != nil {
+		return err
+	}
+	return built.Write(dir)
+}
+
+// dirOf is the queue directory of a file backend, also behind wrappers
+// that say what they wrap (Unwrap).
+func dirOf(b queue.Backend) (string, bool) {
+	for b != nil {
+		if fb, ok := b.(*file.Backend); ok {
+			return fb.Dir(), true
+		}
+		u, ok := b.(interface{ Unwrap() queue.Backend })
+		if !ok {
+			return "", false
+		}
+		b = u.Unwrap()
+	}
+	return "", false
+}
+
+// Keep refreshes the index of q's queue in the background, off the
+// caller's path and without q's lock (from the index and the log's tail):
+// every interval, when the log has gone TailMin events past the index, and
+// once more when stop is called (stop waits for it), then from q's own
+// state if the index was not usable. A worker runs it for its whole life. warn, when not nil, hears failures
+// (the index is a cache: a failure only leaves status replaying); a queue
+// whose state cannot be indexed is not tried again.
+func Keep(ctx context.Context, q *queue.Queue, interval time.Duration, warn func(error)) (stop func()) {
+	b := q.Backend()
+	if _, ok := dirOf(b); !ok {
+		return func() {}
+	}
+	ctx = context.WithoutCancel(ctx)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick := func(min int) bool {
+			var err error
+			if min == 1 {
+				err = refresh(ctx, b, 1, func() (*Built, error) { return buildQueue(ctx, q) })
+			} else {
+				err = Refresh(ctx, b, min)
+			}
+			if err != nil && warn != nil {
+				warn(err)
+			}
+			return !errors.Is(err, errNotIndexable)
+		}
+		for {
+			select {
+			case <-quit:
+				tick(1)
+				return
+			case <-t.C:
+				if !tick(TailMin) {
+					<-quit
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}

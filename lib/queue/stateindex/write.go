@@ -1,0 +1,258 @@
+package stateindex
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/art-runtime/art/lib/fsx"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/queue/file"
+)
+
+// Built is an encoded index waiting to be written: Build takes it under
+// the caller's lock, Write does the I/O after.
+type Built struct {
+	h    header
+	body []byte // states, offsets, perm, rows
+}
+
+// Seq is the sequence the index covers.
+func (b *Built) Seq() uint64 { return b.h.seq }
+
+// Build encodes st, the replay of the log through st.Seq. It fails (and
+// nothing should be written) for a state the format cannot hold exactly.
+func Build(st *queue.State) (*Built, error) {
+	var err error
+	enc := newEncoder(st.Len())
+	st.Tasks(func(t *queue.Task) bool {
+		err = enc.add(t, queue.ProgramOf(t.Manifest))
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return enc.finish(st.Seq)
+}
+
+type encoder struct {
+	states []byte
+	offs   []uint32
+	ids    []string
+	rows   []byte
+	counts [5]uint32
+}
+
+func newEncoder(n int) *encoder {
+	return &encoder{states: make([]byte, 0, n), offs: make([]uint32, 1, n+1), ids: make([]string, 0, n), rows: make([]byte, 0, n*96)}
+}
+
+func (e *encoder) add(t *queue.Task, program string) error {
+	var err error
+	if e.rows, err = appendRow(e.rows, t, program); err != nil {
+		return fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	if len(e.rows) > 1<<32-1 {
+		return errNotIndexable
+	}
+	si := stateIndex(t.State)
+	e.states = append(e.states, byte(si))
+	e.counts[si]++
+	e.offs = append(e.offs, uint32(len(e.rows)))
+	e.ids = append(e.ids, t.ID)
+	return nil
+}
+
+// addRaw adds a row as stored by an earlier index (its CRC included).
+func (e *encoder) addRaw(raw []byte, id string, state byte) error {
+	e.rows = append(e.rows, raw...)
+	if len(e.rows) > 1<<32-1 {
+		return errNotIndexable
+	}
+	e.states = append(e.states, state)
+	e.counts[state]++
+	e.offs = append(e.offs, uint32(len(e.rows)))
+	e.ids = append(e.ids, id)
+	return nil
+}
+
+func (e *encoder) finish(seq uint64) (*Built, error) {
+	n := len(e.states)
+	perm := make([]uint32, n)
+	for i := range perm {
+		perm[i] = uint32(i)
+	}
+	slices.SortFunc(perm, func(a, b uint32) int { return strings.Compare(e.ids[a], e.ids[b]) })
+	for i := 1; i < n; i++ {
+		if e.ids[perm[i]] == e.ids[perm[i-1]] {
+			return nil, fmt.Errorf("task %s twice: %w", e.ids[perm[i]], errNotIndexable)
+		}
+	}
+	b := &Built{h: header{seq: seq, tasks: uint32(n), counts: e.counts, rowsLen: uint64(len(e.rows))}}
+	body := make([]byte, 0, int(b.h.sectionsLen())+len(e.rows))
+	body = append(body, e.states...)
+	offs := len(body)
+	for _, o := range e.offs {
+		body = binary.LittleEndian.AppendUint32(body, o)
+	}
+	ps := len(body)
+	for _, p := range perm {
+		body = binary.LittleEndian.AppendUint32(body, p)
+	}
+	rs := len(body)
+	body = append(body, e.rows...)
+	b.h.crcs = [4]uint32{
+		crc32.Checksum(body[:offs], castagnoli), crc32.Checksum(body[offs:ps], castagnoli),
+		crc32.Checksum(body[ps:rs], castagnoli), crc32.Checksum(body[rs:], castagnoli),
+	}
+	b.body = body
+	return b, nil
+}
+
+// Write binds the index to the log in dir (finding the record it covers
+// near the log's end) and replaces dir/state.index atomically. It leaves
+// the log alone and takes no lock: two writers each write a correct index
+// of their own point, and the later rename wins.
+func (b *Built) Write(dir string) error {
+	if b.h.seq == 0 {
+		return nil // an empty queue: nothing to replay, nothing to index
+	}
+	lf, err := os.Open(filepath.Join(dir, file.LogName))
+	if err != nil {
+		return fmt.Errorf("state index: %w", err)
+	}
+	defer lf.Close()
+	fi, err := lf.Stat()
+	if err != nil {
+		return fmt.Errorf("state index: %w", err)
+	}
+	start, end, err := findEnd(lf, fi.Size(), b.h.seq)
+	if err != nil {
+		return err
+	}
+	first, err := firstLine(lf, fi.Size())
+	if err != nil {
+		return err
+	}
+	last := make([]byte, end-start)
+	if _, err := lf.ReadAt(last, start); err != nil {
+		return fmt.Errorf("state index: read log: %w", err)
+	}
+	h := b.h
+	h.offset, h.firstLen, h.lastLen = end, uint32(len(first)), uint32(len(last))
+	h.first, h.last = sha256.Sum256(first), sha256.Sum256(last)
+	sweep(dir)
+	data := append(h.encode(), b.body...)
+	if err := fsx.WriteFile(filepath.Join(dir, FileName), data, fsx.FileMode); err != nil {
+		return fmt.Errorf("state index: %w", err)
+	}
+	return nil
+}
+
+// Write builds and writes the index of st in one go (for callers whose
+// state nobody else is waiting for).
+func Write(dir string, st *queue.State) error {
+	b, err := Build(st)
+	if err != nil {
+		return err
+	}
+	return b.Write(dir)
+}
+
+// sweep removes temporary files an interrupted Write left (fsx.WriteFile's
+// "state.index<digits>") once they are old enough not to be another
+// writer's in progress.
+func sweep(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), FileName)
+		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// maxBack bounds how far before the log's end Write looks for the record
+// it covers: writers index the state they just caught up to.
+const maxBack = 256 << 20
+
+// findEnd finds the line holding record seq, which must end a unit (a
+// single record or a batch's commit), and returns where it starts and
+// the offset just past its newline.
+func findEnd(f *os.File, size int64, seq uint64) (start, end int64, err error) {
+	for window := int64(1 << 20); ; window *= 4 {
+		from := max(size-window, 0)
+		buf := make([]byte, size-from)
+		if _, err := f.ReadAt(buf, from); err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, fmt.Errorf("state index: read log: %w", err)
+		}
+		p := 0
+		if from > 0 {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				if window >= maxBack {
+					break
+				}
+				continue
+			}
+			p = i + 1
+		}
+		firstSeq := uint64(0)
+		for p < len(buf) {
+			i := bytes.IndexByte(buf[p:], '\n')
+			if i < 0 {
+				break // a torn or in-progress final line
+			}
+			line := buf[p : p+i]
+			s, batch, commit, err := queue.RecordBatch(line)
+			if err == nil {
+				if firstSeq == 0 {
+					firstSeq = s
+				}
+				if s == seq {
+					if batch != 0 && !commit {
+						return 0, 0, fmt.Errorf("state index: record %d does not end its batch: %w", seq, errNotIndexable)
+					}
+					return from + int64(p), from + int64(p+i+1), nil
+				}
+			}
+			p += i + 1
+		}
+		if from == 0 || (firstSeq != 0 && firstSeq < seq) || window >= maxBack {
+			break
+		}
+	}
+	// Compacted away meanwhile, or far behind: the next write will do.
+	return 0, 0, fmt.Errorf("state index: record %d is not near the end of the log", seq)
+}
+
+// firstLine returns the segment's first line, newline included.
+func firstLine(f *os.File, size int64) ([]byte, error) {
+	for n := int64(64 << 10); ; n *= 4 {
+		buf := make([]byte, min(n, size))
+		if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("state index: read log: %w", err)
+		}
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			return buf[:i+1], nil
+		}
+		if n >= size {
+			return nil, fmt.Errorf("state index: the log has no whole record: %w", errNotIndexable)
+		}
+	}
+}
