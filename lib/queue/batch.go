@@ -17,36 +17,37 @@ import (
 	"github.com/art-runtime/art/lib/jsonx"
 )
 
-// Batch is enqueue requests held in the form they are stored in: each
+// Batch is enqueue requests held as the events that will store them: each
 // request's id and canonical manifest, already checked. Building one costs
-// the manifests' bytes, not a decoded Task per request, so a batch of
-// 100,000 tasks read from a stream (ReadBatch) fits in a few tens of MB.
-// Queue.EnqueueBatch appends it; Queue.Enqueue is the same for a slice.
+// the events and the manifests' bytes, not a decoded Task per request, so
+// a batch of 100,000 tasks read from a stream (ReadBatch) holds about
+// 35 MB. Queue.EnqueueBatch appends it; Queue.Enqueue is the same for a
+// slice.
 type Batch struct {
-	items  []batchItem
-	arena  [][]byte       // manifests; a chunk never grows past its capacity, so slices into it stay put
-	runs   [][]byte       // distinct encoded run specs; batchItem.run indexes it
-	runOf  map[*RunSpec]int32
-	byID   map[string]int32 // ids the caller chose → first request with it
-	chosen bool             // some request chose its id: the enqueue needs the queue's state
-	dups   int              // requests identical to an earlier one
-	ids    idSource
+	chunks  [][]Event       // the enqueued events, batchChunk a chunk: pointers into them stay put
+	n       int             // requests added
+	given   []uint64        // bit i: request i's id was chosen by the caller or its manifest
+	dupOf   map[int32]int32 // request → an identical earlier request with its id
+	arena   [][]byte        // manifests; a chunk never grows past its capacity, so slices into it stay put
+	scratch []byte          // the manifest being encoded
+	runs    [][]byte        // distinct encoded run specs
+	runOf   map[*RunSpec]int
+	byID    map[string]int32 // ids the caller chose → first request with it
+	ids     idSource
 }
 
-type batchItem struct {
-	id       string
-	manifest []byte
-	run      int32 // index into Batch.runs; -1 for none
-	max      int32
-	dupOf    int32 // an identical earlier request in the batch, or -1
-	given    bool  // the caller (or the manifest) chose the id
-}
+// batchChunk is the number of events in one chunk of a Batch.
+const batchChunk = 4096
+
+func (b *Batch) event(i int) *Event { return &b.chunks[i/batchChunk][i%batchChunk] }
+
+func (b *Batch) isGiven(i int) bool { return b.given[i/64]&(1<<(i%64)) != 0 }
 
 // arenaChunk is the size of one chunk of a Batch's manifest arena.
 const arenaChunk = 1 << 20
 
 // Len is the number of requests added.
-func (b *Batch) Len() int { return len(b.items) }
+func (b *Batch) Len() int { return b.n }
 
 // Add checks r and adds it in its stored form (a generated id if it names
 // none); the Task is not kept. An error names what is wrong and adds
@@ -54,13 +55,10 @@ func (b *Batch) Len() int { return len(b.items) }
 // conflict (exit 3), everything else invalid input (exit 2).
 func (b *Batch) Add(r EnqueueRequest) error {
 	if r.Task == nil {
-		return exitcode.Errorf(exitcode.Usage, "request %d: no task", len(b.items)+1)
+		return exitcode.Errorf(exitcode.Usage, "request %d: no task", b.n+1)
 	}
 	if r.MaxAttempts < 1 {
 		return exitcode.Errorf(exitcode.Usage, "max_attempts: must be at least 1, got %d", r.MaxAttempts)
-	}
-	if r.MaxAttempts > 1<<31-1 {
-		return exitcode.Errorf(exitcode.Usage, "max_attempts: at most %d, got %d", 1<<31-1, r.MaxAttempts)
 	}
 	id := r.ID
 	given := r.ID != "" || r.Task.ID != ""
@@ -79,86 +77,88 @@ func (b *Batch) Add(r EnqueueRequest) error {
 	if err != nil {
 		return err
 	}
-	t := *r.Task
-	t.ID = id
-	m, err := b.appendManifest(&t)
+	m, err := b.appendManifest(r.Task, id)
 	if err != nil {
 		return err
 	}
-	it := batchItem{id: id, manifest: m, run: run, max: int32(r.MaxAttempts), dupOf: -1, given: given}
+	ev := Event{Type: EventEnqueued, Task: id, MaxAttempts: r.MaxAttempts, Manifest: m, Run: run}
+	i := int32(b.n)
 	if given {
-		b.chosen = true
 		if b.byID == nil {
 			b.byID = map[string]int32{}
 		}
 		if j, ok := b.byID[id]; ok {
-			p := &b.items[j]
-			if string(p.manifest) != string(m) || p.run != run || p.max != it.max {
+			p := b.event(int(j))
+			if string(p.Manifest) != string(m) || string(p.Run) != string(run) || p.MaxAttempts != ev.MaxAttempts {
 				return exitcode.Errorf(exitcode.Conflict, "task %s: given twice with different manifests", id)
 			}
-			it.dupOf = j
-			b.dups++
+			if b.dupOf == nil {
+				b.dupOf = map[int32]int32{}
+			}
+			b.dupOf[i] = j
 		} else {
-			b.byID[id] = int32(len(b.items))
+			b.byID[id] = i
 		}
 	}
-	b.items = append(b.items, it)
+	if b.n%batchChunk == 0 {
+		b.chunks = append(b.chunks, make([]Event, batchChunk))
+	}
+	if b.n%64 == 0 {
+		b.given = append(b.given, 0)
+	}
+	if given {
+		b.given[b.n/64] |= 1 << (b.n % 64)
+	}
+	*b.event(b.n) = ev
+	b.n++
 	return nil
 }
 
-// appendManifest writes t's canonical form into the arena and returns it.
-func (b *Batch) appendManifest(t *execx.Task) ([]byte, error) {
-	var cur []byte
-	if n := len(b.arena); n > 0 {
-		cur = b.arena[n-1]
-	}
-	start := len(cur)
-	out, err := appendCanonical(cur, t)
+// appendManifest writes the canonical form of t with id into the arena
+// and returns it.
+func (b *Batch) appendManifest(t *execx.Task, id string) ([]byte, error) {
+	m, err := appendCanonical(b.scratch[:0], t, id)
 	if err != nil {
 		return nil, err
 	}
-	if cap(out) != cap(cur) || cur == nil {
-		// It did not fit: start a chunk of its own size or arenaChunk.
-		m := out[start:]
-		chunk := make([]byte, 0, max(arenaChunk, len(m)))
-		chunk = append(chunk, m...)
-		b.arena = append(b.arena, chunk)
-		return chunk[:len(m):len(m)], nil
+	b.scratch = m
+	n := len(b.arena)
+	if n == 0 || len(b.arena[n-1])+len(m) > cap(b.arena[n-1]) {
+		b.arena = append(b.arena, make([]byte, 0, max(arenaChunk, len(m))))
+		n++
 	}
-	b.arena[len(b.arena)-1] = out
-	return out[start:len(out):len(out)], nil
+	cur := b.arena[n-1]
+	start := len(cur)
+	cur = append(cur, m...)
+	b.arena[n-1] = cur
+	return cur[start:len(cur):len(cur)], nil
 }
 
-// run encodes s once per distinct *RunSpec (a CLI batch shares one).
-func (b *Batch) run(s *RunSpec) (int32, error) {
+// run encodes s once per distinct *RunSpec (a CLI batch shares one) and
+// shares the bytes of equal ones.
+func (b *Batch) run(s *RunSpec) ([]byte, error) {
 	if s.IsZero() {
-		return -1, nil
+		return nil, nil
 	}
 	if i, ok := b.runOf[s]; ok {
-		return i, nil
+		return b.runs[i], nil
 	}
 	data, err := encodeRunSpec(s)
 	if err != nil {
-		return 0, err
-	}
-	for i, r := range b.runs { // same bytes from another pointer: share
-		if string(r) == string(data) {
-			return int32(i), nil
-		}
+		return nil, err
 	}
 	if b.runOf == nil {
-		b.runOf = map[*RunSpec]int32{}
+		b.runOf = map[*RunSpec]int{}
+	}
+	for i, r := range b.runs {
+		if string(r) == string(data) {
+			b.runOf[s] = i
+			return r, nil
+		}
 	}
 	b.runs = append(b.runs, data)
-	b.runOf[s] = int32(len(b.runs) - 1)
-	return int32(len(b.runs) - 1), nil
-}
-
-func (b *Batch) runBytes(i int32) []byte {
-	if i < 0 {
-		return nil
-	}
-	return b.runs[i]
+	b.runOf[s] = len(b.runs) - 1
+	return data, nil
 }
 
 // BatchOptions say how ReadBatch turns lines into requests.
@@ -171,7 +171,8 @@ type BatchOptions struct {
 	// Run is every task's run spec; nil asks for nothing.
 	Run *RunSpec
 	// Check, if set, vets each decoded task before it is added; line is
-	// its line number. Its error is returned as it is.
+	// its line number. Its error is returned as it is. The Task is valid
+	// only during the call: keep nothing of it.
 	Check func(line int, t *execx.Task) error
 }
 
@@ -192,6 +193,7 @@ func ReadBatch(r io.Reader, opt BatchOptions) (*Batch, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxManifestBytes+1)
 	b := &Batch{}
+	var reuse execx.Task // the simple shape decodes into it: Add keeps nothing of it
 	line := 0
 	for sc.Scan() {
 		line++
@@ -199,7 +201,7 @@ func ReadBatch(r io.Reader, opt BatchOptions) (*Batch, error) {
 		if blank(data) {
 			continue
 		}
-		t, err := decodeManifestFast(data)
+		t, err := decodeManifestFast(data, &reuse)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -273,17 +275,18 @@ type BatchResult struct {
 func (r *BatchResult) Each(fn func(Enqueued) error) error {
 	var firsts map[int32]TaskStatus // statuses later duplicates repeat
 	k := 0
-	for i, it := range r.b.items {
+	for i := range r.b.n {
 		var e Enqueued
-		if it.dupOf >= 0 {
-			e.Status = firsts[it.dupOf]
+		j, dup := r.b.dupOf[int32(i)]
+		if dup {
+			e.Status = firsts[j]
 		} else if s, ok := r.existing[int32(i)]; ok {
 			e.Status = s
 		} else {
 			e = Enqueued{Status: statusOfEnqueued(r.evs[k]), Created: true}
 			k++
 		}
-		if it.dupOf < 0 && it.given && r.b.dups > 0 {
+		if !dup && len(r.b.dupOf) > 0 && r.b.isGiven(i) {
 			if firsts == nil {
 				firsts = map[int32]TaskStatus{}
 			}
@@ -302,31 +305,26 @@ func (r *BatchResult) Each(fn func(Enqueued) error) error {
 // is; with anything else it is a conflict (exit 3) and nothing is
 // appended. Only a batch with ids of the caller's choosing reads the
 // queue's state; generated ids cannot collide, so a batch of them costs
-// one append however long the log.
+// one append however long the log. b is spent: add nothing to it after.
 func (q *Queue) EnqueueBatch(ctx context.Context, b *Batch) (*BatchResult, error) {
 	res := &BatchResult{Requests: b.Len(), b: b}
 	if b.Len() == 0 {
 		return res, nil
 	}
 	now := q.now().UTC()
-	var slab []Event
-	var ps []Proposal
-	evs, err := q.updateMaybe(ctx, b.chosen, func(st *State) ([]Proposal, error) {
-		res.existing = nil
-		if slab == nil {
-			slab = make([]Event, 0, b.Len())
-			ps = make([]Proposal, 0, b.Len())
-		}
-		slab, ps = slab[:0], ps[:0]
-		for i, it := range b.items {
-			if it.dupOf >= 0 {
+	ps := make([]Proposal, 0, b.Len()-len(b.dupOf))
+	evs, err := q.updateMaybe(ctx, len(b.byID) > 0, func(st *State) ([]Proposal, error) {
+		res.existing, ps = nil, ps[:0]
+		for i := range b.n {
+			if _, dup := b.dupOf[int32(i)]; dup {
 				continue
 			}
-			run := b.runBytes(it.run)
-			if st != nil && it.given {
-				if t := st.Task(it.id); t != nil {
-					if string(t.Manifest) != string(it.manifest) || string(t.Run) != string(run) || t.MaxAttempts != int(it.max) {
-						return nil, exitcode.Errorf(exitcode.Conflict, "task %s: already enqueued with a different manifest, run spec or max_attempts", it.id)
+			ev := b.event(i)
+			given := b.isGiven(i)
+			if st != nil && given {
+				if t := st.Task(ev.Task); t != nil {
+					if string(t.Manifest) != string(ev.Manifest) || string(t.Run) != string(ev.Run) || t.MaxAttempts != ev.MaxAttempts {
+						return nil, exitcode.Errorf(exitcode.Conflict, "task %s: already enqueued with a different manifest, run spec or max_attempts", ev.Task)
 					}
 					if res.existing == nil {
 						res.existing = map[int32]TaskStatus{}
@@ -335,9 +333,9 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b *Batch) (*BatchResult, error
 					continue
 				}
 			}
-			slab = append(slab, Event{Time: now, Type: EventEnqueued, Task: it.id, MaxAttempts: int(it.max), Manifest: it.manifest, Run: run})
+			ev.Time = now
 			// A caller's id must not exist yet; a generated one cannot.
-			ps = append(ps, Proposal{Event: &slab[len(slab)-1], Expect: 0, Any: !it.given})
+			ps = append(ps, Proposal{Event: ev, Expect: 0, Any: !given})
 		}
 		return ps, nil
 	})

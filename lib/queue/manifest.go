@@ -142,43 +142,47 @@ const (
 )
 
 // decodeManifestFast is DecodeManifest, taking the fast path when it can.
-func decodeManifestFast(data []byte) (*execx.Task, error) {
-	if t, ok := decodeSimple(data); ok {
-		return t, nil
+// A Task of the simple shape is decoded into *reuse (its Args array
+// reused too), so a caller that keeps nothing of it between calls makes
+// almost no garbage per manifest; any other comes back new.
+func decodeManifestFast(data []byte, reuse *execx.Task) (*execx.Task, error) {
+	if decodeSimple(data, reuse) {
+		return reuse, nil
 	}
 	return DecodeManifest(data)
 }
 
-// decodeSimple decodes a manifest made only of apiVersion, kind, id,
-// program, dir (plain strings) and args, context (arrays of plain strings),
-// each at most once, and applies defaults and validation. ok is false for
-// anything else, errors included: the caller falls back to DecodeManifest.
-func decodeSimple(data []byte) (t *execx.Task, ok bool) {
+// decodeSimple decodes into t a manifest made only of apiVersion, kind,
+// id, program, dir (plain strings) and args, context (arrays of plain
+// strings), each at most once, and applies defaults and validation. It
+// reports false for anything else, errors included: the caller falls back
+// to DecodeManifest.
+func decodeSimple(data []byte, t *execx.Task) bool {
 	if len(data) > MaxManifestBytes {
-		return nil, false
+		return false
 	}
 	s := simpleScanner{data: data}
 	if !s.byte('{') {
-		return nil, false
+		return false
 	}
-	t = &execx.Task{}
+	*t = execx.Task{Args: t.Args[:0]}
 	var seen int
 	if !s.peek('}') {
 		for {
-			key, ok := s.str()
+			key, ok := s.raw()
 			if !ok || !s.byte(':') {
-				return nil, false
+				return false
 			}
 			var bit int
-			switch key {
+			switch string(key) {
 			case "apiVersion":
 				bit = fAPIVersion
-				t.APIVersion, ok = s.str()
-				ok = ok && t.APIVersion == jsonx.APIVersion
+				ok = s.is(jsonx.APIVersion)
+				t.APIVersion = jsonx.APIVersion
 			case "kind":
 				bit = fKind
-				t.Kind, ok = s.str()
-				ok = ok && t.Kind == execx.KindTask
+				ok = s.is(execx.KindTask)
+				t.Kind = execx.KindTask
 			case "id":
 				bit = fID
 				t.ID, ok = s.str()
@@ -190,15 +194,15 @@ func decodeSimple(data []byte) (t *execx.Task, ok bool) {
 				t.Dir, ok = s.str()
 			case "args":
 				bit = fArgs
-				t.Args, ok = s.strs()
+				t.Args, ok = s.strs(t.Args)
 			case "context":
 				bit = fContext
-				t.Context, ok = s.strs()
+				t.Context, ok = s.strs(nil)
 			default:
-				return nil, false
+				return false
 			}
 			if !ok || seen&bit != 0 {
-				return nil, false
+				return false
 			}
 			seen |= bit
 			if s.byte(',') {
@@ -208,13 +212,13 @@ func decodeSimple(data []byte) (t *execx.Task, ok bool) {
 		}
 	}
 	if !s.byte('}') || !s.end() || seen&(fAPIVersion|fKind) != fAPIVersion|fKind {
-		return nil, false
+		return false
+	}
+	if seen&fArgs == 0 {
+		t.Args = nil // as the strict decoder leaves it
 	}
 	t.Default()
-	if t.Validate() != nil || (t.ID != "" && ValidName("task.id", t.ID) != nil) {
-		return nil, false
-	}
-	return t, true
+	return t.Validate() == nil && (t.ID == "" || ValidName("task.id", t.ID) == nil)
 }
 
 // simpleScanner reads the tokens of decodeSimple's shape.
@@ -253,35 +257,49 @@ func (s *simpleScanner) end() bool {
 	return s.i == len(s.data)
 }
 
-// str reads a plain string: printable ASCII without '"' or '\', which
-// decodes and encodes as itself.
-func (s *simpleScanner) str() (string, bool) {
+// raw reads a plain string (printable ASCII without '"' or '\', which
+// decodes and encodes as itself) and returns its bytes.
+func (s *simpleScanner) raw() ([]byte, bool) {
 	if !s.byte('"') {
-		return "", false
+		return nil, false
 	}
 	start := s.i
 	for s.i < len(s.data) {
 		c := s.data[s.i]
 		if c == '"' {
-			v := string(s.data[start:s.i])
+			v := s.data[start:s.i]
 			s.i++
 			return v, true
 		}
 		if !plainByte(c) {
-			return "", false
+			return nil, false
 		}
 		s.i++
 	}
-	return "", false
+	return nil, false
 }
 
-// strs reads an array of plain strings; [] is an empty, non-nil slice, as
-// encoding/json decodes it.
-func (s *simpleScanner) strs() ([]string, bool) {
+func (s *simpleScanner) str() (string, bool) {
+	v, ok := s.raw()
+	return string(v), ok
+}
+
+// is reads a plain string and reports whether it is want.
+func (s *simpleScanner) is(want string) bool {
+	v, ok := s.raw()
+	return ok && string(v) == want
+}
+
+// strs reads an array of plain strings, appending to dst[:0]; [] is an
+// empty, non-nil slice, as encoding/json decodes it.
+func (s *simpleScanner) strs(dst []string) ([]string, bool) {
 	if !s.byte('[') {
 		return nil, false
 	}
-	out := []string{}
+	out := dst[:0]
+	if out == nil {
+		out = []string{}
+	}
 	if s.byte(']') {
 		return out, true
 	}
@@ -309,16 +327,19 @@ func plainString(v string) bool {
 	return true
 }
 
-// appendCanonical appends t's stored form (canonical) to dst, writing the
-// simple shape directly and anything else through canonical.
-func appendCanonical(dst []byte, t *execx.Task) ([]byte, error) {
-	if out, ok := appendSimple(dst, t); ok {
+// appendCanonical appends the stored form (canonical) of t with its id
+// set to id to dst, writing the simple shape directly and anything else
+// through canonical.
+func appendCanonical(dst []byte, t *execx.Task, id string) ([]byte, error) {
+	if out, ok := appendSimple(dst, t, id); ok {
 		if len(out)-len(dst) > MaxManifestBytes {
 			return nil, jsonx.Errorf("task", "manifest is %d bytes, more than %d", len(out)-len(dst), MaxManifestBytes)
 		}
 		return out, nil
 	}
-	m, err := canonical(t)
+	c := *t
+	c.ID = id
+	m, err := canonical(&c)
 	if err != nil {
 		return nil, err
 	}
@@ -326,11 +347,11 @@ func appendCanonical(dst []byte, t *execx.Task) ([]byte, error) {
 }
 
 // appendSimple writes what jsonx.Marshal writes for a Task of the simple
-// shape (no env, no limits, plain strings); ok is false, with dst
-// unchanged, for any other Task.
-func appendSimple(dst []byte, t *execx.Task) ([]byte, bool) {
+// shape (no env, no limits, plain strings) with id as its id; ok is false,
+// with dst unchanged, for any other Task.
+func appendSimple(dst []byte, t *execx.Task, id string) ([]byte, bool) {
 	if t.Env.Allow != nil || t.Env.Set != nil || t.Limits != (execx.Limits{}) ||
-		!plainString(t.APIVersion) || !plainString(t.Kind) || !plainString(t.ID) ||
+		!plainString(t.APIVersion) || !plainString(t.Kind) || !plainString(id) ||
 		!plainString(t.Program) || !plainString(t.Dir) {
 		return dst, false
 	}
@@ -349,9 +370,9 @@ func appendSimple(dst []byte, t *execx.Task) ([]byte, bool) {
 	dst = append(dst, `","kind":"`...)
 	dst = append(dst, t.Kind...)
 	dst = append(dst, '"')
-	if t.ID != "" {
+	if id != "" {
 		dst = append(dst, `,"id":"`...)
-		dst = append(dst, t.ID...)
+		dst = append(dst, id...)
 		dst = append(dst, '"')
 	}
 	dst = append(dst, `,"program":"`...)
