@@ -37,6 +37,16 @@ task's status: TaskStatus JSON, or just the id with -o text. Nothing runs
 until a worker ('artq work') claims the task. Invalid input (unknown field,
 bad duration, missing program) exits 2 and leaves the log untouched.
 
+--batch reads one Task manifest a line (JSON Lines; blank lines skipped)
+as a stream and appends them all in one synced append: all or none. A bad
+line refuses the whole batch (exit 2) naming the line and the field, e.g.
+"line 5: task.limits.timout: unknown field"; a task already in the queue
+with the same manifest is left as it is (another manifest under its id
+exits 3). It prints one summary line,
+  batch: 100000 tasks, 100000 new, 0 already enqueued (seq 1-100000)
+or, with -v or -o json, one line per task in input order: its id (-o
+text) or its TaskStatus JSON.
+
 --workspace-mode copy|worktree gives every attempt a fresh tree of its own
 made from --workspace-source; --acceptance names a command the worker runs
 itself after the task's command succeeds. Both are stored with the task
@@ -47,7 +57,8 @@ Example:
   artq enqueue -- make test
   id=$(artq enqueue -o text --max-attempts 3 -- sh deploy.sh staging)
   artq enqueue --id nightly-2026-11-30 --manifest task.json   # idempotent
-  artq enqueue --batch < tasks.jsonl                           # one Task a line
+  artq enqueue --batch < tasks.jsonl                           # one Task a line; one summary line
+  artq enqueue --batch -v -o text < tasks.jsonl > ids.txt      # one id a line
   artq enqueue --batch --idempotency-key nightly-2026-11-30 < tasks.jsonl  # safe to re-run
   artq enqueue --id fix-1 --workspace-mode copy --workspace-source calc \
     --acceptance 'go test ./...' -- \
