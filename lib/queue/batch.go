@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,16 +25,16 @@ import (
 // 35 MB. Queue.EnqueueBatch appends it; Queue.Enqueue is the same for a
 // slice.
 type Batch struct {
-	chunks  [][]Event       // the enqueued events, batchChunk a chunk: pointers into them stay put
-	n       int             // requests added
-	given   []uint64        // bit i: request i's id was chosen by the caller or its manifest
-	dupOf   map[int32]int32 // request → an identical earlier request with its id
-	arena   [][]byte        // manifests; a chunk never grows past its capacity, so slices into it stay put
-	scratch []byte          // the manifest being encoded
-	runs    [][]byte        // distinct encoded run specs
-	runOf   map[*RunSpec]int
-	byID    map[string]int32 // ids the caller chose → first request with it
-	ids     idSource
+	chunks       [][]Event       // the enqueued events, batchChunk a chunk: pointers into them stay put
+	n            int             // requests added
+	given        []uint64        // bit i: request i's id was chosen by the caller or its manifest
+	dupOf        map[int32]int32 // request → an identical earlier request with its id
+	arena        [][]byte        // manifests; a chunk never grows past its capacity, so slices into it stay put
+	scratch      []byte          // the manifest being encoded
+	lastRun      *RunSpec        // a copy of the last run spec encoded, and its bytes
+	lastRunBytes []byte
+	byID         map[string]int32 // ids the caller chose → first request with it
+	ids          idSource
 }
 
 // batchChunk is the number of events in one chunk of a Batch.
@@ -134,30 +135,23 @@ func (b *Batch) appendManifest(t *execx.Task, id string) ([]byte, error) {
 	return cur[start:len(cur):len(cur)], nil
 }
 
-// run encodes s once per distinct *RunSpec (a CLI batch shares one) and
-// shares the bytes of equal ones.
+// run encodes s, or returns the bytes of the last spec encoded when s
+// equals it (a CLI batch gives every task the same one), so equal specs
+// share one encoding.
 func (b *Batch) run(s *RunSpec) ([]byte, error) {
 	if s.IsZero() {
 		return nil, nil
 	}
-	if i, ok := b.runOf[s]; ok {
-		return b.runs[i], nil
+	if b.lastRun != nil && s.Workspace == b.lastRun.Workspace && s.Source == b.lastRun.Source && slices.Equal(s.Acceptance, b.lastRun.Acceptance) {
+		return b.lastRunBytes, nil
 	}
 	data, err := encodeRunSpec(s)
 	if err != nil {
 		return nil, err
 	}
-	if b.runOf == nil {
-		b.runOf = map[*RunSpec]int{}
-	}
-	for i, r := range b.runs {
-		if string(r) == string(data) {
-			b.runOf[s] = i
-			return r, nil
-		}
-	}
-	b.runs = append(b.runs, data)
-	b.runOf[s] = len(b.runs) - 1
+	c := *s
+	c.Acceptance = slices.Clone(s.Acceptance)
+	b.lastRun, b.lastRunBytes = &c, data
 	return data, nil
 }
 
