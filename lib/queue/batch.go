@@ -35,7 +35,10 @@ type Batch struct {
 	lastRunBytes []byte
 	byID         map[string]int32 // ids the caller chose → first request with it
 	ids          idSource
+	spent        bool // enqueued: its events are gone
 }
+
+var errSpent = exitcode.Errorf(exitcode.Internal, "batch: already enqueued")
 
 // batchChunk is the number of events in one chunk of a Batch.
 const batchChunk = 4096
@@ -55,6 +58,9 @@ func (b *Batch) Len() int { return b.n }
 // nothing: a task given twice in the batch with different manifests is a
 // conflict (exit 3), everything else invalid input (exit 2).
 func (b *Batch) Add(r EnqueueRequest) error {
+	if b.spent {
+		return errSpent
+	}
 	if r.Task == nil {
 		return exitcode.Errorf(exitcode.Usage, "request %d: no task", b.n+1)
 	}
@@ -301,6 +307,9 @@ func (r *BatchResult) Each(fn func(Enqueued) error) error {
 // queue's state; generated ids cannot collide, so a batch of them costs
 // one append however long the log. b is spent: add nothing to it after.
 func (q *Queue) EnqueueBatch(ctx context.Context, b *Batch) (*BatchResult, error) {
+	if b.spent {
+		return nil, errSpent
+	}
 	res := &BatchResult{Requests: b.Len(), b: b}
 	if b.Len() == 0 {
 		return res, nil
@@ -336,6 +345,9 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b *Batch) (*BatchResult, error
 	if err != nil {
 		return nil, err
 	}
+	// The backend returned its own copies: ours are done with, and a
+	// result printed task by task should not keep them.
+	b.chunks, b.spent = nil, true
 	res.evs, res.Created = evs, len(evs)
 	if len(evs) > 0 {
 		res.FirstSeq, res.LastSeq = evs[0].Seq, evs[len(evs)-1].Seq

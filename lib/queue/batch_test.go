@@ -226,4 +226,10 @@ func TestEnqueueBatchGeneratedIDsOneAppend(t *testing.T) {
 	if n != b.Len() {
 		t.Fatalf("Each gave %d of %d", n, b.Len())
 	}
+	if err := b.Add(EnqueueRequest{Task: &execx.Task{Program: "x"}, MaxAttempts: 1}); err == nil {
+		t.Fatal("Add to an enqueued batch succeeded")
+	}
+	if _, err := New(fb).EnqueueBatch(context.Background(), b); err == nil || len(fb.appends) != 1 {
+		t.Fatalf("a second EnqueueBatch of the same batch: %v, %d appends", err, len(fb.appends))
+	}
 }
