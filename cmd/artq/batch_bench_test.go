@@ -10,7 +10,7 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 )
 
-// BenchmarkEnqueueBatchCLI: `artq enqueue --batch` of 50,000 Task
+// BenchmarkEnqueueBatchCLI: `artq enqueue --batch` of 100,000 Task
 // manifests, in-process: decoding, one fsync'd append, and the output.
 func BenchmarkEnqueueBatchCLI(b *testing.B) {
 	var in strings.Builder
