@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -166,7 +167,7 @@ type BatchOptions struct {
 	// MaxAttempts of every task (at least 1).
 	MaxAttempts int
 	// IdempotencyKey, if set, names every task whose manifest has no id
-	// (IdempotentID of the key and the task's position).
+	// from the key and the task's position, as IdempotentIDs does.
 	IdempotencyKey string
 	// Run is every task's run spec; nil asks for nothing.
 	Run *RunSpec
@@ -230,16 +231,8 @@ func ReadBatch(r io.Reader, opt BatchOptions) (*Batch, error) {
 	return b, nil
 }
 
-func blank(line []byte) bool {
-	for _, c := range line {
-		switch c {
-		case ' ', '\t', '\r', '\n', '\v', '\f':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// blank is a line of white space only, skipped (Unicode white space too, as bytes.TrimSpace has it).
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // idemKey derives ids from an idempotency key (IdempotentIDs).
 type idemKey struct{ prefix string }
