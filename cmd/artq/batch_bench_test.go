@@ -10,11 +10,11 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 )
 
-// BenchmarkEnqueueBatchCLI: `artq enqueue --batch` of 50,000 Task
+// BenchmarkEnqueueBatchCLI: `artq enqueue --batch` of 100,000 Task
 // manifests, in-process: decoding, one fsync'd append, and the output.
 func BenchmarkEnqueueBatchCLI(b *testing.B) {
 	var in strings.Builder
-	for range 50000 {
+	for range 100000 {
 		in.WriteString(`{"apiVersion":"art/v1alpha1","kind":"Task","program":"make","args":["-C","src","test"]}` + "\n")
 	}
 	for b.Loop() {
@@ -25,5 +25,5 @@ func BenchmarkEnqueueBatchCLI(b *testing.B) {
 			b.Fatalf("exit %d: %s", code, errb.String())
 		}
 	}
-	b.ReportMetric(float64(50000*b.N)/b.Elapsed().Seconds(), "tasks/s")
+	b.ReportMetric(float64(100000*b.N)/b.Elapsed().Seconds(), "tasks/s")
 }

@@ -102,21 +102,39 @@ func writeJSONLine(w io.Writer, v any) error {
 
 // readInput reads FILE, or stdin for "-".
 func readInput(std cli.IO, name string) ([]byte, error) {
-	if name == "-" {
-		data, err := io.ReadAll(std.In)
-		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "read stdin: %w", err)
-		}
-		return data, nil
+	r, err := openInput(std, name)
+	if err != nil {
+		return nil, err
 	}
-	data, err := os.ReadFile(name)
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, inputErr(name, err)
+	}
+	return data, nil
+}
+
+// openInput opens FILE, or stdin for "-", for reading as a stream.
+func openInput(std cli.IO, name string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(std.In), nil
+	}
+	f, err := os.Open(name)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, exitcode.Errorf(exitcode.NotFound, "%s: no such file", name)
 		}
-		return nil, exitcode.Errorf(exitcode.Internal, "read %s: %w", name, err)
+		return nil, inputErr(name, err)
 	}
-	return data, nil
+	return f, nil
+}
+
+// inputErr is a failure reading FILE or stdin ("-"): the tool's own (125).
+func inputErr(name string, err error) error {
+	if name == "-" {
+		return exitcode.Errorf(exitcode.Internal, "read stdin: %w", err)
+	}
+	return exitcode.Errorf(exitcode.Internal, "read %s: %w", name, err)
 }
 
 // printStatuses prints task statuses: JSON Lines, or a table.

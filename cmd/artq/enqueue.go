@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
@@ -20,7 +21,8 @@ type EnqueueCmd struct {
 	ID          string `name:"id" placeholder:"ID" help:"Task id (letters, digits, - and _). Enqueueing the same id with the same manifest again succeeds without a second task; with a different manifest it exits 3. Default: a generated, time-ordered id."`
 	MaxAttempts int    `name:"max-attempts" default:"1" placeholder:"N" help:"Attempts the task may use in all through explicit 'artq retry' (default 1: no retry). A crash never uses one up."`
 	Manifest    string `name:"manifest" placeholder:"FILE|-" help:"Read the Task manifest from FILE (- for stdin). With --batch: read the batch from FILE."`
-	Batch       bool   `name:"batch" help:"Read Task manifests as JSON Lines (stdin, or --manifest FILE) and enqueue them all in one synced append: all or none, also across a crash."`
+	Batch       bool   `name:"batch" help:"Read Task manifests as JSON Lines (stdin, or --manifest FILE) and enqueue them all in one synced append: all or none, also across a crash. Prints one summary line; -v or -o json print every task."`
+	Verbose     bool   `name:"verbose" short:"v" help:"With --batch: print every task (its id, or its TaskStatus JSON with -o json) instead of the one summary line."`
 	IdemKey     string `name:"idempotency-key" placeholder:"KEY" help:"Derive the ids of tasks that name none from KEY and their position N in the batch, blank lines not counted (k + 16 hex digits of SHA-256(KEY) + -N), so running the same batch again with the same KEY enqueues nothing twice (exit 0); other tasks under the same KEY exit 3."`
 
 	WorkspaceMode   string   `name:"workspace-mode" enum:"shared,copy,worktree" default:"shared" placeholder:"shared|copy|worktree" group:"Run" help:"Where the task runs: shared (the worker's workspace, default), copy (a fresh copy of --workspace-source per attempt) or worktree (a fresh detached git worktree of its HEAD per attempt), under WORKSPACE/.artq/work/ID-ATTEMPT."`
@@ -36,6 +38,16 @@ task's status: TaskStatus JSON, or just the id with -o text. Nothing runs
 until a worker ('artq work') claims the task. Invalid input (unknown field,
 bad duration, missing program) exits 2 and leaves the log untouched.
 
+--batch reads one Task manifest a line (JSON Lines; blank lines skipped)
+as a stream and appends them all in one synced append: all or none. A bad
+line refuses the whole batch (exit 2) naming the line and the field, e.g.
+"line 5: task.limits.timout: unknown field"; a task already in the queue
+with the same manifest is left as it is (another manifest under its id
+exits 3). It prints one summary line,
+  batch: 100000 tasks, 100000 new, 0 already enqueued (seq 1-100000)
+or, with -v or -o json, one line per task in input order: its id (-o
+text) or its TaskStatus JSON.
+
 --workspace-mode copy|worktree gives every attempt a fresh tree of its own
 made from --workspace-source; --acceptance names a command the worker runs
 itself after the task's command succeeds. Both are stored with the task
@@ -46,7 +58,8 @@ Example:
   artq enqueue -- make test
   id=$(artq enqueue -o text --max-attempts 3 -- sh deploy.sh staging)
   artq enqueue --id nightly-2026-11-30 --manifest task.json   # idempotent
-  artq enqueue --batch < tasks.jsonl                           # one Task a line
+  artq enqueue --batch < tasks.jsonl                           # one Task a line; one summary line
+  artq enqueue --batch -v -o text < tasks.jsonl > ids.txt      # one id a line
   artq enqueue --batch --idempotency-key nightly-2026-11-30 < tasks.jsonl  # safe to re-run
   artq enqueue --id fix-1 --workspace-mode copy --workspace-source calc \
     --acceptance 'go test ./...' -- \
@@ -62,27 +75,16 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	if c.MaxAttempts < 1 {
 		return exitcode.Errorf(exitcode.Usage, "--max-attempts: must be at least 1, got %d", c.MaxAttempts)
 	}
-	reqs, err := c.requests(std)
-	if err != nil {
-		return err
-	}
-	if err := runnable(reqs); err != nil {
-		return err
-	}
-	if c.IdemKey != "" {
-		if c.ID != "" {
-			return exitcode.Errorf(exitcode.Usage, "give --id or --idempotency-key, not both")
-		}
-		if err := queue.IdempotentIDs(c.IdemKey, reqs); err != nil {
-			return err
-		}
+	if c.IdemKey != "" && c.ID != "" {
+		return exitcode.Errorf(exitcode.Usage, "give --id or --idempotency-key, not both")
 	}
 	spec, err := c.runSpec()
 	if err != nil {
 		return err
 	}
-	for i := range reqs {
-		reqs[i].Run = spec
+	batch, err := c.requests(std, spec)
+	if err != nil {
+		return err
 	}
 	o, closeEvents, err := openEvents(std, g, f, obs.RoleDispatcher, false)
 	if err != nil {
@@ -94,24 +96,42 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 		return err
 	}
 	defer b.Close()
-	out, err := queue.New(b).Enqueue(ctx, reqs)
+	res, err := queue.New(b).EnqueueBatch(ctx, batch)
 	if err != nil {
 		return err
 	}
-	warnIndex(std, stateindex.AfterBatch(ctx, b, len(out)))
+	warnIndex(std, stateindex.AfterBatch(ctx, b, res.Created))
 	w := bufio.NewWriterSize(std.Out, 1<<16)
+	if c.Batch && !c.Verbose && g.Output != "json" {
+		fmt.Fprintln(w, batchSummary(res))
+		return w.Flush()
+	}
 	asJSON := g.JSON(std)
-	for i := range out {
+	err = res.Each(func(e queue.Enqueued) error {
 		if asJSON {
-			err = writeJSONLine(w, &out[i].Status)
-		} else {
-			_, err = fmt.Fprintln(w, out[i].Status.ID)
+			return writeJSONLine(w, &e.Status)
 		}
-		if err != nil {
-			return err
-		}
+		_, err := fmt.Fprintln(w, e.Status.ID)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return w.Flush()
+}
+
+// batchSummary is the line --batch prints instead of a line per task:
+// "batch: 3 tasks, 2 new, 1 already enqueued (seq 5-6)".
+func batchSummary(r *queue.BatchResult) string {
+	noun := "tasks"
+	if r.Requests == 1 {
+		noun = "task"
+	}
+	s := fmt.Sprintf("batch: %d %s, %d new, %d already enqueued", r.Requests, noun, r.Created, r.Requests-r.Created)
+	if r.Created > 0 {
+		s += fmt.Sprintf(" (seq %d-%d)", r.FirstSeq, r.LastSeq)
+	}
+	return s
 }
 
 // runSpec is the run spec the flags ask for, checked (exit 2) before the
@@ -134,9 +154,10 @@ func (c *EnqueueCmd) runSpec() (*queue.RunSpec, error) {
 	return spec, nil
 }
 
-// requests decodes everything before the log is opened, so bad input never
-// touches it.
-func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
+// requests decodes and checks everything before the log is opened, so bad
+// input never touches it. A batch is read as a stream (queue.ReadBatch):
+// only each task's stored form is kept, never the whole input.
+func (c *EnqueueCmd) requests(std cli.IO, spec *queue.RunSpec) (*queue.Batch, error) {
 	if len(c.Command) > 0 && c.Command[0] == "--" { // kong keeps the separator
 		c.Command = c.Command[1:]
 	}
@@ -155,14 +176,17 @@ func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
 		if src == "" {
 			src = "-"
 		}
-		data, err := readInput(std, src)
+		r, err := openInput(std, src)
 		if err != nil {
 			return nil, err
 		}
-		return queue.DecodeBatch(data, c.MaxAttempts)
+		defer r.Close()
+		return queue.ReadBatch(r, queue.BatchOptions{
+			MaxAttempts: c.MaxAttempts, IdempotencyKey: c.IdemKey, Run: spec,
+			Check: func(line int, t *execx.Task) error { return runnable(fmt.Sprintf("line %d", line), t.Program) },
+		})
 	}
-	var req queue.EnqueueRequest
-	req.ID, req.MaxAttempts = c.ID, c.MaxAttempts
+	req := queue.EnqueueRequest{ID: c.ID, MaxAttempts: c.MaxAttempts, Run: spec}
 	if c.ID != "" {
 		if err := queue.ValidName("--id", c.ID); err != nil {
 			return nil, err
@@ -184,26 +208,31 @@ func (c *EnqueueCmd) requests(std cli.IO) ([]queue.EnqueueRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []queue.EnqueueRequest{req}, nil
+	if err := runnable("task", req.Task.Program); err != nil {
+		return nil, err
+	}
+	reqs := []queue.EnqueueRequest{req}
+	if c.IdemKey != "" {
+		if err := queue.IdempotentIDs(c.IdemKey, reqs); err != nil {
+			return nil, err
+		}
+	}
+	var b queue.Batch
+	if err := b.Add(reqs[0]); err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // runnable refuses (exit 126) at enqueue time a task no policy could ever
 // run: a program that is not a bare name (a path such as ./deploy.sh) is
 // refused by every worker, so queueing it would only make a failure later.
-func runnable(reqs []queue.EnqueueRequest) error {
-	for i, r := range reqs {
-		p := r.Task.Program
-		if p != "" && !strings.Contains(p, "/") {
-			continue
-		}
-		what := "task"
-		if len(reqs) > 1 {
-			what = fmt.Sprintf("line %d", i+1)
-		}
-		return &refusal{msg: fmt.Sprintf("%s: program %q is not a bare program name: no policy can allow it", what, p),
-			hint: hintFor(p)}
+func runnable(what, p string) error {
+	if p != "" && !strings.Contains(p, "/") {
+		return nil
 	}
-	return nil
+	return &refusal{msg: fmt.Sprintf("%s: program %q is not a bare program name: no policy can allow it", what, p),
+		hint: hintFor(p)}
 }
 
 func hintFor(p string) string {

@@ -21,20 +21,14 @@
 package queue
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
-	"github.com/art-runtime/art/lib/jsonx"
 )
 
 // Queue is a replayed view of one queue's log and the operations on it. It is
@@ -192,107 +186,21 @@ type Enqueued struct {
 }
 
 // Enqueue adds tasks in one append: one sync for the whole batch, and all of
-// them or none. A conflict on any request appends nothing.
+// them or none. A conflict on any request appends nothing. It is
+// EnqueueBatch of a Batch made from reqs, with a result per request.
 func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued, error) {
-	type prepared struct {
-		id       string
-		manifest []byte
-		run      []byte
-		max      int
-		dupOf    int // index of an identical earlier request in the batch, or -1
+	var b Batch
+	for _, r := range reqs {
+		if err := b.Add(r); err != nil {
+			return nil, err
+		}
 	}
-	preps := make([]prepared, len(reqs))
-	// Ids and canonical manifests first, in parallel for a large batch
-	// (encoding is most of an enqueue's CPU); duplicates after, in order.
-	err := parallel(len(reqs), func(i int) error {
-		r := reqs[i]
-		if r.Task == nil {
-			return exitcode.Fieldf(exitcode.Usage, "Task", "", "request %d: no task", i+1)
-		}
-		if r.MaxAttempts < 1 {
-			return exitcode.Field(exitcode.Usage, "max_attempts", "", "must be at least 1, got %d", r.MaxAttempts)
-		}
-		id := r.ID
-		if id == "" {
-			id = r.Task.ID
-		}
-		if r.ID != "" && r.Task.ID != "" && r.ID != r.Task.ID {
-			return exitcode.Fieldf(exitcode.Usage, "ID", r.ID, "%s %s and the manifest's id %s differ", exitcode.Ref("ID"), r.ID, r.Task.ID)
-		}
-		if id == "" {
-			id = NewID()
-		} else if err := ValidName("id", id); err != nil {
-			return err
-		}
-		t := *r.Task
-		t.ID = id
-		m, err := canonical(&t)
-		if err != nil {
-			return err
-		}
-		run, err := encodeRunSpec(r.Run)
-		if err != nil {
-			return err
-		}
-		preps[i] = prepared{id: id, manifest: m, run: run, max: r.MaxAttempts, dupOf: -1}
-		return nil
-	})
+	res, err := q.EnqueueBatch(ctx, &b)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]int, len(reqs))
-	chosen := false
-	for i, r := range reqs {
-		chosen = chosen || r.ID != "" || r.Task.ID != ""
-		id := preps[i].id
-		if j, ok := byID[id]; ok {
-			if string(preps[j].manifest) != string(preps[i].manifest) || string(preps[j].run) != string(preps[i].run) || preps[j].max != preps[i].max {
-				return nil, exitcode.Errorf(exitcode.Conflict, "task %s: given twice with different manifests", id)
-			}
-			preps[i].dupOf = j
-			continue
-		}
-		byID[id] = i
-	}
-	out := make([]Enqueued, len(reqs))
-	now := q.now().UTC()
-	evs, err := q.updateMaybe(ctx, chosen, func(st *State) ([]Proposal, error) {
-		ps := make([]Proposal, 0, len(reqs))
-		for i, p := range preps {
-			if p.dupOf >= 0 {
-				continue
-			}
-			if st != nil {
-				if t := st.Task(p.id); t != nil {
-					if string(t.Manifest) != string(p.manifest) || string(t.Run) != string(p.run) || t.MaxAttempts != p.max {
-						return nil, exitcode.Errorf(exitcode.Conflict, "task %s: already enqueued with a different manifest, run spec or max_attempts", p.id)
-					}
-					out[i] = Enqueued{Status: StatusOf(t), Created: false}
-					continue
-				}
-			}
-			ev := &Event{Time: now, Type: EventEnqueued, Task: p.id, MaxAttempts: p.max, Manifest: p.manifest, Run: p.run}
-			// A caller's id must not exist yet; a generated one cannot.
-			ps = append(ps, Proposal{Event: ev, Expect: 0, Any: reqs[i].ID == "" && reqs[i].Task.ID == ""})
-			out[i] = Enqueued{Created: true}
-		}
-		return ps, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	k := 0
-	for i := range out {
-		if preps[i].dupOf >= 0 {
-			out[i] = out[preps[i].dupOf]
-			out[i].Created = false
-			continue
-		}
-		if out[i].Created {
-			out[i].Status = statusOfEnqueued(evs[k])
-			k++
-		}
-	}
+	out := make([]Enqueued, 0, len(reqs))
+	res.Each(func(e Enqueued) error { out = append(out, e); return nil })
 	return out, nil
 }
 
@@ -302,90 +210,16 @@ func (q *Queue) Enqueue(ctx context.Context, reqs []EnqueueRequest) ([]Enqueued,
 // "-" + position. Running the same batch again with the same key then
 // names the same tasks, so the enqueue is idempotent (the same tasks
 // again succeed without a second copy; different ones conflict, exit 3)
-// where generated ids would have enqueued everything twice.
+// where generated ids would have enqueued everything twice. ReadBatch does
+// the same as it reads (BatchOptions.IdempotencyKey).
 func IdempotentIDs(key string, reqs []EnqueueRequest) error {
-	if key == "" || len(key) > 1024 {
-		return exitcode.Field(exitcode.Usage, "IdempotencyKey", "", "want 1 to 1024 bytes, got %d", len(key))
+	k, err := newIdemKey(key)
+	if err != nil {
+		return err
 	}
-	sum := sha256.Sum256([]byte(key))
-	prefix := "k" + hex.EncodeToString(sum[:8]) + "-"
 	for i := range reqs {
 		if reqs[i].ID == "" && (reqs[i].Task == nil || reqs[i].Task.ID == "") {
-			reqs[i].ID = prefix + strconv.Itoa(i+1)
-		}
-	}
-	return nil
-}
-
-// DecodeBatch decodes JSON Lines of Task manifests (blank lines skipped) into
-// requests, all of them or an error naming the first bad line. Large batches
-// are decoded on every CPU.
-func DecodeBatch(data []byte, maxAttempts int) ([]EnqueueRequest, error) {
-	var lines [][]byte
-	var nums []int
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			lines = append(lines, line)
-			nums = append(nums, n)
-		}
-	}
-	if len(lines) == 0 {
-		return nil, jsonx.Errorf("batch", "no Task manifests in the input")
-	}
-	reqs := make([]EnqueueRequest, len(lines))
-	err := parallel(len(lines), func(i int) error {
-		t, err := DecodeManifest(lines[i])
-		if err != nil {
-			return fmt.Errorf("line %d: %w", nums[i], err)
-		}
-		reqs[i] = EnqueueRequest{Task: t, MaxAttempts: maxAttempts}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return reqs, nil
-}
-
-// parallel runs fn(i) for i in [0, n) on up to GOMAXPROCS goroutines in
-// contiguous chunks, and returns the error of the smallest i that failed,
-// so the result does not depend on scheduling. Small n runs inline.
-func parallel(n int, fn func(i int) error) error {
-	workers := runtime.GOMAXPROCS(0)
-	if n < 1024 || workers < 2 {
-		for i := range n {
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for w := range workers {
-		lo, hi := w*chunk, min((w+1)*chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				if err := fn(i); err != nil {
-					errs[w] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err // chunks are in order: the first error is the smallest i
+			reqs[i].ID = k.id(i + 1)
 		}
 	}
 	return nil

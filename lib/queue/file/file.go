@@ -441,6 +441,37 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	buf := b.buf[:0]
 	seq := b.wSeq
 	var own []*queue.Event // events written, in order, for the index
+	// A large commit (a 100,000-task enqueue --batch) goes out in pieces
+	// of writePiece bytes rather than one buffer of the whole commit; it
+	// is still synced once, and a crash between pieces leaves a batch
+	// without its commit, which replay never applies and the next writer
+	// cuts, as it would after a crash inside one large write.
+	var written int64 // bytes of this commit already written
+	var werr error    // the first failed write: nothing more is written
+	flush := func() {
+		if werr != nil || len(buf) == 0 {
+			return
+		}
+		if written == 0 {
+			if werr = b.hook("write"); werr != nil {
+				return
+			}
+		}
+		if k, ok := queue.TornWrite(); ok && k < written+int64(len(buf)) {
+			b.w.Write(buf[:k-written])
+			queue.Crash()
+		}
+		if _, err := b.w.Write(buf); err != nil {
+			werr = b.ioErr("append", err)
+			// Undo a partial write so the log ends at its last good record.
+			if terr := b.w.Truncate(b.wEnd); terr != nil {
+				b.broken = werr
+			}
+			return
+		}
+		written += int64(len(buf))
+		buf = buf[:0]
+	}
 	add := func(ev *queue.Event) {
 		seq++
 		ev.Seq = seq
@@ -450,6 +481,9 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 		buf = queue.AppendRecord(buf, ev)
 		buf = append(buf, '\n')
 		own = append(own, ev)
+		if len(buf) >= writePiece {
+			flush()
+		}
 	}
 	if torn != nil {
 		add(&queue.Event{Type: queue.EventTruncated, Offset: torn.Offset, Bytes: torn.Bytes, Reason: "torn tail cut by a writer opening the log"})
@@ -498,29 +532,18 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 			}
 			add(&ev)
 			r.evs[i] = &ev
-			if ev.Task != "" {
+			if ev.Task != "" && needIndex {
 				group[ev.Task] = ev.Seq
 			}
 		}
 	}
+	flush()
 	b.buf = buf[:0]
-	if len(buf) == 0 {
-		return nil
-	}
-	if err := b.hook("write"); err != nil {
-		return err
-	}
-	if k, ok := queue.TornWrite(); ok && k < int64(len(buf)) {
-		b.w.Write(buf[:k])
-		queue.Crash()
-	}
-	if _, err := b.w.Write(buf); err != nil {
-		werr := b.ioErr("append", err)
-		// Undo a partial write so the log ends at its last good record.
-		if terr := b.w.Truncate(b.wEnd); terr != nil {
-			b.broken = werr
-		}
+	if werr != nil {
 		return werr
+	}
+	if written == 0 {
+		return nil
 	}
 	if err := b.hook("sync"); err != nil {
 		return err
@@ -534,7 +557,7 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 		return b.broken
 	}
 	prev := b.wSeq
-	b.wEnd += int64(len(buf))
+	b.wEnd += written
 	b.wSeq = seq
 	b.imu.Lock()
 	if b.idx.ok && b.idx.through == prev {
@@ -546,6 +569,9 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	b.wake()
 	return nil
 }
+
+// writePiece is the most a commit holds encoded before writing it out.
+const writePiece = 1 << 20
 
 func (b *Backend) wake() {
 	b.nmu.Lock()
