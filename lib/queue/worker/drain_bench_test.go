@@ -1,9 +1,11 @@
 package worker_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ func BenchmarkDrainTrue(b *testing.B) {
 	const tasks = 2000
 	for _, conc := range []int{1, 8} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			var reads, appends int64
 			for b.Loop() {
 				b.StopTimer()
 				root := b.TempDir()
@@ -32,7 +35,8 @@ func BenchmarkDrainTrue(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				q := queue.New(be)
+				cb := &countingBackend{Backend: be}
+				q := queue.New(cb)
 				reqs := make([]queue.EnqueueRequest, tasks)
 				for i := range reqs {
 					task, _ := queue.ArgvTask([]string{"true"})
@@ -45,6 +49,8 @@ func BenchmarkDrainTrue(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				cb.reads.Store(0)
+				cb.appends.Store(0)
 				b.StartTimer()
 				st, err := worker.Work(bg, q, worker.Config{Policy: pol, Concurrency: conc, Mode: worker.Drain})
 				b.StopTimer()
@@ -52,9 +58,29 @@ func BenchmarkDrainTrue(b *testing.B) {
 					b.Fatalf("drain: %+v, %v", st, err)
 				}
 				be.Close()
+				reads += cb.reads.Load()
+				appends += cb.appends.Load()
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(tasks*b.N)/b.Elapsed().Seconds(), "tasks/s")
+			b.ReportMetric(float64(reads)/float64(tasks*b.N), "reads/task")
+			b.ReportMetric(float64(appends)/float64(tasks*b.N), "appends/task")
 		})
 	}
+}
+
+// countingBackend counts the log reads and appends a drain makes.
+type countingBackend struct {
+	queue.Backend
+	reads, appends atomic.Int64
+}
+
+func (c *countingBackend) Read(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
+	c.reads.Add(1)
+	return c.Backend.Read(ctx, after, fn)
+}
+
+func (c *countingBackend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Event, error) {
+	c.appends.Add(1)
+	return c.Backend.Append(ctx, ps)
 }

@@ -194,6 +194,12 @@ type worker struct {
 
 	mu    sync.Mutex
 	stats Stats
+
+	// slots are the running claims, keyed by claim. Only the main loop
+	// adds and removes them, under smu; the watcher reads them under smu
+	// to cancel tasks whose cancel was requested.
+	smu   sync.Mutex
+	slots map[uint64]*slot
 }
 
 // slot is one running claim. Slots are keyed by claim (the started
@@ -262,7 +268,7 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 			pol.EnvAllow = append(pol.EnvAllow, name)
 		}
 	}
-	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID}, nil
+	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID, slots: map[uint64]*slot{}}, nil
 }
 
 func (w *worker) work(ctx context.Context) (Stats, error) {
@@ -307,7 +313,10 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			if err := b.Wait(wctx, after); err != nil {
 				return
 			}
-			if err := w.q.CatchUp(wctx); err != nil && wctx.Err() == nil {
+			// The catch-up that sees the new events also looks for
+			// cancel requests among them: one log read per change, not
+			// one here and another in the main loop.
+			if err := w.q.View(wctx, w.seeCancels); err != nil && wctx.Err() == nil {
 				// Reported by the main loop's own catch-up; back off.
 				select {
 				case <-wctx.Done():
@@ -326,7 +335,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 		watchers.Wait()
 	}()
 
-	slots := map[uint64]*slot{}
+	slots := w.slots // written here only, under w.smu
 	done := make(chan finished, w.cfg.Concurrency)
 	var runs sync.WaitGroup
 	ticker := time.NewTicker(w.cfg.Poll)
@@ -334,6 +343,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 	claimed := 0
 	var lastRecover time.Time
 	var failure error
+	look := true // whether this turn reads the state for cancel requests
 
 	stop := func(cause error) {
 		for _, s := range slots {
@@ -341,7 +351,9 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 		}
 		for len(slots) > 0 {
 			f := <-done
+			w.smu.Lock()
 			delete(slots, f.claim)
+			w.smu.Unlock()
 			if f.err != nil && failure == nil {
 				failure = f.err
 			}
@@ -365,19 +377,15 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			stop(errShutdown)
 			return w.snapshot(), failure
 		}
-		// See cancel requests for our tasks.
-		if err := w.q.View(bg, func(st *queue.State) error {
-			for _, s := range slots {
-				t := st.Task(s.id)
-				if t != nil && t.State == queue.StateRunning && t.Claim == s.claim && t.CancelRequested && !s.cancelled {
-					s.cancelled = true
-					s.cancel(errCancelRequested)
-				}
+		// See cancel requests for our tasks once a poll: the watcher sees
+		// them as soon as their append is seen (seeCancels); this bounds
+		// the delay if the watch misses one.
+		if look {
+			look = false
+			if err := w.q.View(bg, w.seeCancels); err != nil {
+				stop(errShutdown)
+				return w.snapshot(), err
 			}
-			return nil
-		}); err != nil {
-			stop(errShutdown)
-			return w.snapshot(), err
 		}
 		// Recover tasks of workers that died since we started.
 		if time.Since(lastRecover) >= w.cfg.Poll {
@@ -418,7 +426,9 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			w.count(func(s *Stats) { s.Claimed++ })
 			tctx, cancel := context.WithCancelCause(runCtx)
 			s := &slot{id: t.ID, attempt: t.Attempt, claim: t.Claim, cancel: cancel}
+			w.smu.Lock()
 			slots[t.Claim] = s
+			w.smu.Unlock()
 			runs.Add(1)
 			go func() {
 				defer runs.Done()
@@ -431,16 +441,34 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 		}
 		select {
 		case f := <-done:
+			w.smu.Lock()
 			delete(slots, f.claim)
+			w.smu.Unlock()
 			if f.err != nil {
 				failure = f.err
 			}
 		case <-changed:
 		case <-ticker.C:
+			look = true
 		case <-ctx.Done():
 		case <-lease.Lost():
 		}
 	}
+}
+
+// seeCancels cancels every running slot whose task has a cancel request
+// for its claim (called with the queue's state current).
+func (w *worker) seeCancels(st *queue.State) error {
+	w.smu.Lock()
+	defer w.smu.Unlock()
+	for _, s := range w.slots {
+		t := st.Task(s.id)
+		if t != nil && t.State == queue.StateRunning && t.Claim == s.claim && t.CancelRequested && !s.cancelled {
+			s.cancelled = true
+			s.cancel(errCancelRequested)
+		}
+	}
+	return nil
 }
 
 func (w *worker) count(fn func(*Stats)) {
