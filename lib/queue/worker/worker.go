@@ -41,6 +41,12 @@ const (
 	EnvAttempt = "ARTQ_ATTEMPT"
 )
 
+// watchCoalesce is the shortest time between two catch-ups of a
+// worker's watcher: appends closer together than this are read in one
+// catch-up. It bounds how late a worker sees a burst's later appends (a
+// cancel request, a new task), far below Poll.
+const watchCoalesce = 10 * time.Millisecond
+
 // DefaultPoll is the worker's default Poll (its lease defaults to
 // queue.DefaultLease).
 const DefaultPoll = time.Second
@@ -327,6 +333,18 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			select {
 			case changed <- struct{}{}:
 			default:
+			}
+			// Every append wakes every worker's watcher, and each wake
+			// is a log read (on NATS a stream-info request and a pull):
+			// with W workers that is W reads per append, so the work per
+			// task grew with the number of workers. A wake within
+			// watchCoalesce of the last one waits out the rest of it
+			// and catches up once for all of them; a change after a
+			// quiet spell is still seen at once.
+			select {
+			case <-wctx.Done():
+				return
+			case <-time.After(watchCoalesce):
 			}
 		}
 	}()
