@@ -1,6 +1,9 @@
 package queue
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Claim starts the oldest queued task under this worker by appending
 // started after catching up; losing the race for one task moves on to the
@@ -9,18 +12,36 @@ import "context"
 // mine holds the ids of the tasks the worker is still running: a worker
 // never claims one of those again (a run it lost to recovery is still
 // winding down), it leaves it to another worker or to later.
+//
+// Several workers would all reach for the same oldest task at once, and
+// all but one lose the race, catch up and reach for the next one together
+// again (with 4 workers, 1.5 refused appends per task, each a round trip).
+// So when the state shows other workers running tasks, or after a lost
+// race, a worker takes one of the oldest few (twice as many as the workers
+// seen, at most claimSpread), chosen by a hash of its id: rival workers
+// then mostly take different tasks. A worker alone keeps exact oldest-first
+// order; with rivals, order holds within that small window.
 func (q *Queue) Claim(ctx context.Context, worker string, mine map[string]bool) (*Task, error) {
 	var got Task
+	tries := 0
 	evs, err := q.update(ctx, func(st *State) ([]Proposal, error) {
-		var t *Task
-		for _, c := range st.Queued(len(mine) + 1) {
-			if !mine[c.ID] {
-				t = c
-				break
+		window := 1
+		if rivals := rivalWorkers(st, worker); rivals > 0 || tries > 0 {
+			window = min(2*(rivals+1)+tries, claimSpread)
+		}
+		tries++
+		cands := make([]*Task, 0, window)
+		for _, c := range st.Queued(len(mine) + window) {
+			if !mine[c.ID] && len(cands) < window {
+				cands = append(cands, c)
 			}
 		}
-		if t == nil {
+		if len(cands) == 0 {
 			return nil, nil
+		}
+		t := cands[0]
+		if len(cands) > 1 {
+			t = cands[(workerHash(worker)+uint32(tries))%uint32(len(cands))]
 		}
 		ev := &Event{Time: q.now().UTC(), Type: EventStarted, Task: t.ID, Attempt: t.Attempt, Worker: worker}
 		if err := st.Check(ev); err != nil {
@@ -34,6 +55,31 @@ func (q *Queue) Claim(ctx context.Context, worker string, mine map[string]bool) 
 	}
 	got.State, got.Worker, got.LastSeq, got.Claim = StateRunning, worker, evs[0].Seq, evs[0].Seq
 	return &got, nil
+}
+
+// claimSpread bounds the window of oldest tasks rival workers claim from.
+const claimSpread = 16
+
+// rivalWorkers counts the other workers that run tasks now (up to
+// claimSpread: more would not widen the window).
+func rivalWorkers(st *State, self string) int {
+	var seen []string
+	st.Running(func(t *Task) {
+		if t.Worker != self && len(seen) < claimSpread && !slices.Contains(seen, t.Worker) {
+			seen = append(seen, t.Worker)
+		}
+	})
+	return len(seen)
+}
+
+// workerHash is FNV-1a of a worker id: where in the window it claims.
+func workerHash(id string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h ^= uint32(id[i])
+		h *= 16777619
+	}
+	return h
 }
 
 // Finish appends the attempt's trace and then its terminal event, each

@@ -2,6 +2,7 @@ package natsq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -193,6 +194,7 @@ func BenchmarkDrain(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/workers=%d", tg.name, workers), func(b *testing.B) {
 				var total time.Duration
 				rounds := 0
+				var counts opCounts
 				for b.Loop() {
 					b.StopTimer()
 					open := tg.setup(b)
@@ -209,7 +211,8 @@ func BenchmarkDrain(b *testing.B) {
 					qs := make([]*queue.Queue, workers)
 					for i := range qs {
 						var err error
-						if qs[i], err = queue.Open(context.Background(), open()); err != nil {
+						cb := &countingBackend{Backend: open(), n: &counts}
+						if qs[i], err = queue.Open(context.Background(), cb); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -230,9 +233,36 @@ func BenchmarkDrain(b *testing.B) {
 					rounds++
 				}
 				b.ReportMetric(float64(tasks*rounds)/total.Seconds(), "tasks/s")
+				n := float64(tasks * rounds)
+				b.ReportMetric(float64(counts.reads.Load())/n, "reads/task")
+				b.ReportMetric(float64(counts.appends.Load())/n, "appends/task")
+				b.ReportMetric(float64(counts.stale.Load())/n, "stale/task")
 			})
 		}
 	}
+}
+
+// opCounts counts a drain's log reads, appends and appends refused as
+// stale (lost races), over all its workers.
+type opCounts struct{ reads, appends, stale atomic.Int64 }
+
+type countingBackend struct {
+	queue.Backend
+	n *opCounts
+}
+
+func (c *countingBackend) Read(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
+	c.n.reads.Add(1)
+	return c.Backend.Read(ctx, after, fn)
+}
+
+func (c *countingBackend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Event, error) {
+	c.n.appends.Add(1)
+	evs, err := c.Backend.Append(ctx, ps)
+	if errors.Is(err, queue.ErrStale) {
+		c.n.stale.Add(1)
+	}
+	return evs, err
 }
 
 // BenchmarkEnqueueBatch: enqueue --batch of 10,000 tasks with ids (each

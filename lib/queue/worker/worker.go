@@ -41,6 +41,12 @@ const (
 	EnvAttempt = "ARTQ_ATTEMPT"
 )
 
+// watchCoalesce is the shortest time between two catch-ups of a
+// worker's watcher: appends closer together than this are read in one
+// catch-up. It bounds how late a worker sees a burst's later appends (a
+// cancel request, a new task), far below Poll.
+const watchCoalesce = 10 * time.Millisecond
+
 // DefaultPoll is the worker's default Poll (its lease defaults to
 // queue.DefaultLease).
 const DefaultPoll = time.Second
@@ -201,6 +207,12 @@ type worker struct {
 
 	mu    sync.Mutex
 	stats Stats
+
+	// slots are the running claims, keyed by claim. Only the main loop
+	// adds and removes them, under smu; the watcher reads them under smu
+	// to cancel tasks whose cancel was requested.
+	smu   sync.Mutex
+	slots map[uint64]*slot
 }
 
 // slot is one running claim. Slots are keyed by claim (the started
@@ -269,7 +281,7 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 			pol.EnvAllow = append(pol.EnvAllow, name)
 		}
 	}
-	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID}, nil
+	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID, slots: map[uint64]*slot{}}, nil
 }
 
 func (w *worker) work(ctx context.Context) (Stats, error) {
@@ -314,7 +326,10 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			if err := b.Wait(wctx, after); err != nil {
 				return
 			}
-			if err := w.q.CatchUp(wctx); err != nil && wctx.Err() == nil {
+			// The catch-up that sees the new events also looks for
+			// cancel requests among them: one log read per change, not
+			// one here and another in the main loop.
+			if err := w.q.View(wctx, w.seeCancels); err != nil && wctx.Err() == nil {
 				// Reported by the main loop's own catch-up; back off.
 				select {
 				case <-wctx.Done():
@@ -326,6 +341,18 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			case changed <- struct{}{}:
 			default:
 			}
+			// Every append wakes every worker's watcher, and each wake
+			// is a log read (on NATS a stream-info request and a pull):
+			// with W workers that is W reads per append, so the work per
+			// task grew with the number of workers. A wake within
+			// watchCoalesce of the last one waits out the rest of it
+			// and catches up once for all of them; a change after a
+			// quiet spell is still seen at once.
+			select {
+			case <-wctx.Done():
+				return
+			case <-time.After(watchCoalesce):
+			}
 		}
 	}()
 	defer func() {
@@ -333,7 +360,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 		watchers.Wait()
 	}()
 
-	slots := map[uint64]*slot{}
+	slots := w.slots // written here only, under w.smu
 	done := make(chan finished, w.cfg.Concurrency)
 	var runs sync.WaitGroup
 	ticker := time.NewTicker(w.cfg.Poll)
@@ -341,6 +368,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 	claimed := 0
 	var lastRecover time.Time
 	var failure error
+	look := true // whether this turn reads the state for cancel requests
 
 	stop := func(cause error) {
 		for _, s := range slots {
@@ -348,7 +376,9 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 		}
 		for len(slots) > 0 {
 			f := <-done
+			w.smu.Lock()
 			delete(slots, f.claim)
+			w.smu.Unlock()
 			if f.err != nil && failure == nil {
 				failure = f.err
 			}
@@ -372,19 +402,15 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			stop(errShutdown)
 			return w.snapshot(), failure
 		}
-		// See cancel requests for our tasks.
-		if err := w.q.View(bg, func(st *queue.State) error {
-			for _, s := range slots {
-				t := st.Task(s.id)
-				if t != nil && t.State == queue.StateRunning && t.Claim == s.claim && t.CancelRequested && !s.cancelled {
-					s.cancelled = true
-					s.cancel(errCancelRequested)
-				}
+		// See cancel requests for our tasks once a poll: the watcher sees
+		// them as soon as their append is seen (seeCancels); this bounds
+		// the delay if the watch misses one.
+		if look {
+			look = false
+			if err := w.q.View(bg, w.seeCancels); err != nil {
+				stop(errShutdown)
+				return w.snapshot(), err
 			}
-			return nil
-		}); err != nil {
-			stop(errShutdown)
-			return w.snapshot(), err
 		}
 		// Recover tasks of workers that died since we started.
 		if time.Since(lastRecover) >= w.cfg.Poll {
@@ -425,7 +451,9 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			w.count(func(s *Stats) { s.Claimed++ })
 			tctx, cancel := context.WithCancelCause(runCtx)
 			s := &slot{id: t.ID, attempt: t.Attempt, claim: t.Claim, cancel: cancel}
+			w.smu.Lock()
 			slots[t.Claim] = s
+			w.smu.Unlock()
 			runs.Add(1)
 			go func() {
 				defer runs.Done()
@@ -438,16 +466,34 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 		}
 		select {
 		case f := <-done:
+			w.smu.Lock()
 			delete(slots, f.claim)
+			w.smu.Unlock()
 			if f.err != nil {
 				failure = f.err
 			}
 		case <-changed:
 		case <-ticker.C:
+			look = true
 		case <-ctx.Done():
 		case <-lease.Lost():
 		}
 	}
+}
+
+// seeCancels cancels every running slot whose task has a cancel request
+// for its claim (called with the queue's state current).
+func (w *worker) seeCancels(st *queue.State) error {
+	w.smu.Lock()
+	defer w.smu.Unlock()
+	for _, s := range w.slots {
+		t := st.Task(s.id)
+		if t != nil && t.State == queue.StateRunning && t.Claim == s.claim && t.CancelRequested && !s.cancelled {
+			s.cancelled = true
+			s.cancel(errCancelRequested)
+		}
+	}
+	return nil
 }
 
 func (w *worker) count(fn func(*Stats)) {
