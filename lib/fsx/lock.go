@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -95,4 +96,81 @@ func (l *Lock) Unlock() error {
 		return fmt.Errorf("unlock %s: %w", l.path, err)
 	}
 	return nil
+}
+
+// LockTimeoutError is a lock that stayed held by another process for the
+// whole wait. It matches errors.Is(err, ErrLocked).
+type LockTimeoutError struct {
+	Path   string
+	Waited time.Duration
+}
+
+func (e *LockTimeoutError) Error() string {
+	return fmt.Sprintf("lock %s: held by another process for %s", e.Path, e.Waited)
+}
+
+// Is makes errors.Is(err, ErrLocked) true.
+func (e *LockTimeoutError) Is(target error) bool { return target == ErrLocked }
+
+// LockWait takes the exclusive lock on path (creating the file 0600),
+// waiting at most wait for another holder: a holder keeps it for one
+// commit, so a long wait means a stopped or stuck process, and no
+// operation should hang on it forever. Past the wait it returns a
+// *LockTimeoutError. It polls with backoff (100µs up to 20ms) rather than
+// blocking in flock(2), which could not be bounded.
+func LockWait(path string, wait time.Duration) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, cause(err))
+	}
+	deadline := time.Now().Add(wait)
+	pause := 100 * time.Microsecond
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return &Lock{f: f, path: path}, nil
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !time.Now().Before(deadline) {
+			f.Close()
+			return nil, &LockTimeoutError{Path: path, Waited: wait}
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// SetInfo replaces the lock file's contents with info (who holds it, for
+// the messages of those who wait). Best effort: the lock itself is the
+// flock, never the contents.
+func (l *Lock) SetInfo(info []byte) {
+	if l == nil || l.f == nil {
+		return
+	}
+	if l.f.Truncate(0) == nil {
+		l.f.WriteAt(info, 0)
+	}
+}
+
+// HeldInfo reports whether some process holds the lock on path now and,
+// if so, what it wrote with SetInfo (up to max bytes). It creates nothing
+// and keeps no lock; a missing file is not held.
+func HeldInfo(path string, max int) (held bool, info []byte, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		return false, nil, nil // nobody holds it (closing f drops ours)
+	}
+	buf := make([]byte, max)
+	n, _ := f.ReadAt(buf, 0)
+	return true, buf[:n], nil
 }
