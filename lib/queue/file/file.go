@@ -114,9 +114,11 @@ type Backend struct {
 	// their events.
 	own map[int64]ownRun
 
-	wmu      sync.Mutex
-	notify   chan struct{} // closed by every commit in this process
-	tailInfo os.FileInfo   // Wait's cache of the log's last sequence
+	wmu    sync.Mutex
+	notify chan struct{} // closed by every commit in this process
+	// Wait's cache of the log's last sequence: segment, size, seq.
+	tailSeg  os.FileInfo
+	tailSize int64
 	tailSeq  uint64
 }
 
@@ -549,7 +551,7 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 		}
 	}
 	b.noteOwn(start, b.wEnd, seq)
-	b.wake()
+	b.wakeAt(b.w.Info(), b.wEnd, seq)
 	return nil
 }
 
@@ -566,6 +568,16 @@ func firstFor(ps []queue.Proposal, i int) int {
 
 func (b *Backend) wake() {
 	b.wmu.Lock()
+	close(b.notify)
+	b.notify = make(chan struct{})
+	b.wmu.Unlock()
+}
+
+// wakeAt is wake after a commit that left segment seg at size bytes
+// through seq: Wait's tail cache learns it without reading the tail back.
+func (b *Backend) wakeAt(seg os.FileInfo, size int64, seq uint64) {
+	b.wmu.Lock()
+	b.tailSeg, b.tailSize, b.tailSeq = seg, size, seq
 	close(b.notify)
 	b.notify = make(chan struct{})
 	b.wmu.Unlock()
@@ -986,7 +998,7 @@ func (b *Backend) lastSeq() (uint64, error) {
 	if err != nil {
 		return 0, b.ioErr("stat", err)
 	}
-	if b.tailInfo != nil && os.SameFile(fi, b.tailInfo) && fi.Size() == b.tailInfo.Size() {
+	if b.tailSeg != nil && os.SameFile(fi, b.tailSeg) && fi.Size() == b.tailSize {
 		return b.tailSeq, nil
 	}
 	f, err := os.Open(b.logPath)
@@ -1007,7 +1019,7 @@ func (b *Backend) lastSeq() (uint64, error) {
 			return 0, err
 		}
 	}
-	b.tailInfo, b.tailSeq = info, seq
+	b.tailSeg, b.tailSize, b.tailSeq = info, info.Size(), seq
 	return seq, nil
 }
 

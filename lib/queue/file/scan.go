@@ -18,7 +18,7 @@ const maxRecord = queue.MaxManifestBytes + 64<<10
 // lineBefore returns the line that ends just before offset end (end is the
 // offset of its '\n', or of the end of a fragment), reading backwards.
 func lineBefore(f *os.File, end int64) (start int64, line []byte, err error) {
-	window := int64(64 << 10)
+	window := int64(4 << 10)
 	for {
 		from := max(end-window, 0)
 		buf := make([]byte, end-from)
