@@ -123,23 +123,46 @@ func LockWait(path string, wait time.Duration) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, cause(err))
 	}
+	if err := flockWait(f, path, wait); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Lock{f: f, path: path}, nil
+}
+
+// flockWait takes the exclusive flock on f, polling with backoff for at
+// most wait (0: one try, ErrLocked if held).
+func flockWait(f *os.File, path string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	pause := 100 * time.Microsecond
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
-			return &Lock{f: f, path: path}, nil
+			return nil
 		}
 		if err != unix.EWOULDBLOCK && err != unix.EINTR {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return fmt.Errorf("lock %s: %w", path, err)
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if wait <= 0 {
+			return fmt.Errorf("lock %s: %w", path, ErrLocked)
 		}
 		if !time.Now().Before(deadline) {
-			f.Close()
-			return nil, &LockTimeoutError{Path: path, Waited: wait}
+			return &LockTimeoutError{Path: path, Waited: wait}
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+func flockRetry(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			return err
+		}
 	}
 }
 

@@ -42,8 +42,16 @@ type Log struct {
 	opts     LogOptions
 	lockPath string
 	rd       LineReader // reused by Lines
-	broken   error
+	lockF    *os.File   // the lock file, kept open between Lock and Unlock
 	syncs    atomic.Uint64
+
+	// Shared syncs (SyncThrough) and the sticky failure.
+	smu     sync.Mutex
+	scond   *sync.Cond
+	written uint64 // generations handed out by Wrote
+	synced  uint64 // generations covered by a successful sync
+	syncing bool
+	broken  error
 }
 
 // LogOptions configure OpenLog.
@@ -64,6 +72,17 @@ type LogOptions struct {
 	// Check, if set, vets the open descriptor before anything is read
 	// (ownership, permissions); its error is returned as is.
 	Check func(f *os.File, st *unix.Stat_t) error
+	// Faults, if set, stand in for the system calls of appends, so that
+	// callers can test what a full disk or a failing device does to them.
+	Faults *LogFaults
+}
+
+// LogFaults replace a Log's write, truncate and sync (nil fields keep the
+// real call). For tests.
+type LogFaults struct {
+	Write    func(f *os.File, p []byte) (int, error)
+	Truncate func(f *os.File, size int64) error
+	Sync     func(f *os.File) error
 }
 
 // DefaultLockWait is how long Lock waits for another holder.
@@ -171,20 +190,39 @@ func (l *Log) Size() (int64, error) {
 }
 
 // Lock takes the log's lock, waiting at most LogOptions.LockWait; past it
-// the error is a *LockTimeoutError (errors.Is ErrLocked).
-func (l *Log) Lock() (*Lock, error) {
-	if l.opts.ReadOnly {
-		return nil, fmt.Errorf("lock %s: opened read-only", l.lockPath)
-	}
-	return LockWait(l.lockPath, l.opts.LockWait)
+// the error is a *LockTimeoutError (errors.Is ErrLocked). The lock file
+// stays open between locks (one open per Log, one flock per commit).
+// Within one process the Log's owner serialises Lock and Unlock: the
+// flock excludes other processes, not other goroutines.
+func (l *Log) Lock() error {
+	return l.flock(l.opts.LockWait)
 }
 
 // TryLock takes the log's lock without waiting (ErrLocked when held).
-func (l *Log) TryLock() (*Lock, error) {
+func (l *Log) TryLock() error {
+	return l.flock(0)
+}
+
+func (l *Log) flock(wait time.Duration) error {
 	if l.opts.ReadOnly {
-		return nil, fmt.Errorf("lock %s: opened read-only", l.lockPath)
+		return fmt.Errorf("lock %s: opened read-only", l.lockPath)
 	}
-	return TryLock(l.lockPath)
+	if l.lockF == nil {
+		f, err := os.OpenFile(l.lockPath, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, FileMode)
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", l.lockPath, cause(err))
+		}
+		l.lockF = f
+	}
+	return flockWait(l.lockF, l.lockPath, wait)
+}
+
+// Unlock releases the lock taken by Lock or TryLock.
+func (l *Log) Unlock() error {
+	if l.lockF == nil {
+		return nil
+	}
+	return flockRetry(l.lockF, unix.LOCK_UN)
 }
 
 // Lines returns a reader of the records from byte offset off up to limit
@@ -200,10 +238,10 @@ func (l *Log) Lines(off, limit int64) *LineReader {
 // so no one else appends meanwhile). A failed or short write is cut off
 // again so the file is what it was; if even that fails the Log is broken.
 func (l *Log) Append(p []byte, end int64) error {
-	if l.broken != nil {
-		return l.broken
+	if err := l.Broken(); err != nil {
+		return err
 	}
-	n, err := l.f.Write(p)
+	n, err := l.write(p)
 	if err == nil && n == len(p) {
 		return nil
 	}
@@ -211,46 +249,126 @@ func (l *Log) Append(p []byte, end int64) error {
 		err = io.ErrShortWrite
 	}
 	if n > 0 {
-		if terr := l.f.Truncate(end); terr != nil {
-			l.broken = fmt.Errorf("%w: wrote %d of %d bytes to %s: %v; and could not cut them off: %v", ErrLogBroken, n, len(p), l.path, err, terr)
-			return l.broken
+		if terr := l.Truncate(end); terr != nil {
+			return l.breakWith(fmt.Errorf("%w: wrote %d of %d bytes to %s: %w; and could not cut them off: %v", ErrLogBroken, n, len(p), l.path, unwrapPathErr(err), terr))
 		}
-		return fmt.Errorf("wrote %d of %d bytes, then cut them off: %w", n, len(p), err)
+		return fmt.Errorf("wrote %d of %d bytes, then cut them off: %w", n, len(p), unwrapPathErr(err))
 	}
-	return err
+	return unwrapPathErr(err)
+}
+
+func (l *Log) write(p []byte) (int, error) {
+	if fl := l.opts.Faults; fl != nil && fl.Write != nil {
+		return fl.Write(l.f, p)
+	}
+	return l.f.Write(p)
+}
+
+// Truncate cuts the file back to size without syncing: undoing a failed
+// write, or a write whose sync failed (the Log is broken by then; this only
+// spares readers the unsynced bytes).
+func (l *Log) Truncate(size int64) error {
+	if fl := l.opts.Faults; fl != nil && fl.Truncate != nil {
+		return fl.Truncate(l.f, size)
+	}
+	return l.f.Truncate(size)
+}
+
+func (l *Log) breakWith(err error) error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	if l.broken == nil {
+		l.broken = err
+	}
+	return l.broken
+}
+
+func (l *Log) datasync() error {
+	l.syncs.Add(1)
+	var err error
+	if fl := l.opts.Faults; fl != nil && fl.Sync != nil {
+		err = fl.Sync(l.f)
+	} else {
+		err = datasync(l.f)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: sync %s: %w", ErrLogBroken, l.path, unwrapPathErr(err))
+	}
+	return nil
 }
 
 // Sync makes everything written so far durable (fdatasync: the data and
-// the size, not the timestamps). A failure is sticky.
+// the size, not the timestamps). A failure is sticky: after a failed sync
+// the kernel may have dropped the dirty pages and cleared the error, so
+// retrying would report success for lost data.
 func (l *Log) Sync() error {
-	if l.broken != nil {
-		return l.broken
+	if err := l.Broken(); err != nil {
+		return err
 	}
-	l.syncs.Add(1)
-	if err := datasync(l.f); err != nil {
-		l.broken = fmt.Errorf("%w: sync %s: %w", ErrLogBroken, l.path, unwrapPathErr(err))
-		return l.broken
+	if err := l.datasync(); err != nil {
+		return l.breakWith(err)
 	}
 	return nil
+}
+
+// Wrote marks a write done and returns its generation, for SyncThrough.
+func (l *Log) Wrote() uint64 {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	l.written++
+	return l.written
+}
+
+// SyncThrough returns once a sync covering write generation gen has run:
+// the group-commit hook for writers that append under the lock and sync
+// after releasing it. The first waiter whose write is not yet durable runs
+// one sync covering every write so far; the others wait for it and share
+// it. A failed sync is sticky.
+func (l *Log) SyncThrough(gen uint64) error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	if l.scond == nil {
+		l.scond = sync.NewCond(&l.smu)
+	}
+	for l.synced < gen && l.broken == nil {
+		if l.syncing {
+			l.scond.Wait()
+			continue
+		}
+		l.syncing = true
+		target := l.written
+		l.smu.Unlock()
+		err := l.datasync()
+		l.smu.Lock()
+		l.syncing = false
+		if err != nil {
+			if l.broken == nil {
+				l.broken = err
+			}
+		} else {
+			l.synced = max(l.synced, target)
+		}
+		l.scond.Broadcast()
+	}
+	return l.broken
 }
 
 // Trim cuts the file back to off (a torn tail: what a crash mid-append
 // left past the last whole record) and syncs, so that a record appended
 // next is not glued to a fragment. The caller holds the lock.
 func (l *Log) Trim(off int64) error {
-	if err := l.f.Truncate(off); err != nil {
+	if err := l.Truncate(off); err != nil {
 		return &os.PathError{Op: "truncate", Path: l.path, Err: unwrapPathErr(err)}
 	}
 	return l.Sync()
 }
 
-// Truncate cuts the file back to off without syncing: undoing a write whose
-// sync failed (the Log is broken by then; this only spares readers the
-// unsynced bytes).
-func (l *Log) Truncate(off int64) error { return l.f.Truncate(off) }
-
 // Broken is the sticky failure, or nil.
-func (l *Log) Broken() error { return l.broken }
+func (l *Log) Broken() error {
+	l.smu.Lock()
+	defer l.smu.Unlock()
+	return l.broken
+}
 
 // Syncs is how many syncs this Log has run (tests, benchmarks).
 func (l *Log) Syncs() uint64 { return l.syncs.Load() }
@@ -260,6 +378,10 @@ func (l *Log) Syncs() uint64 { return l.syncs.Load() }
 func (l *Log) Close() error {
 	if l == nil || l.f == nil {
 		return nil
+	}
+	if l.lockF != nil {
+		l.lockF.Close()
+		l.lockF = nil
 	}
 	err := l.f.Close()
 	l.f = nil
