@@ -105,7 +105,7 @@ type Backend struct {
 	broken error    // a failed sync: refuse further appends
 	buf    []byte
 	idx    index
-	group  fsx.Group[*request]
+	group  fsx.Group[[]*request] // each element: the requests of one call
 
 	rmu sync.Mutex
 	rc  *cursor
@@ -122,7 +122,10 @@ type Backend struct {
 	tailSeq  uint64
 }
 
-var _ queue.Backend = (*Backend)(nil)
+var (
+	_ queue.Backend      = (*Backend)(nil)
+	_ queue.EachAppender = (*Backend)(nil)
+)
 
 // Open opens the queue directory dir. A writable backend creates dir
 // (0700), cuts a torn tail and records a truncated event for it, and removes
@@ -401,12 +404,61 @@ func (b *Backend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Eve
 		}
 	}
 	r := &request{ps: ps}
-	if b.opts.NoGroupCommit {
-		b.commit([]*request{r})
-	} else {
-		b.group.Do(r, b.commit)
-	}
+	b.submit([]*request{r})
 	return r.evs, r.err
+}
+
+// AppendEach implements queue.EachAppender: each call is checked and
+// written as one Append would be, and all of them go into one commit (one
+// write, one sync), shared with whatever else is committing then.
+func (b *Backend) AppendEach(ctx context.Context, calls [][]queue.Proposal) ([][]*queue.Event, []error) {
+	evss, errs := make([][]*queue.Event, len(calls)), make([]error, len(calls))
+	fail := func(err error) ([][]*queue.Event, []error) {
+		for i := range errs {
+			errs[i] = err
+		}
+		return evss, errs
+	}
+	if b.opts.ReadOnly {
+		return fail(queue.ErrReadOnly)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fail(err)
+	}
+	rs := make([]*request, 0, len(calls))
+	for _, ps := range calls {
+		for i := range ps {
+			if ps[i].Event == nil || ps[i].Event.Seq != 0 {
+				return fail(exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i))
+			}
+		}
+		rs = append(rs, &request{ps: ps})
+	}
+	b.submit(rs)
+	for i, r := range rs {
+		evss[i], errs[i] = r.evs, r.err
+	}
+	return evss, errs
+}
+
+// submit commits rs: at once (NoGroupCommit), or with the requests of
+// every other caller waiting meanwhile (group commit).
+func (b *Backend) submit(rs []*request) {
+	if b.opts.NoGroupCommit {
+		b.commit(rs)
+		return
+	}
+	b.group.Do(rs, func(calls [][]*request) {
+		if len(calls) == 1 {
+			b.commit(calls[0])
+			return
+		}
+		var batch []*request
+		for _, c := range calls {
+			batch = append(batch, c...)
+		}
+		b.commit(batch)
+	})
 }
 
 // commit writes the requests that pass their conditions with one write and
