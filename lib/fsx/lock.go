@@ -197,3 +197,67 @@ func HeldInfo(path string, max int) (held bool, info []byte, err error) {
 	n, _ := f.ReadAt(buf, 0)
 	return true, buf[:n], nil
 }
+
+// Locker is an exclusive flock on a dedicated lock file that stays open
+// between locks: one open(2) per Locker, one flock(2) per lock, for a
+// writer that locks once per commit. Within one process its owner
+// serialises Lock and Unlock (the flock excludes other processes, not
+// other goroutines sharing the descriptor).
+type Locker struct {
+	path string
+	wait time.Duration
+	f    *os.File
+}
+
+// NewLocker returns a Locker on path whose Lock waits at most wait. It
+// opens (and creates, 0600) nothing until the first lock.
+func NewLocker(path string, wait time.Duration) *Locker {
+	return &Locker{path: path, wait: wait}
+}
+
+// Path is the lock file's path.
+func (l *Locker) Path() string { return l.path }
+
+// Lock takes the lock, waiting at most the Locker's wait; past it a
+// *LockTimeoutError (errors.Is ErrLocked).
+func (l *Locker) Lock() error { return l.take(l.wait) }
+
+// TryLock takes the lock without waiting (ErrLocked when held).
+func (l *Locker) TryLock() error { return l.take(0) }
+
+func (l *Locker) take(wait time.Duration) error {
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, FileMode)
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", l.path, cause(err))
+		}
+		l.f = f
+	}
+	return flockWait(l.f, l.path, wait)
+}
+
+// Unlock releases the lock; the file stays open for the next Lock.
+func (l *Locker) Unlock() error {
+	if l.f == nil {
+		return nil
+	}
+	return flockRetry(l.f, unix.LOCK_UN)
+}
+
+// SetInfo replaces the lock file's contents with info while the lock is
+// held (who holds it, for the messages of those who wait). Best effort.
+func (l *Locker) SetInfo(info []byte) {
+	if l.f != nil && l.f.Truncate(0) == nil {
+		l.f.WriteAt(info, 0)
+	}
+}
+
+// Close closes the lock file, which drops a lock still held.
+func (l *Locker) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}

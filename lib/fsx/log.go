@@ -42,7 +42,7 @@ type Log struct {
 	opts     LogOptions
 	lockPath string
 	rd       LineReader // reused by Lines
-	lockF    *os.File   // the lock file, kept open between Lock and Unlock
+	locker   *Locker
 	syncs    atomic.Uint64
 
 	// Shared syncs (SyncThrough) and the sticky failure.
@@ -163,7 +163,7 @@ func OpenLog(path string, o LogOptions) (*Log, error) {
 	if lp == "" {
 		lp = path + ".lock"
 	}
-	return &Log{path: path, f: f, info: info, opts: o, lockPath: lp}, nil
+	return &Log{path: path, f: f, info: info, opts: o, lockPath: lp, locker: NewLocker(lp, o.LockWait)}, nil
 }
 
 // Path is the data file's path.
@@ -195,35 +195,22 @@ func (l *Log) Size() (int64, error) {
 // Within one process the Log's owner serialises Lock and Unlock: the
 // flock excludes other processes, not other goroutines.
 func (l *Log) Lock() error {
-	return l.flock(l.opts.LockWait)
+	if l.opts.ReadOnly {
+		return fmt.Errorf("lock %s: opened read-only", l.lockPath)
+	}
+	return l.locker.Lock()
 }
 
 // TryLock takes the log's lock without waiting (ErrLocked when held).
 func (l *Log) TryLock() error {
-	return l.flock(0)
-}
-
-func (l *Log) flock(wait time.Duration) error {
 	if l.opts.ReadOnly {
 		return fmt.Errorf("lock %s: opened read-only", l.lockPath)
 	}
-	if l.lockF == nil {
-		f, err := os.OpenFile(l.lockPath, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, FileMode)
-		if err != nil {
-			return fmt.Errorf("lock %s: %w", l.lockPath, cause(err))
-		}
-		l.lockF = f
-	}
-	return flockWait(l.lockF, l.lockPath, wait)
+	return l.locker.TryLock()
 }
 
 // Unlock releases the lock taken by Lock or TryLock.
-func (l *Log) Unlock() error {
-	if l.lockF == nil {
-		return nil
-	}
-	return flockRetry(l.lockF, unix.LOCK_UN)
-}
+func (l *Log) Unlock() error { return l.locker.Unlock() }
 
 // Lines returns a reader of the records from byte offset off up to limit
 // (-1: the end of the file as it grows), reusing the Log's buffer: the
@@ -379,10 +366,7 @@ func (l *Log) Close() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	if l.lockF != nil {
-		l.lockF.Close()
-		l.lockF = nil
-	}
+	l.locker.Close()
 	err := l.f.Close()
 	l.f = nil
 	return err
@@ -505,6 +489,7 @@ type Group[T any] struct {
 	pending []*groupReq[T]
 	leading bool
 	commits atomic.Uint64
+	batch   []T // the leader's, reused: commit must not keep it
 }
 
 type groupReq[T any] struct {
@@ -514,7 +499,8 @@ type groupReq[T any] struct {
 }
 
 // Do queues r and returns once a commit covering it has run. commit runs
-// in exactly one goroutine at a time, with the requests in arrival order.
+// in exactly one goroutine at a time, with the requests in arrival order;
+// it must not keep the batch slice (it is reused).
 func (g *Group[T]) Do(r T, commit func(batch []T)) {
 	q := &groupReq[T]{r: r, wake: make(chan struct{})}
 	g.mu.Lock()
@@ -532,11 +518,13 @@ func (g *Group[T]) Do(r T, commit func(batch []T)) {
 	queued := g.pending
 	g.pending = nil
 	g.mu.Unlock()
-	batch := make([]T, len(queued))
-	for i, p := range queued {
-		batch[i] = p.r
+	batch := g.batch[:0]
+	for _, p := range queued {
+		batch = append(batch, p.r)
 	}
 	commit(batch)
+	clear(batch)
+	g.batch = batch[:0]
 	g.commits.Add(1)
 	g.mu.Lock()
 	for _, p := range queued {

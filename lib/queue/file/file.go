@@ -51,7 +51,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
@@ -97,15 +100,23 @@ type Backend struct {
 	dir, logPath, lockPath, snapPath, workers string
 	opts                                      Options
 
-	cmu    sync.Mutex
-	w      *fsx.Log // the current segment, writable; nil until needed
-	wEnd   int64    // offset just past the last good record
-	wSeq   uint64   // sequence of the last record (or the snapshot's)
-	syncs  uint64   // syncs of segments closed before w
-	broken error    // a failed sync: refuse further appends
-	buf    []byte
-	idx    index
-	group  fsx.Group[[]*request] // each element: the requests of one call
+	cmu       sync.Mutex
+	w         *fsx.Log // the current segment, writable; nil until needed
+	wEnd      int64    // offset just past the last good record
+	wSeq      uint64   // sequence of the last record (or the snapshot's)
+	syncs     uint64   // syncs of segments closed before w
+	broken    error    // a failed sync: refuse further appends
+	buf       []byte
+	ownEvs    []*queue.Event // writeLocked's, reused
+	idx       index
+	locker    *fsx.Locker // the append lock, DIR/lock
+	holder    []byte      // what the lock file says while we hold it, up to "since"
+	holderBuf []byte
+	group     fsx.Group[*request]
+	flat      []*request // the leader's flattened batch, reused
+	// commitFn is commitCalls, bound once (a method value made per
+	// append would be an allocation per append).
+	commitFn func([]*request)
 
 	rmu sync.Mutex
 	rc  *cursor
@@ -147,6 +158,8 @@ func Open(dir string, opts Options) (*Backend, error) {
 		notify:   make(chan struct{}),
 		own:      map[int64]ownRun{},
 	}
+	b.commitFn = b.commitCalls
+	b.locker = fsx.NewLocker(b.lockPath, opts.LockTimeout)
 	if opts.ReadOnly {
 		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 			return nil, exitcode.Errorf(exitcode.Usage, "queue directory %s: not a directory", dir)
@@ -161,11 +174,10 @@ func Open(dir string, opts Options) (*Backend, error) {
 	}
 	b.cmu.Lock()
 	defer b.cmu.Unlock()
-	lk, err := b.lock()
-	if err != nil {
+	if err := b.lock(); err != nil {
 		return nil, err
 	}
-	defer lk.Unlock()
+	defer b.unlock()
 	torn, err := b.prepareLocked()
 	if err != nil {
 		b.closeWriter()
@@ -204,6 +216,7 @@ func (b *Backend) Syncs() uint64 {
 func (b *Backend) Close() error {
 	b.cmu.Lock()
 	b.closeWriter()
+	b.locker.Close()
 	b.cmu.Unlock()
 	b.rmu.Lock()
 	if b.rc != nil {
@@ -274,7 +287,8 @@ func (b *Backend) walk(l *fsx.Log, off, limit int64, prev uint64, want func(seq,
 // (synced) and returns it, so the caller records a truncated event. Called
 // with cmu and the flock held.
 func (b *Backend) prepareLocked() (*queue.TornTail, error) {
-	fi, err := os.Lstat(b.logPath)
+	var st unix.Stat_t
+	err := lstat(b.logPath, &st)
 	if errors.Is(err, os.ErrNotExist) {
 		b.closeWriter()
 		b.idx = index{}
@@ -297,7 +311,7 @@ func (b *Backend) prepareLocked() (*queue.TornTail, error) {
 	if err != nil {
 		return nil, b.ioErr("stat", err)
 	}
-	if b.w == nil || !os.SameFile(b.w.Info(), fi) {
+	if b.w == nil || !sameFile(b.w.Info(), &st) {
 		// A new segment (first use, or another process compacted): a
 		// writer reads the whole of it once, every record's checksum, the
 		// sequence and every batch, so that nothing is ever appended to a
@@ -365,6 +379,26 @@ func (b *Backend) prepareLocked() (*queue.TornTail, error) {
 	return nil, nil
 }
 
+// lstat is unix.Lstat with os's error (no allocation on the hot path).
+func lstat(path string, st *unix.Stat_t) error {
+	for {
+		err := unix.Lstat(path, st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "lstat", Path: path, Err: err}
+		}
+		return nil
+	}
+}
+
+// sameFile reports whether fi (from os) is the file st describes.
+func sameFile(fi os.FileInfo, st *unix.Stat_t) bool {
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && uint64(sys.Dev) == uint64(st.Dev) && uint64(sys.Ino) == uint64(st.Ino)
+}
+
 // cut trims a torn tail (synced), so that a record appended next is not
 // glued to a fragment.
 func (b *Backend) cut(t *queue.TornTail) error {
@@ -379,11 +413,13 @@ func (b *Backend) cut(t *queue.TornTail) error {
 	return nil
 }
 
-// request is one Append call.
+// request is one Append call, or the first of the calls of one
+// AppendEach (more holds the others: they are committed together).
 type request struct {
-	ps  []queue.Proposal
-	evs []*queue.Event
-	err error
+	ps   []queue.Proposal
+	evs  []*queue.Event
+	err  error
+	more []*request
 }
 
 // Append implements queue.Backend. Once a request is queued it is written or
@@ -404,7 +440,7 @@ func (b *Backend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Eve
 		}
 	}
 	r := &request{ps: ps}
-	b.submit([]*request{r})
+	b.submit(r)
 	return r.evs, r.err
 }
 
@@ -434,31 +470,35 @@ func (b *Backend) AppendEach(ctx context.Context, calls [][]queue.Proposal) ([][
 		}
 		rs = append(rs, &request{ps: ps})
 	}
-	b.submit(rs)
+	rs[0].more = rs[1:]
+	b.submit(rs[0])
 	for i, r := range rs {
 		evss[i], errs[i] = r.evs, r.err
 	}
 	return evss, errs
 }
 
-// submit commits rs: at once (NoGroupCommit), or with the requests of
-// every other caller waiting meanwhile (group commit).
-func (b *Backend) submit(rs []*request) {
+// submit commits r (and r.more): at once (NoGroupCommit), or with the
+// requests of every other caller waiting meanwhile (group commit).
+func (b *Backend) submit(r *request) {
 	if b.opts.NoGroupCommit {
-		b.commit(rs)
+		b.commit(append([]*request{r}, r.more...))
 		return
 	}
-	b.group.Do(rs, func(calls [][]*request) {
-		if len(calls) == 1 {
-			b.commit(calls[0])
-			return
-		}
-		var batch []*request
-		for _, c := range calls {
-			batch = append(batch, c...)
-		}
-		b.commit(batch)
-	})
+	b.group.Do(r, b.commitFn)
+}
+
+// commitCalls commits the requests of a group-commit batch, the calls of
+// an AppendEach spread out in order. Only the group's leader runs it.
+func (b *Backend) commitCalls(calls []*request) {
+	batch := b.flat[:0]
+	for _, r := range calls {
+		batch = append(batch, r)
+		batch = append(batch, r.more...)
+	}
+	b.commit(batch)
+	clear(batch)
+	b.flat = batch[:0]
 }
 
 // commit writes the requests that pass their conditions with one write and
@@ -477,12 +517,11 @@ func (b *Backend) commit(batch []*request) {
 		fail(b.broken)
 		return
 	}
-	lk, err := b.lock()
-	if err != nil {
+	if err := b.lock(); err != nil {
 		fail(err)
 		return
 	}
-	defer lk.Unlock()
+	defer b.unlock()
 	torn, err := b.prepareLocked()
 	if err != nil {
 		fail(err)
@@ -499,7 +538,7 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	now := time.Now().UTC()
 	buf := b.buf[:0]
 	seq := b.wSeq
-	var own []*queue.Event // events written, in order, for the index
+	own := b.ownEvs[:0] // events written, in order, for the index
 	add := func(ev *queue.Event) {
 		seq++
 		ev.Seq = seq
@@ -602,6 +641,8 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 			b.idx.apply(ev)
 		}
 	}
+	clear(own)
+	b.ownEvs = own[:0]
 	b.noteOwn(start, b.wEnd, seq)
 	b.wakeAt(b.w.Info(), b.wEnd, seq)
 	return nil
@@ -772,11 +813,10 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	if b.broken != nil {
 		return b.broken
 	}
-	lk, err := b.lock()
-	if err != nil {
+	if err := b.lock(); err != nil {
 		return err
 	}
-	defer lk.Unlock()
+	defer b.unlock()
 	torn, err := b.prepareLocked()
 	if err != nil {
 		return err

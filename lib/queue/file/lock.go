@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,25 +43,36 @@ func (h *Holder) String() string {
 // the holder. A writer waiting longer fails with exit 125 naming the
 // holder's pid and command: no operation blocks forever behind a stopped
 // process.
-func (b *Backend) lock() (*fsx.Lock, error) {
-	lk, err := fsx.LockWait(b.lockPath, b.opts.LockTimeout)
+func (b *Backend) lock() error {
+	err := b.locker.Lock()
 	var te *fsx.LockTimeoutError
 	if errors.As(err, &te) {
 		who := "an unknown process"
 		if h, _ := b.LockHolder(); h != nil {
 			who = h.String()
 		}
-		return nil, exitcode.Errorf(exitcode.Internal, "queue %s: the append lock is held by %s; gave up after --lock-timeout %s (a stopped process holds it until continued or killed)", b.dir, who, b.opts.LockTimeout)
+		return exitcode.Errorf(exitcode.Internal, "queue %s: the append lock is held by %s; gave up after --lock-timeout %s (a stopped process holds it until continued or killed)", b.dir, who, b.opts.LockTimeout)
 	}
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "queue %s: %w", b.dir, unwrapLock(err))
+		return exitcode.Errorf(exitcode.Internal, "queue %s: %w", b.dir, unwrapLock(err))
 	}
-	h := Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC()}
-	data, _ := json.Marshal(&h)
-	// Best effort: the holder's name is for messages only.
-	lk.SetInfo(append(data, '\n'))
-	return lk, nil
+	// Best effort: the holder's name is for messages only. The pid and
+	// command are encoded once; only the time changes.
+	if b.holder == nil {
+		h := Holder{PID: os.Getpid(), Command: commandLine()}
+		data, _ := json.Marshal(&h)
+		b.holder = append(data[:bytes.LastIndex(data, []byte(`"since"`))], `"since":"`...)
+	}
+	info := b.holderBuf[:0]
+	info = append(info, b.holder...)
+	info = time.Now().UTC().AppendFormat(info, time.RFC3339Nano)
+	info = append(info, "\"}\n"...)
+	b.locker.SetInfo(info)
+	b.holderBuf = info[:0]
+	return nil
 }
+
+func (b *Backend) unlock() { b.locker.Unlock() }
 
 // unwrapLock turns fsx's "lock PATH: cause" into "lock: cause" (the
 // message names the queue directory already).
