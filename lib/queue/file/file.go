@@ -434,14 +434,23 @@ func (b *Backend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Eve
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	for i := range ps {
-		if ps[i].Event == nil || ps[i].Event.Seq != 0 {
-			return nil, exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i)
-		}
+	if err := validate(ps); err != nil {
+		return nil, err
 	}
 	r := &request{ps: ps}
 	b.submit(r)
 	return r.evs, r.err
+}
+
+// validate refuses proposals without an event or with a sequence: the
+// backend assigns sequences.
+func validate(ps []queue.Proposal) error {
+	for i := range ps {
+		if ps[i].Event == nil || ps[i].Event.Seq != 0 {
+			return exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i)
+		}
+	}
+	return nil
 }
 
 // AppendEach implements queue.EachAppender: each call is checked and
@@ -463,10 +472,8 @@ func (b *Backend) AppendEach(ctx context.Context, calls [][]queue.Proposal) ([][
 	}
 	rs := make([]*request, 0, len(calls))
 	for _, ps := range calls {
-		for i := range ps {
-			if ps[i].Event == nil || ps[i].Event.Seq != 0 {
-				return fail(exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i))
-			}
+		if err := validate(ps); err != nil {
+			return fail(err)
 		}
 		rs = append(rs, &request{ps: ps})
 	}
