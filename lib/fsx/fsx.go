@@ -1,7 +1,10 @@
 // Package fsx owns durable file operations shared by every art tool: atomic
 // replacement with fsync of the file and its directory, owner-only state
-// directories, flock-based locks on dedicated lock files, and confined opens
-// beneath a root directory.
+// directories, flock-based locks on dedicated lock files, confined opens
+// beneath a root directory, and the append-only log (Log: lock file,
+// bounded wait, catch-up from an offset, torn-tail trim, one-write appends,
+// sticky syncs, group commit) that the queue, the JSONL sink and the agent
+// transcript are built on.
 //
 // It refuses to be clever: no caching, no background syncing. Every function
 // returns only after the bytes it promised are on stable storage.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -95,4 +96,168 @@ func (l *Lock) Unlock() error {
 		return fmt.Errorf("unlock %s: %w", l.path, err)
 	}
 	return nil
+}
+
+// LockTimeoutError is a lock that stayed held by another process for the
+// whole wait. It matches errors.Is(err, ErrLocked).
+type LockTimeoutError struct {
+	Path   string
+	Waited time.Duration
+}
+
+func (e *LockTimeoutError) Error() string {
+	return fmt.Sprintf("lock %s: held by another process for %s", e.Path, e.Waited)
+}
+
+// Is makes errors.Is(err, ErrLocked) true.
+func (e *LockTimeoutError) Is(target error) bool { return target == ErrLocked }
+
+// LockWait takes the exclusive lock on path (creating the file 0600),
+// waiting at most wait for another holder: a holder keeps it for one
+// commit, so a long wait means a stopped or stuck process, and no
+// operation should hang on it forever. Past the wait it returns a
+// *LockTimeoutError. It polls with backoff (100µs up to 20ms) rather than
+// blocking in flock(2), which could not be bounded.
+func LockWait(path string, wait time.Duration) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, cause(err))
+	}
+	if err := flockWait(f, path, wait); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Lock{f: f, path: path}, nil
+}
+
+// flockWait takes the exclusive flock on f, polling with backoff for at
+// most wait (0: one try, ErrLocked if held).
+func flockWait(f *os.File, path string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	pause := 100 * time.Microsecond
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR {
+			return fmt.Errorf("lock %s: %w", path, err)
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if wait <= 0 {
+			return fmt.Errorf("lock %s: %w", path, ErrLocked)
+		}
+		if !time.Now().Before(deadline) {
+			return &LockTimeoutError{Path: path, Waited: wait}
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+func flockRetry(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// SetInfo replaces the lock file's contents with info (who holds it, for
+// the messages of those who wait). Best effort: the lock itself is the
+// flock, never the contents.
+func (l *Lock) SetInfo(info []byte) {
+	if l == nil || l.f == nil {
+		return
+	}
+	if l.f.Truncate(0) == nil {
+		l.f.WriteAt(info, 0)
+	}
+}
+
+// HeldInfo reports whether some process holds the lock on path now and,
+// if so, what it wrote with SetInfo (up to max bytes). It creates nothing
+// and keeps no lock; a missing file is not held.
+func HeldInfo(path string, max int) (held bool, info []byte, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		return false, nil, nil // nobody holds it (closing f drops ours)
+	}
+	buf := make([]byte, max)
+	n, _ := f.ReadAt(buf, 0)
+	return true, buf[:n], nil
+}
+
+// Locker is an exclusive flock on a dedicated lock file that stays open
+// between locks: one open(2) per Locker, one flock(2) per lock, for a
+// writer that locks once per commit. Within one process its owner
+// serialises Lock and Unlock (the flock excludes other processes, not
+// other goroutines sharing the descriptor).
+type Locker struct {
+	path string
+	wait time.Duration
+	f    *os.File
+}
+
+// NewLocker returns a Locker on path whose Lock waits at most wait. It
+// opens (and creates, 0600) nothing until the first lock.
+func NewLocker(path string, wait time.Duration) *Locker {
+	return &Locker{path: path, wait: wait}
+}
+
+// Path is the lock file's path.
+func (l *Locker) Path() string { return l.path }
+
+// Lock takes the lock, waiting at most the Locker's wait; past it a
+// *LockTimeoutError (errors.Is ErrLocked).
+func (l *Locker) Lock() error { return l.take(l.wait) }
+
+// TryLock takes the lock without waiting (ErrLocked when held).
+func (l *Locker) TryLock() error { return l.take(0) }
+
+func (l *Locker) take(wait time.Duration) error {
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, FileMode)
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", l.path, cause(err))
+		}
+		l.f = f
+	}
+	return flockWait(l.f, l.path, wait)
+}
+
+// Unlock releases the lock; the file stays open for the next Lock.
+func (l *Locker) Unlock() error {
+	if l.f == nil {
+		return nil
+	}
+	return flockRetry(l.f, unix.LOCK_UN)
+}
+
+// SetInfo replaces the lock file's contents with info while the lock is
+// held (who holds it, for the messages of those who wait). Best effort.
+func (l *Locker) SetInfo(info []byte) {
+	if l.f != nil && l.f.Truncate(0) == nil {
+		l.f.WriteAt(info, 0)
+	}
+}
+
+// Close closes the lock file, which drops a lock still held.
+func (l *Locker) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
 }

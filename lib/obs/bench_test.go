@@ -220,7 +220,7 @@ func benchEmit(b *testing.B, syncEach bool, writers int) {
 	}
 	perSecond(b, cpu0)
 	if syncEach {
-		b.ReportMetric(float64(b.N)/float64(max(1, j.gc.syncs)), "records/fsync")
+		b.ReportMetric(float64(b.N)/float64(max(1, j.log.Syncs())), "records/fsync")
 	}
 }
 

@@ -12,10 +12,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/fsx"
 )
 
 // JSONL is a sink that appends envelopes to an owner-only regular file, one
-// canonical record per line.
+// canonical record per line. The file's mechanics (the lock file, the
+// bounded wait, catch-up from an offset, torn-tail trim, the undone short
+// write, shared fsyncs) are fsx.Log's; the sink adds envelopes, ids and
+// sequences.
 //
 // Guarantees and how they are kept:
 //
@@ -32,9 +37,9 @@ import (
 //     failed fsync poisons it too (after fsync fails the kernel may have
 //     dropped the dirty pages; retrying would report success for lost data).
 //   - Several processes may append to one file. Every append holds flock on
-//     the file (it is never replaced by rename, so its inode is stable and
-//     no separate lock file is needed), and under the lock first reads what
-//     others appended since its last look, so the per-subject sequence the
+//     the dedicated lock file PATH.lock (created 0600 beside the sink), and
+//     under the lock first reads what others appended since its last look
+//     (from the offset where it stopped), so the per-subject sequence the
 //     Emitter allocates continues theirs. Readers (verify, tail) take no lock.
 //   - Recovery on open reads only the last RecoverBytes of the file: it
 //     truncates a torn last record (a writer died mid-write; the fix is made
@@ -47,14 +52,12 @@ import (
 //   - With Sync, each append returns after an fsync covering its record;
 //     concurrent appenders share one fsync (group commit).
 type JSONL struct {
-	path     string
-	window   int64
-	lockWait time.Duration
+	path   string
+	window int64
 
 	mu       sync.Mutex // held from begin to end
-	f        *os.File
-	w        io.Writer // f, or a test's short writer
-	size     int64     // the file size after our last append or catch-up
+	log      *fsx.Log
+	size     int64 // the file size after our last append or catch-up
 	last     map[string]uint64
 	ids      *idSet
 	poisoned error
@@ -62,10 +65,8 @@ type JSONL struct {
 	order    string
 	rec      Recovery
 	buf      []byte
-	readBuf  []byte
 
 	sync bool
-	gc   groupCommit
 }
 
 // Recovery says what opening (and catching up with) a JSONL file found.
@@ -83,6 +84,8 @@ type JSONLOptions struct {
 	// LockWait bounds the wait for another process's flock (0:
 	// DefaultLockWait); past it the append fails with ErrBusy.
 	LockWait time.Duration
+
+	faults *fsx.LogFaults // tests: a full disk, a failing device
 }
 
 // DefaultLockWait is how long an append waits for the file lock.
@@ -94,72 +97,69 @@ const DefaultRecoverBytes = 4 << 20
 // minRecoverBytes keeps the window larger than any record.
 const minRecoverBytes = 256 << 10
 
+// LockSuffix names a sink's lock file: PATH + LockSuffix.
+const LockSuffix = ".lock"
+
 // OpenJSONL opens (creating 0600) and recovers the JSONL file at path.
 func OpenJSONL(path string, o JSONLOptions) (*JSONL, error) {
 	name := "jsonl:" + path
 	if path == "" {
 		return nil, &SinkError{Sink: name, Op: "open", Err: fmt.Errorf("empty path: %w", ErrSinkSpec)}
 	}
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0o600)
-	if err != nil {
-		switch {
-		case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK):
-			err = ErrSymlink
-		case errors.Is(err, unix.EISDIR):
-			err = ErrNotRegular
-		default:
-			err = &os.PathError{Op: "open", Path: path, Err: err}
-		}
-		return nil, &SinkError{Sink: name, Op: "open", Err: err}
-	}
-	fail := func(e error) (*JSONL, error) {
-		unix.Close(fd)
-		return nil, &SinkError{Sink: name, Op: "open", Err: e}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fail(err)
-	}
-	switch {
-	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
-		return fail(ErrNotRegular)
-	case int(st.Uid) != os.Geteuid():
-		return fail(ErrOwner)
-	case uint32(st.Mode)&0o077 != 0:
-		return fail(fmt.Errorf("mode %#o: %w", uint32(st.Mode)&0o777, ErrPermissions))
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		return fail(err)
-	}
 	window := o.RecoverBytes
 	if window <= 0 {
 		window = DefaultRecoverBytes
 	}
+	window = max(window, minRecoverBytes)
 	remember := o.RememberIDs
 	if remember <= 0 {
 		remember = DefaultRememberIDs
 	}
-	f := os.NewFile(uintptr(fd), path)
+	wait := o.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	var order string
+	l, err := fsx.OpenLog(path, fsx.LogOptions{
+		Create:   true,
+		LockPath: path + LockSuffix,
+		LockWait: wait,
+		MaxLine:  int(window) + 1,
+		Faults:   o.faults,
+		Check: func(_ *os.File, st *unix.Stat_t) error {
+			switch {
+			case int(st.Uid) != os.Geteuid():
+				return ErrOwner
+			case uint32(st.Mode)&0o077 != 0:
+				return fmt.Errorf("mode %#o: %w", uint32(st.Mode)&0o777, ErrPermissions)
+			}
+			order = strconv.FormatUint(uint64(st.Dev), 16) + ":" + strconv.FormatUint(uint64(st.Ino), 16)
+			return nil
+		},
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, fsx.ErrSymlink):
+			err = ErrSymlink
+		case errors.Is(err, fsx.ErrNotRegular):
+			err = ErrNotRegular
+		}
+		return nil, &SinkError{Sink: name, Op: "open", Err: err}
+	}
 	j := &JSONL{
 		path:   path,
-		window: max(window, minRecoverBytes),
-		f:      f,
-		w:      f,
+		window: window,
+		log:    l,
 		last:   map[string]uint64{},
 		ids:    newIDSet(remember),
-		order:  strconv.FormatUint(uint64(st.Dev), 16) + ":" + strconv.FormatUint(uint64(st.Ino), 16),
+		order:  order,
 		sync:   o.Sync,
 	}
-	j.lockWait = o.LockWait
-	if j.lockWait <= 0 {
-		j.lockWait = DefaultLockWait
-	}
-	j.gc.sync = f.Sync
 	if err := j.begin(); err != nil {
-		f.Close()
+		l.Close()
 		return nil, err
 	}
-	j.end0()
+	j.end()
 	return j, nil
 }
 
@@ -190,8 +190,9 @@ func (j *JSONL) err(op string, err error) error {
 	return &SinkError{Sink: j.Name(), Op: op, Err: err}
 }
 
-// begin locks the sink (in-process mutex, then flock) and catches up with
-// the file: it must be followed by end.
+// begin locks the sink (in-process mutex, then the lock file's flock,
+// waiting at most LockWait) and catches up with the file: it must be
+// followed by end.
 func (j *JSONL) begin() error {
 	j.mu.Lock()
 	if j.closed {
@@ -202,61 +203,34 @@ func (j *JSONL) begin() error {
 		j.mu.Unlock()
 		return j.err("append", j.poisoned)
 	}
-	if err := lockWithin(j.f, j.lockWait); err != nil {
+	if err := j.log.Lock(); err != nil {
 		j.mu.Unlock()
+		var te *fsx.LockTimeoutError
+		if errors.As(err, &te) {
+			err = fmt.Errorf("the file lock was held by another process for %s: %w", te.Waited, ErrBusy)
+		}
 		return j.err("lock", err)
 	}
 	if err := j.catchUp(); err != nil {
-		j.end0()
+		j.end()
 		return err
 	}
 	return nil
 }
 
 // end releases the flock and the mutex.
-func (j *JSONL) end() { j.end0() }
-
-func (j *JSONL) end0() {
-	_ = flock(j.f, unix.LOCK_UN)
+func (j *JSONL) end() {
+	_ = j.log.Unlock()
 	j.mu.Unlock()
-}
-
-// lockWithin takes the exclusive flock, waiting at most d: a writer holds
-// it for one write, so a long wait means a stopped or stuck process, and
-// the work being observed must not hang on it.
-func lockWithin(f *os.File, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	pause := 20 * time.Microsecond
-	for {
-		err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil || !errors.Is(err, unix.EWOULDBLOCK) {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the file lock was held by another process for %s: %w", d, ErrBusy)
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, 5*time.Millisecond)
-	}
-}
-
-func flock(f *os.File, how int) error {
-	for {
-		err := unix.Flock(int(f.Fd()), how)
-		if err != unix.EINTR {
-			return err
-		}
-	}
 }
 
 // catchUp reads what was appended since j.size (by other processes), or the
 // tail window when that is too much or the file shrank.
 func (j *JSONL) catchUp() error {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(j.f.Fd()), &st); err != nil {
+	size, err := j.log.Size()
+	if err != nil {
 		return j.err("stat", err)
 	}
-	size := st.Size
 	if size == j.size {
 		return nil
 	}
@@ -268,68 +242,41 @@ func (j *JSONL) catchUp() error {
 	return j.scan(from, size, partial)
 }
 
-// scan reads records in [from, size). partial: from may be mid-record, so
-// the first line is skipped.
+// scan reads records in [from, size) from the offset on, never from the
+// start unless from is 0. partial: from may be mid-record, so the first
+// line is skipped. A torn last record is trimmed (synced).
 func (j *JSONL) scan(from, size int64, partial bool) error {
-	n := int(size - from)
-	if cap(j.readBuf) < n {
-		j.readBuf = make([]byte, n)
-	}
-	data := j.readBuf[:n]
-	if _, err := j.f.ReadAt(data, from); err != nil && err != io.EOF {
-		return j.err("recover", err)
-	}
-	if n > 0 && data[n-1] != '\n' {
-		nl := bytes.LastIndexByte(data, '\n')
-		if nl < 0 && partial {
-			return j.err("recover", fmt.Errorf("%w: no record boundary in the last %d bytes", ErrCorrupt, n))
+	rd := j.log.Lines(from, size)
+	skip := partial
+	for {
+		line, off, complete, err := rd.Next()
+		if err == io.EOF {
+			break
 		}
-		keep := from + int64(nl+1)
-		if err := j.f.Truncate(keep); err != nil {
-			return j.err("truncate torn record", err)
+		if err != nil {
+			return j.err("recover", err)
 		}
-		if err := j.f.Sync(); err != nil {
-			return j.err("truncate torn record", err)
+		if !complete {
+			if skip || rd.Overlong() {
+				return j.err("recover", fmt.Errorf("%w: no record boundary in the last %d bytes", ErrCorrupt, size-from))
+			}
+			if err := j.log.Trim(off); err != nil {
+				return j.err("truncate torn record", err)
+			}
+			j.rec.TornBytes += size - off
+			size = off
+			break
 		}
-		j.rec.TornBytes += size - keep
-		data = data[:nl+1]
-		size = keep
-	}
-	off := from
-	if partial {
-		nl := bytes.IndexByte(data, '\n')
-		data = data[nl+1:]
-		off += int64(nl + 1)
-	}
-	for len(data) > 0 {
-		nl := bytes.IndexByte(data, '\n')
-		line := data[:nl]
+		if skip {
+			skip = false
+			continue
+		}
 		if err := j.learn(line, off); err != nil {
 			return err
 		}
-		data = data[nl+1:]
-		off += int64(nl + 1)
 	}
 	j.size = size
 	return nil
-}
-
-// cutBack removes the n bytes a failed write left at the end of the file
-// (a full disk takes what fits in the last page), so that readers never see
-// half a record and the file is what it was before the append. The caller
-// holds the flock, and every writer appends under it, so the file ended at
-// j.size when the write began. Only if the cut fails is the sink poisoned;
-// the next opener then truncates the torn record.
-func (j *JSONL) cutBack(n int, err error) error {
-	t, ok := j.w.(interface{ Truncate(int64) error })
-	if !ok {
-		t = j.f
-	}
-	if terr := t.Truncate(j.size); terr != nil {
-		j.poisoned = fmt.Errorf("%w: wrote %d of %d bytes: %v; and could not cut them off: %v", ErrPoisoned, n, len(j.buf), err, terr)
-		return j.poisoned
-	}
-	return fmt.Errorf("wrote %d of %d bytes, then cut them off: %w", n, len(j.buf), err)
 }
 
 func (j *JSONL) learn(line []byte, off int64) error {
@@ -357,7 +304,7 @@ func (j *JSONL) learn(line []byte, off int64) error {
 // appendBatch writes every new envelope of a batch with one write(2); the
 // caller holds begin. A duplicate or stale envelope is skipped (reported
 // per envelope); a failed write fails every envelope that was in it, and
-// what a partial one wrote is cut off again (cutBack).
+// what a partial one wrote is cut off again (fsx.Log.Append).
 func (j *JSONL) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []error, func() error) {
 	outs, errs := make([]Outcome, len(envs)), make([]error, len(envs))
 	failAll := func(err error) ([]Outcome, []error, func() error) {
@@ -371,7 +318,7 @@ func (j *JSONL) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []e
 	if j.poisoned != nil {
 		return failAll(j.err("append", j.poisoned))
 	}
-	if err := j.gc.failed(); err != nil {
+	if err := j.log.Broken(); err != nil {
 		j.poisoned = fmt.Errorf("%w: %v", ErrPoisoned, err)
 		return failAll(j.err("append", j.poisoned))
 	}
@@ -416,17 +363,14 @@ func (j *JSONL) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []e
 	if len(fresh) == 0 {
 		return outs, errs, nil
 	}
-	n, err := j.w.Write(j.buf)
-	if n != len(j.buf) || err != nil {
-		if err == nil {
-			err = io.ErrShortWrite
-		}
-		if n > 0 {
-			err = j.cutBack(n, err)
+	if err := j.log.Append(j.buf, j.size); err != nil {
+		if errors.Is(err, fsx.ErrLogBroken) {
+			j.poisoned = fmt.Errorf("%w: %v", ErrPoisoned, err)
+			err = j.poisoned
 		}
 		return failAll(j.err("append", err))
 	}
-	j.size += int64(n)
+	j.size += int64(len(j.buf))
 	for _, p := range fresh {
 		j.ids.add(p.d)
 		j.last[p.subject] = max(j.last[p.subject], p.seq)
@@ -434,9 +378,9 @@ func (j *JSONL) appendBatch(_ context.Context, envs []*Envelope) ([]Outcome, []e
 	if !j.sync {
 		return outs, errs, nil
 	}
-	gen := j.gc.wrote()
+	gen := j.log.Wrote()
 	return outs, errs, func() error {
-		if err := j.gc.wait(gen); err != nil {
+		if err := j.log.SyncThrough(gen); err != nil {
 			return j.err("sync", fmt.Errorf("%w: %v", ErrPoisoned, err))
 		}
 		return nil
@@ -469,63 +413,8 @@ func (j *JSONL) Close() error {
 		return nil
 	}
 	j.closed = true
-	if err := j.f.Close(); err != nil {
+	if err := j.log.Close(); err != nil {
 		return j.err("close", err)
 	}
 	return nil
-}
-
-// groupCommit lets concurrent appenders share fsyncs: the first waiter whose
-// record is not yet durable runs one fsync covering every record written so
-// far; the others wait for it. A failed fsync is sticky.
-type groupCommit struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	written uint64
-	synced  uint64
-	syncing bool
-	err     error
-	sync    func() error
-	syncs   uint64 // fsyncs run, for tests and benchmarks
-}
-
-func (g *groupCommit) wrote() uint64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.written++
-	return g.written
-}
-
-func (g *groupCommit) failed() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.err
-}
-
-func (g *groupCommit) wait(gen uint64) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.cond == nil {
-		g.cond = sync.NewCond(&g.mu)
-	}
-	for g.synced < gen && g.err == nil {
-		if g.syncing {
-			g.cond.Wait()
-			continue
-		}
-		g.syncing = true
-		target := g.written
-		g.mu.Unlock()
-		err := g.sync()
-		g.mu.Lock()
-		g.syncing = false
-		g.syncs++
-		if err != nil {
-			g.err = err
-		} else {
-			g.synced = target
-		}
-		g.cond.Broadcast()
-	}
-	return g.err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/obs/redact"
 )
 
@@ -237,45 +237,64 @@ func TestJSONLIdempotentAcrossReopen(t *testing.T) {
 	}
 }
 
-// shortWriter writes only the first n bytes of each record to the file, as
-// a full disk would. cut, when set, is the error its Truncate returns (the
-// sink cuts a partial write off through its writer).
-type shortWriter struct {
-	f   *os.File
-	n   int
-	cut error
+// diskFaults stands in for the file's write and truncate, as a full disk
+// would: with short >= 0 each write writes only its first short bytes and
+// fails ENOSPC; cut, when set, is the error the cut-off returns.
+type diskFaults struct {
+	mu    sync.Mutex
+	short int
+	cut   error
 }
 
-func (s shortWriter) Write(p []byte) (int, error) {
-	if s.n == 0 {
-		return 0, syscall.ENOSPC
-	}
-	n, err := s.f.Write(p[:min(s.n, len(p))])
-	if err != nil {
-		return n, err
-	}
-	return n, syscall.ENOSPC
+func (d *diskFaults) set(short int, cut error) {
+	d.mu.Lock()
+	d.short, d.cut = short, cut
+	d.mu.Unlock()
 }
 
-func (s shortWriter) Truncate(size int64) error {
-	if s.cut != nil {
-		return s.cut
+func (d *diskFaults) faults() *fsx.LogFaults {
+	return &fsx.LogFaults{
+		Write: func(f *os.File, p []byte) (int, error) {
+			d.mu.Lock()
+			short := d.short
+			d.mu.Unlock()
+			if short < 0 {
+				return f.Write(p)
+			}
+			if short == 0 {
+				return 0, syscall.ENOSPC
+			}
+			n, err := f.Write(p[:min(short, len(p))])
+			if err != nil {
+				return n, err
+			}
+			return n, syscall.ENOSPC
+		},
+		Truncate: func(f *os.File, size int64) error {
+			d.mu.Lock()
+			cut := d.cut
+			d.mu.Unlock()
+			if cut != nil {
+				return cut
+			}
+			return f.Truncate(size)
+		},
 	}
-	return s.f.Truncate(size)
 }
 
 func TestJSONLPartialWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.jsonl")
-	j := openJSONL(t, path, JSONLOptions{})
+	disk := &diskFaults{short: -1}
+	j := openJSONL(t, path, JSONLOptions{faults: disk.faults()})
 	e := New(Options{}, j)
 	emitN(t, e, "s", 2)
 
 	// Nothing written: the append fails, the sink stays usable.
-	j.w = shortWriter{f: j.f, n: 0}
+	disk.set(0, nil)
 	if d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"}); d.Err == nil || errors.Is(d.Err, ErrPoisoned) {
 		t.Errorf("zero-byte failure = %v; want an error that does not poison", d.Err)
 	}
-	j.w = j.f
+	disk.set(-1, nil)
 	if d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"}); d.Err != nil {
 		t.Errorf("after a clean failure: %v", d.Err)
 	}
@@ -283,7 +302,7 @@ func TestJSONLPartialWrite(t *testing.T) {
 	// Half a record: cut off again, so the file is what it was and the
 	// sink stays usable.
 	before, _ := os.ReadFile(path)
-	j.w = shortWriter{f: j.f, n: 17}
+	disk.set(17, nil)
 	d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"})
 	if !errors.Is(d.Err, syscall.ENOSPC) || errors.Is(d.Err, ErrPoisoned) || exitcode.Of(d.Err) != exitcode.Internal {
 		t.Fatalf("partial write = %v; want the ENOSPC, exit 125, not poisoned", d.Err)
@@ -291,19 +310,19 @@ func TestJSONLPartialWrite(t *testing.T) {
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Errorf("after a partial write that was cut off the file holds:\n%s\nwant what it held before:\n%s", after, before)
 	}
-	j.w = j.f
+	disk.set(-1, nil)
 	if d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"}); d.Err != nil {
 		t.Errorf("after a partial write that was cut off: %v", d.Err)
 	}
 
 	// Half a record that cannot be cut off: poisoned for good, even once
 	// the disk has room again.
-	j.w = shortWriter{f: j.f, n: 17, cut: syscall.EIO}
+	disk.set(17, syscall.EIO)
 	d = e.Emit(context.Background(), Draft{Subject: "s", Type: "t"})
 	if !errors.Is(d.Err, ErrPoisoned) || exitcode.Of(d.Err) != exitcode.Internal {
 		t.Fatalf("partial write that could not be cut off = %v; want ErrPoisoned", d.Err)
 	}
-	j.w = j.f
+	disk.set(-1, nil)
 	for range 2 {
 		if d := e.Emit(context.Background(), Draft{Subject: "other", Type: "t"}); !errors.Is(d.Err, ErrPoisoned) {
 			t.Errorf("append after poison = %v; want ErrPoisoned", d.Err)
@@ -333,8 +352,7 @@ func TestJSONLPartialWrite(t *testing.T) {
 
 func TestJSONLFailedSyncPoisons(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.jsonl")
-	j := openJSONL(t, path, JSONLOptions{Sync: true})
-	j.gc.sync = func() error { return syscall.EIO }
+	j := openJSONL(t, path, JSONLOptions{Sync: true, faults: &fsx.LogFaults{Sync: func(*os.File) error { return syscall.EIO }}})
 	e := New(Options{}, j)
 	defer e.Close()
 	for i := range 2 {
@@ -348,13 +366,6 @@ func TestJSONLFailedSyncPoisons(t *testing.T) {
 func TestJSONLGroupCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.jsonl")
 	j := openJSONL(t, path, JSONLOptions{Sync: true})
-	var syncs sync.WaitGroup
-	real := j.gc.sync
-	j.gc.sync = func() error {
-		syncs.Add(1)
-		defer syncs.Done()
-		return real()
-	}
 	e := New(Options{}, j)
 	const goroutines, each = 16, 25
 	var wg sync.WaitGroup
@@ -371,7 +382,7 @@ func TestJSONLGroupCommit(t *testing.T) {
 	}
 	wg.Wait()
 	e.Close()
-	n := j.gc.syncs
+	n := j.log.Syncs()
 	if n == 0 || n > goroutines*each {
 		t.Errorf("%d fsyncs for %d records", n, goroutines*each)
 	}
@@ -496,17 +507,28 @@ func TestJSONLCatchUpTruncatesOthersTornRecord(t *testing.T) {
 	verifyClean(t, path)
 }
 
-var _ io.Writer = shortWriter{}
-
-// TestJSONLLockWaitIsBounded: a process that holds the file lock (stopped,
-// stuck) delays an append at most LockWait; the append then fails with
-// ErrBusy instead of hanging the observed work.
+// TestJSONLLockWaitIsBounded: a process that holds the sink's lock file
+// (stopped, stuck) delays an append at most LockWait; the append then fails
+// with ErrBusy instead of hanging the observed work. The lock is the
+// dedicated PATH.lock, never the data file: a lock on the data file itself
+// (an older writer, a reader) does not stop an append.
 func TestJSONLLockWaitIsBounded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.jsonl")
 	j := openJSONL(t, path, JSONLOptions{LockWait: 50 * time.Millisecond})
 	e := New(Options{}, j)
 	defer e.Close()
-	holder, err := os.OpenFile(path, os.O_RDONLY, 0)
+	data, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer data.Close()
+	if err := unix.Flock(int(data.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.Emit(context.Background(), Draft{Subject: "s", Type: "t"}); d.Err != nil {
+		t.Errorf("Emit with the data file flocked = %v; the lock is PATH.lock", d.Err)
+	}
+	holder, err := os.OpenFile(path+LockSuffix, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,16 @@ type Backend interface {
 	Close() error
 }
 
+// EachAppender is a Backend that can commit several independent appends
+// at once: each call is all-or-none with its own conditions, exactly as
+// one Append, and all of them share one write and one sync (the file
+// backend's group commit). Claiming several tasks at once uses it so their
+// started events cost one fsync, not one each. The results are in the
+// order of calls.
+type EachAppender interface {
+	AppendEach(ctx context.Context, calls [][]Proposal) ([][]*Event, []error)
+}
+
 // Proposal is one event offered to Backend.Append with its condition.
 type Proposal struct {
 	Event *Event

@@ -2,7 +2,10 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"slices"
+
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // Claim starts the oldest queued task under this worker by appending
@@ -80,6 +83,91 @@ func workerHash(id string) uint32 {
 		h *= 16777619
 	}
 	return h
+}
+
+// ClaimN claims up to n of the oldest queued tasks at once (never one in
+// mine): one catch-up, one decision, and on a backend that commits
+// independent appends together (EachAppender) one commit, so the started
+// events of a worker filling several free slots share one fsync. Each
+// claim is still its own conditional append: a task another worker took
+// meanwhile is skipped and the others stand. It returns the tasks claimed,
+// oldest first; none when nothing is queued.
+func (q *Queue) ClaimN(ctx context.Context, worker string, mine map[string]bool, n int) ([]*Task, error) {
+	ea, ok := q.b.(EachAppender)
+	if !ok || n <= 1 {
+		var out []*Task
+		for len(out) < max(n, 1) {
+			t, err := q.Claim(ctx, worker, mine)
+			if err != nil || t == nil {
+				return out, err
+			}
+			out = append(out, t)
+			if len(out) < n {
+				mine = withID(mine, t.ID)
+			}
+		}
+		return out, nil
+	}
+	for tries := 0; tries < maxStale; tries++ {
+		var cands []Task
+		var calls [][]Proposal
+		q.mu.Lock()
+		err := q.catchUpLocked(ctx)
+		if err == nil {
+			now := q.now().UTC()
+			for _, c := range q.st.Queued(len(mine) + n) {
+				if len(cands) == n {
+					break
+				}
+				if mine[c.ID] {
+					continue
+				}
+				ev := &Event{Time: now, Type: EventStarted, Task: c.ID, Attempt: c.Attempt, Worker: worker}
+				if err = q.st.Check(ev); err != nil {
+					break
+				}
+				cands = append(cands, *c)
+				calls = append(calls, []Proposal{{Event: ev, Expect: c.LastSeq}})
+			}
+		}
+		q.mu.Unlock()
+		if err != nil || len(calls) == 0 {
+			return nil, err
+		}
+		evss, errs := ea.AppendEach(ctx, calls)
+		var out []*Task
+		stale := false
+		for i := range calls {
+			if errors.Is(errs[i], ErrStale) {
+				stale = true
+				continue
+			}
+			if errs[i] != nil {
+				// A failed commit fails every call in it; the worker
+				// stops, and recovery requeues whatever was claimed.
+				return nil, errs[i]
+			}
+			if err := q.applyOwn(evss[i]); err != nil {
+				return nil, err
+			}
+			t := cands[i]
+			t.State, t.Worker, t.LastSeq, t.Claim = StateRunning, worker, evss[i][0].Seq, evss[i][0].Seq
+			out = append(out, &t)
+		}
+		if len(out) > 0 || !stale {
+			return out, nil
+		}
+	}
+	return nil, exitcode.Errorf(exitcode.Internal, "claim: still conflicting after %d tries", maxStale)
+}
+
+func withID(m map[string]bool, id string) map[string]bool {
+	c := make(map[string]bool, len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	c[id] = true
+	return c
 }
 
 // Finish appends the attempt's trace and then its terminal event, each

@@ -160,9 +160,41 @@ func (q *Queue) update(ctx context.Context, decide func(*State) ([]Proposal, err
 		if errors.Is(err, ErrStale) {
 			continue
 		}
-		return evs, err
+		if err != nil {
+			return nil, err
+		}
+		return evs, q.applyOwn(evs)
 	}
 	return nil, exitcode.Errorf(exitcode.Internal, "append: still conflicting after %d tries", maxStale)
+}
+
+// applyOwn keeps the view current from this queue's own appends: the
+// events Append returned (synced, with their sequence) are applied at once
+// when they continue the view directly, so that claiming, tracing and
+// finishing never read back what this process just wrote. When someone
+// else appended in between, the events are left for the next catch-up,
+// which reads the tail from the backend's cursor (the file backend then
+// steps over this process's own commits without reading them).
+func (q *Queue) applyOwn(evs []*Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.loaded || evs[0].Seq != q.st.Seq+1 {
+		return nil
+	}
+	for i, ev := range evs {
+		if ev.Seq != evs[0].Seq+uint64(i) {
+			return nil
+		}
+	}
+	for _, ev := range evs {
+		if err := q.st.Apply(ev); err != nil {
+			return &CorruptError{Path: "log", Offset: -1, Seq: ev.Seq, Why: "illegal event: " + err.Error(), Err: err}
+		}
+	}
+	return nil
 }
 
 // EnqueueRequest is one task to enqueue.
@@ -236,7 +268,11 @@ func (q *Queue) updateMaybe(ctx context.Context, needState bool, decide func(*St
 	if err != nil || len(ps) == 0 {
 		return nil, err
 	}
-	return q.b.Append(ctx, ps)
+	evs, err := q.b.Append(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	return evs, q.applyOwn(evs)
 }
 
 // Cancel cancels a task: a queued task at once; a running task by appending

@@ -5,17 +5,15 @@
 // replayed as a cassette.
 //
 // It refuses to share: a transcript is held under an exclusive flock for as
-// long as a run appends to it (on the transcript's own descriptor: the file
-// is only ever appended to, never replaced, so the lock cannot be lost to a
-// rename), a new run refuses a non-empty file, and a record that does not
-// decode is an error naming its line. A torn last line (a crash mid-write)
+// long as a run appends to it (on the dedicated lock file FILE.lock beside
+// it, through fsx.Log, which also owns the torn-tail cut, the undone short
+// write and the sync), a new run refuses a non-empty file, and a record
+// that does not decode is an error naming its line. A torn last line (a crash mid-write)
 // is dropped on resume and the drop is recorded. It never holds secrets:
 // the loop writes requests by hash only, and nothing here sees credentials.
 package transcript
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,8 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/exitcode"
@@ -126,9 +122,13 @@ const MaxLine = 64 << 20
 
 // Writer appends records to a locked transcript.
 type Writer struct {
-	f    *os.File
+	log  *fsx.Log
 	path string
+	end  int64 // the file's size after the last append
 }
+
+// LockSuffix names a transcript's lock file: FILE + LockSuffix.
+const LockSuffix = ".lock"
 
 // Create opens path for a new run: it is created (0600) if missing, and
 // refused if it already holds records.
@@ -137,12 +137,7 @@ func Create(path string) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	fi, err := w.f.Stat()
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("transcript %s: %w", path, err)
-	}
-	if fi.Size() > 0 {
+	if w.end > 0 {
 		w.Close()
 		return nil, fmt.Errorf("transcript %s: %w", path, ErrExists)
 	}
@@ -160,20 +155,18 @@ func Resume(path string) (*Writer, []Record, int64, error) {
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	recs, good, size, err := read(w.f, path)
+	recs, good, err := read(w.log.Lines(0, w.end), path)
 	if err != nil {
 		w.Close()
 		return nil, nil, 0, err
 	}
+	size := w.end
 	if good < size {
-		if err := w.f.Truncate(good); err != nil {
+		if err := w.log.Trim(good); err != nil {
 			w.Close()
 			return nil, nil, 0, fmt.Errorf("transcript %s: drop torn record: %w", path, err)
 		}
-		if err := w.f.Sync(); err != nil {
-			w.Close()
-			return nil, nil, 0, fmt.Errorf("transcript %s: %w", path, err)
-		}
+		w.end = good
 	}
 	return w, recs, size - good, nil
 }
@@ -186,100 +179,83 @@ func Read(path string) ([]Record, error) {
 		return nil, exitcode.Wrap(exitcode.NotFound, fmt.Errorf("transcript %s: %w", path, errors.Unwrap(err)))
 	}
 	defer f.Close()
-	recs, _, _, err := read(f, path)
+	recs, _, err := read(fsx.NewLineReader(f, 0, -1, MaxLine), path)
 	return recs, err
 }
 
 func open(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|unix.O_CLOEXEC|unix.O_NOFOLLOW, fsx.FileMode)
+	l, err := fsx.OpenLog(path, fsx.LogOptions{Create: true, LockPath: path + LockSuffix, MaxLine: MaxLine})
+	if errors.Is(err, fsx.ErrNotRegular) {
+		return nil, exitcode.Errorf(exitcode.Usage, "transcript %s: not a regular file", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("transcript %s: %w", path, errors.Unwrap(err))
 	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, exitcode.Errorf(exitcode.Usage, "transcript %s: not a regular file", path)
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+	if err := l.TryLock(); err != nil {
+		l.Close()
+		if errors.Is(err, fsx.ErrLocked) {
 			return nil, fmt.Errorf("transcript %s: %w", path, ErrInUse)
 		}
-		return nil, fmt.Errorf("transcript %s: lock: %w", path, err)
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
 	}
-	// The directory entry of a file we may just have created must be as
-	// durable as the records in it.
+	// The directory entries of files we may just have created must be as
+	// durable as the records in them.
 	if err := fsx.SyncDir(filepath.Dir(path)); err != nil {
-		f.Close()
+		l.Close()
 		return nil, err
 	}
-	return &Writer{f: f, path: path}, nil
+	size, err := l.Size()
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("transcript %s: %w", path, err)
+	}
+	return &Writer{log: l, path: path, end: size}, nil
 }
 
-// read decodes the complete lines of f; good is the byte length they span.
-func read(f *os.File, path string) (recs []Record, good, size int64, err error) {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, 0, 0, fmt.Errorf("transcript %s: %w", path, err)
-	}
-	r := bufio.NewReaderSize(f, 1<<16)
-	line := 0
-	for {
-		b, rerr := readLine(r)
-		size += int64(len(b))
-		if len(b) > 0 && b[len(b)-1] == '\n' {
-			line++
-			var rec Record
-			if err := jsonx.Unmarshal(bytes.TrimSuffix(b, []byte("\n")), "record", &rec); err != nil {
-				return nil, 0, 0, fmt.Errorf("transcript %s: line %d: %w: %v", path, line, ErrCorrupt, err)
-			}
-			if rec.APIVersion != jsonx.APIVersion || rec.Kind != Kind {
-				return nil, 0, 0, fmt.Errorf("transcript %s: line %d: %w: not an %s %s record", path, line, ErrCorrupt, jsonx.APIVersion, Kind)
-			}
-			recs = append(recs, rec)
-			good = size
-		}
+// read decodes the complete lines rd returns; good is the byte offset just
+// past the last of them (a final fragment is a torn record).
+func read(rd *fsx.LineReader, path string) (recs []Record, good int64, err error) {
+	for n := 1; ; n++ {
+		b, _, complete, rerr := rd.Next()
 		if rerr == io.EOF {
-			return recs, good, size, nil
+			return recs, good, nil
 		}
 		if rerr != nil {
-			return nil, 0, 0, fmt.Errorf("transcript %s: line %d: %w", path, line+1, rerr)
+			return nil, 0, fmt.Errorf("transcript %s: line %d: %w", path, n, rerr)
 		}
-	}
-}
-
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var out []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		out = append(out, chunk...)
-		if len(out) > MaxLine {
-			return nil, fmt.Errorf("%w: record longer than %d bytes", ErrCorrupt, MaxLine)
+		if !complete {
+			if rd.Overlong() {
+				return nil, 0, fmt.Errorf("transcript %s: line %d: %w: record longer than %d bytes", path, n, ErrCorrupt, MaxLine)
+			}
+			return recs, good, nil
 		}
-		if err == bufio.ErrBufferFull {
-			continue
+		var rec Record
+		if err := jsonx.Unmarshal(b, "record", &rec); err != nil {
+			return nil, 0, fmt.Errorf("transcript %s: line %d: %w: %v", path, n, ErrCorrupt, err)
 		}
-		return out, err
+		if rec.APIVersion != jsonx.APIVersion || rec.Kind != Kind {
+			return nil, 0, fmt.Errorf("transcript %s: line %d: %w: not an %s %s record", path, n, ErrCorrupt, jsonx.APIVersion, Kind)
+		}
+		recs = append(recs, rec)
+		good = rd.Offset()
 	}
 }
 
 // Append writes one record as one line and fsyncs it before returning: the
-// caller changes its in-memory state only after the record is durable.
+// caller changes its in-memory state only after the record is durable. A
+// write that fails part-way is cut off again, so the transcript never ends
+// in half a record its writer goes on after.
 func (w *Writer) Append(r *Record) error {
 	b, err := jsonx.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("transcript %s: encode record: %w", w.path, err)
 	}
 	b = append(b, '\n')
-	if _, err := w.f.Write(b); err != nil {
+	if err := w.log.Append(b, w.end); err != nil {
 		return fmt.Errorf("transcript %s: append: %w", w.path, err)
 	}
-	if err := w.f.Sync(); err != nil {
+	w.end += int64(len(b))
+	if err := w.log.Sync(); err != nil {
 		return fmt.Errorf("transcript %s: sync: %w", w.path, err)
 	}
 	return nil
@@ -289,4 +265,4 @@ func (w *Writer) Append(r *Record) error {
 func (w *Writer) Path() string { return w.path }
 
 // Close releases the lock.
-func (w *Writer) Close() error { return w.f.Close() }
+func (w *Writer) Close() error { return w.log.Close() }

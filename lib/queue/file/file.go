@@ -9,26 +9,37 @@
 //	lock             flock(2) held by whoever appends or compacts
 //	workers/ID.lock  flock(2) held by worker ID for its whole life
 //
+// The mechanics of the log file (the dedicated lock file, the bounded wait
+// for it, reading from a byte offset, cutting a torn tail, the one write
+// and the sync of an append, group commit) are fsx.Log's and fsx.Group's;
+// this package adds what a record means: checksums, sequence, batches,
+// conditions, snapshots and compaction.
+//
 // Writers (Open without ReadOnly) verify the whole segment once when they
 // open it (every checksum, the sequence, every batch: nothing is appended
 // to a corrupt log), take the lock for each commit (waiting at most
 // Options.LockTimeout, then failing with the holder's pid and command),
-// catch up on records other processes appended, cut a torn tail (recording
-// a truncated event), check each proposal's condition, write the commit
-// with one write(2) and one fdatasync(2), and only then report success. The
+// catch up on records other processes appended (from the offset where the
+// last commit ended, never from the start), cut a torn tail (recording a
+// truncated event), check each proposal's condition, write the commit with
+// one write(2) and one fdatasync(2), and only then report success. The
 // events of one multi-event Append are a batch (see walker in scan.go):
 // readers apply it only once its commit record is read, and a writer cuts a
-// batch a crash left without one, whole. Concurrent appenders in
-// one process are batched by a leader that commits for all of them (group
-// commit). A write that fails is undone with ftruncate; a sync that fails
-// leaves the page cache in doubt, so the backend refuses all further appends
-// until it is reopened.
+// batch a crash left without one, whole. Concurrent appenders in one
+// process are batched by a leader that commits for all of them (group
+// commit): the tasks of a worker running several at once share syncs. A
+// write that fails is undone with ftruncate; a sync that fails leaves the
+// page cache in doubt, so the backend refuses all further appends until it
+// is reopened.
 //
 // Readers (ReadOnly) never create, lock, truncate or remove anything; a torn
-// tail is simply not read. Compaction writes the snapshot first and then
-// atomically replaces events.log with a new segment that holds the events
-// after the snapshot and a compacted event; at every point in between, the
-// snapshot plus the events.log on disk replay to the same state.
+// tail is simply not read. A reader keeps a cursor (segment, byte offset,
+// sequence) and continues from it; the records this process appended
+// itself are stepped over without being read again when the caller already
+// has them. Compaction writes the snapshot first and then atomically
+// replaces events.log with a new segment that holds the events after the
+// snapshot and a compacted event; at every point in between, the snapshot
+// plus the events.log on disk replay to the same state.
 package file
 
 import (
@@ -40,7 +51,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
@@ -77,42 +91,52 @@ type Options struct {
 }
 
 // Backend is a queue directory. It implements queue.Backend.
+//
+// Three locks, each for one side: cmu for the writer (the current segment,
+// its end and last sequence, the per-task index; held by the group-commit
+// leader or a compaction), rmu for the read cursor, wmu for what Wait
+// watches. The order, where two are held, is cmu before rmu.
 type Backend struct {
 	dir, logPath, lockPath, snapPath, workers string
 	opts                                      Options
 
-	// Commit side, held by the group-commit leader or a compaction.
-	cmu    sync.Mutex
-	w      *os.File    // events.log, O_RDWR|O_APPEND
-	wInfo  os.FileInfo // identity of w, to notice a compaction's rename
-	wEnd   int64       // offset just past the last good record
-	wSeq   uint64      // sequence of the last record (or the snapshot's)
-	broken error       // a failed sync: refuse further appends
-	buf    []byte
+	cmu       sync.Mutex
+	w         *fsx.Log // the current segment, writable; nil until needed
+	wEnd      int64    // offset just past the last good record
+	wSeq      uint64   // sequence of the last record (or the snapshot's)
+	syncs     uint64   // syncs of segments closed before w
+	broken    error    // a failed sync: refuse further appends
+	buf       []byte
+	ownEvs    []*queue.Event // writeLocked's, reused
+	idx       index
+	locker    *fsx.Locker // the append lock, DIR/lock
+	holder    []byte      // what the lock file says while we hold it, up to "since"
+	holderBuf []byte
+	group     fsx.Group[*request]
+	flat      []*request // the leader's flattened batch, reused
+	// commitFn is commitCalls, bound once (a method value made per
+	// append would be an allocation per append).
+	commitFn func([]*request)
 
-	imu sync.Mutex
-	idx index
-
-	// Group commit queue.
-	gmu     sync.Mutex
-	pending []*request
-	leading bool
-
-	// Read side.
 	rmu sync.Mutex
 	rc  *cursor
+	// own are this process's commits that the cursor has not passed yet,
+	// by start offset: Read steps over them when the caller already holds
+	// their events.
+	own map[int64]ownRun
 
-	// Appends in this process wake Wait at once.
-	nmu    sync.Mutex
-	notify chan struct{}
-
-	// Wait's cache of the log's last sequence, keyed by file identity/size.
-	tmu      sync.Mutex
-	tailInfo os.FileInfo
+	wmu    sync.Mutex
+	notify chan struct{} // closed by every commit in this process
+	// Wait's cache of the log's last sequence: segment, size, seq.
+	tailSeg  os.FileInfo
+	tailSize int64
 	tailSeq  uint64
 }
 
-var _ queue.Backend = (*Backend)(nil)
+var (
+	_ queue.Backend      = (*Backend)(nil)
+	_ queue.EachAppender = (*Backend)(nil)
+)
 
 // Open opens the queue directory dir. A writable backend creates dir
 // (0700), cuts a torn tail and records a truncated event for it, and removes
@@ -120,6 +144,9 @@ var _ queue.Backend = (*Backend)(nil)
 func Open(dir string, opts Options) (*Backend, error) {
 	if opts.WatchInterval <= 0 {
 		opts.WatchInterval = 100 * time.Millisecond
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = DefaultLockTimeout
 	}
 	b := &Backend{
 		dir:      dir,
@@ -129,7 +156,10 @@ func Open(dir string, opts Options) (*Backend, error) {
 		workers:  filepath.Join(dir, WorkersDir),
 		opts:     opts,
 		notify:   make(chan struct{}),
+		own:      map[int64]ownRun{},
 	}
+	b.commitFn = b.commitCalls
+	b.locker = fsx.NewLocker(b.lockPath, opts.LockTimeout)
 	if opts.ReadOnly {
 		if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 			return nil, exitcode.Errorf(exitcode.Usage, "queue directory %s: not a directory", dir)
@@ -144,11 +174,10 @@ func Open(dir string, opts Options) (*Backend, error) {
 	}
 	b.cmu.Lock()
 	defer b.cmu.Unlock()
-	lk, err := b.lock()
-	if err != nil {
+	if err := b.lock(); err != nil {
 		return nil, err
 	}
-	defer lk.Unlock()
+	defer b.unlock()
 	torn, err := b.prepareLocked()
 	if err != nil {
 		b.closeWriter()
@@ -170,15 +199,28 @@ func (b *Backend) Dir() string { return b.dir }
 // ReadOnly implements queue.Backend.
 func (b *Backend) ReadOnly() bool { return b.opts.ReadOnly }
 
+// Syncs is how many fdatasyncs this backend has run on the log (its
+// commits and torn-tail cuts): what group commit saves, for benchmarks.
+func (b *Backend) Syncs() uint64 {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	n := b.syncs
+	if b.w != nil {
+		n += b.w.Syncs()
+	}
+	return n
+}
+
 // Close releases the backend's files. It does not wait for appends in
 // flight; callers stop appending first.
 func (b *Backend) Close() error {
 	b.cmu.Lock()
 	b.closeWriter()
+	b.locker.Close()
 	b.cmu.Unlock()
 	b.rmu.Lock()
 	if b.rc != nil {
-		b.rc.f.Close()
+		b.rc.log.Close()
 		b.rc = nil
 	}
 	b.rmu.Unlock()
@@ -187,8 +229,9 @@ func (b *Backend) Close() error {
 
 func (b *Backend) closeWriter() {
 	if b.w != nil {
+		b.syncs += b.w.Syncs()
 		b.w.Close()
-		b.w, b.wInfo = nil, nil
+		b.w = nil
 	}
 }
 
@@ -199,6 +242,44 @@ func (b *Backend) hook(step string) error {
 	return nil
 }
 
+// openSegment opens events.log as a Log (writable or not; create makes a
+// missing one). The lock is the queue's, not the segment's: it outlives
+// every segment a compaction replaces.
+func (b *Backend) openSegment(readOnly, create bool) (*fsx.Log, error) {
+	return fsx.OpenLog(b.logPath, fsx.LogOptions{ReadOnly: readOnly, Create: create, LockPath: b.lockPath, LockWait: b.opts.LockTimeout, MaxLine: maxRecord})
+}
+
+// walk is the one loop over records: it reads the units of a segment
+// from off (prev is the sequence before it, 0 at a segment's start) up to
+// limit (-1: the end) and calls fn with each whole unit, its start and
+// end offsets; fn must not keep evs (the events themselves it may), and
+// its error is returned as is (the walker's own are readErr's). It
+// returns the offset and sequence after the last whole unit, and the torn
+// tail that stopped it, if one did (not an error: what a crash mid-append
+// or an append in progress leaves). Damage is a *queue.CorruptError.
+func (b *Backend) walk(l *fsx.Log, off, limit int64, prev uint64, want func(seq, unit uint64) bool, fn func(evs []*queue.Event, start, end int64) error) (end int64, last uint64, torn *tornError, err error) {
+	w := walker{rd: l.Lines(off, limit), path: b.logPath, want: want, prev: prev}
+	end, last = off, prev
+	for {
+		evs, start, e, err := w.next()
+		if err == io.EOF {
+			return end, last, nil, nil
+		}
+		if te, ok := err.(*tornError); ok {
+			return end, last, te, nil
+		}
+		if err != nil {
+			return end, last, nil, b.readErr(err)
+		}
+		if fn != nil {
+			if err := fn(evs, start, e); err != nil {
+				return end, last, nil, err
+			}
+		}
+		end, last = e, evs[len(evs)-1].Seq
+	}
+}
+
 // ---- writing -------------------------------------------------------------
 
 // prepareLocked makes w, wEnd and wSeq describe events.log as it is now and
@@ -206,141 +287,139 @@ func (b *Backend) hook(step string) error {
 // (synced) and returns it, so the caller records a truncated event. Called
 // with cmu and the flock held.
 func (b *Backend) prepareLocked() (*queue.TornTail, error) {
-	fi, err := os.Stat(b.logPath)
+	var st unix.Stat_t
+	err := lstat(b.logPath, &st)
 	if errors.Is(err, os.ErrNotExist) {
 		b.closeWriter()
-		f, err := os.OpenFile(b.logPath, os.O_RDWR|os.O_APPEND|os.O_CREATE|os.O_EXCL, fsx.FileMode)
+		b.idx = index{}
+		l, err := b.openSegment(false, true)
 		if err != nil {
 			return nil, b.ioErr("create", err)
 		}
 		if err := fsx.SyncDir(b.dir); err != nil {
-			f.Close()
+			l.Close()
 			return nil, b.ioErr("create", err)
 		}
 		seq, err := b.snapshotSeq()
 		if err != nil {
-			f.Close()
+			l.Close()
 			return nil, err
 		}
-		if b.wInfo, err = f.Stat(); err != nil {
-			f.Close()
-			return nil, b.ioErr("stat", err)
-		}
-		b.w, b.wEnd, b.wSeq = f, 0, seq
+		b.w, b.wEnd, b.wSeq = l, 0, seq
 		return nil, nil
 	}
 	if err != nil {
 		return nil, b.ioErr("stat", err)
 	}
-	if b.w == nil || !os.SameFile(b.wInfo, fi) {
+	if b.w == nil || !sameFile(b.w.Info(), &st) {
+		// A new segment (first use, or another process compacted): a
+		// writer reads the whole of it once, every record's checksum, the
+		// sequence and every batch, so that nothing is ever appended to a
+		// corrupt log and a torn tail is told from damage. The index is
+		// rebuilt from the snapshot when a condition next needs it.
 		b.closeWriter()
-		f, err := os.OpenFile(b.logPath, os.O_RDWR|os.O_APPEND, 0)
+		b.idx = index{}
+		l, err := b.openSegment(false, false)
 		if err != nil {
 			return nil, b.ioErr("open", err)
 		}
-		info, err := f.Stat()
+		b.w, b.wEnd, b.wSeq = l, 0, 0
+		size, err := l.Size()
 		if err != nil {
-			f.Close()
 			return nil, b.ioErr("stat", err)
 		}
-		// A writer reads the whole segment once when it opens it: every
-		// record's checksum, the sequence and every batch, so that nothing
-		// is ever appended to a corrupt log (whatever the append needs to
-		// know of it), and a torn tail is told from damage.
-		end, last, torn, err := b.verify(f, info.Size())
+		end, last, te, err := b.walk(l, 0, size, 0, cheap, nil)
 		if err != nil {
-			f.Close()
-			return nil, b.readErr(err)
+			return nil, err
 		}
-		b.w, b.wInfo, b.wEnd = f, info, end
+		b.wEnd = end
 		if last != 0 {
 			b.wSeq = last
 		} else if b.wSeq, err = b.snapshotSeq(); err != nil {
 			return nil, err
 		}
-		if torn != nil {
+		if te != nil {
+			torn := &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}
 			return torn, b.cut(torn)
 		}
 		return nil, nil
 	}
-	info, err := b.w.Stat()
+	size, err := b.w.Size()
 	if err != nil {
 		return nil, b.ioErr("stat", err)
 	}
-	size := info.Size()
 	switch {
 	case size == b.wEnd:
 		return nil, nil
 	case size < b.wEnd:
 		return nil, &queue.CorruptError{Path: b.logPath, Offset: size, Why: fmt.Sprintf("the log shrank from %d to %d bytes behind this writer's back", b.wEnd, size)}
 	}
-	// Records appended by another process since our last commit.
-	w := newWalker(b.w, b.logPath, b.wEnd, size, b.wSeq, nil)
-	for {
-		evs, _, end, err := w.next()
-		if err == io.EOF {
-			return nil, nil
-		}
-		var te *tornError
-		if errors.As(err, &te) {
-			// We hold the lock, so no append is in progress: what is
-			// left is a crashed writer's. A batch without its commit is
-			// cut whole.
-			torn := &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}
-			return torn, b.cut(torn)
-		}
-		if err != nil {
-			return nil, b.readErr(err)
-		}
+	// Records appended by another process since our last commit, from
+	// where it ended; decoded only if the index is kept.
+	want := cheap
+	if b.idx.ok {
+		want = nil
+	}
+	end, last, te, err := b.walk(b.w, b.wEnd, size, b.wSeq, want, func(evs []*queue.Event, _, _ int64) error {
 		for _, ev := range evs {
-			b.feed(ev)
+			b.idx.apply(ev)
 		}
-		b.wSeq, b.wEnd = evs[len(evs)-1].Seq, end
+		return nil
+	})
+	b.wEnd, b.wSeq = end, last
+	if err != nil {
+		return nil, err
 	}
+	if te != nil {
+		// We hold the lock, so no append is in progress: what is left is
+		// a crashed writer's. A batch without its commit is cut whole.
+		torn := &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}
+		return torn, b.cut(torn)
+	}
+	return nil, nil
 }
 
-// verify walks a whole segment (see walker) and returns the offset just
-// past its last whole unit, that unit's last sequence (0: none), and the
-// torn tail to cut, if any. Damage is a *queue.CorruptError.
-func (b *Backend) verify(f *os.File, size int64) (end int64, last uint64, torn *queue.TornTail, err error) {
-	w := newWalker(f, b.logPath, 0, size, 0, cheap)
+// lstat is unix.Lstat with os's error (no allocation on the hot path).
+func lstat(path string, st *unix.Stat_t) error {
 	for {
-		evs, _, e, err := w.next()
-		if err == io.EOF {
-			return end, last, nil, nil
-		}
-		var te *tornError
-		if errors.As(err, &te) {
-			return end, last, &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}, nil
+		err := unix.Lstat(path, st)
+		if err == unix.EINTR {
+			continue
 		}
 		if err != nil {
-			return 0, 0, nil, err
+			return &os.PathError{Op: "lstat", Path: path, Err: err}
 		}
-		end, last = e, evs[len(evs)-1].Seq
+		return nil
 	}
 }
 
-// cut truncates a torn tail and syncs, so that a record appended next is
-// not glued to a fragment.
+// sameFile reports whether fi (from os) is the file st describes.
+func sameFile(fi os.FileInfo, st *unix.Stat_t) bool {
+	sys, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && uint64(sys.Dev) == uint64(st.Dev) && uint64(sys.Ino) == uint64(st.Ino)
+}
+
+// cut trims a torn tail (synced), so that a record appended next is not
+// glued to a fragment.
 func (b *Backend) cut(t *queue.TornTail) error {
-	if err := b.w.Truncate(t.Offset); err != nil {
+	if err := b.w.Trim(t.Offset); err != nil {
+		if errors.Is(err, fsx.ErrLogBroken) {
+			b.broken = b.ioErr("sync", err)
+			return b.broken
+		}
 		return b.ioErr("truncate torn tail", err)
-	}
-	if err := datasync(b.w); err != nil {
-		b.broken = b.ioErr("sync", err)
-		return b.broken
 	}
 	b.wEnd = t.Offset
 	return nil
 }
 
-// request is one Append call waiting in the group-commit queue.
+// request is one Append call, or the first of the calls of one
+// AppendEach (more holds the others: they are committed together).
 type request struct {
 	ps   []queue.Proposal
 	evs  []*queue.Event
 	err  error
-	wake chan struct{} // closed when done, or when made leader
-	done bool          // set before wake is closed
+	more []*request
 }
 
 // Append implements queue.Backend. Once a request is queued it is written or
@@ -355,58 +434,85 @@ func (b *Backend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Eve
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	for i := range ps {
-		if ps[i].Event == nil || ps[i].Event.Seq != 0 {
-			return nil, exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i)
-		}
+	if err := validate(ps); err != nil {
+		return nil, err
 	}
-	r := &request{ps: ps, wake: make(chan struct{})}
-	if b.opts.NoGroupCommit {
-		b.cmu.Lock()
-		b.commit([]*request{r})
-		b.cmu.Unlock()
-		return r.evs, r.err
-	}
-	b.gmu.Lock()
-	b.pending = append(b.pending, r)
-	lead := !b.leading
-	b.leading = true
-	b.gmu.Unlock()
-	if !lead {
-		// Woken either done (a leader committed us) or made leader.
-		<-r.wake
-		if r.done {
-			return r.evs, r.err
-		}
-	}
-	// Leader: commit everything queued (our own request included), then
-	// hand the lead to the next waiter so no caller waits for others.
-	b.gmu.Lock()
-	batch := b.pending
-	b.pending = nil
-	b.gmu.Unlock()
-	b.cmu.Lock()
-	b.commit(batch)
-	b.cmu.Unlock()
-	b.gmu.Lock()
-	for _, q := range batch {
-		q.done = true
-		if q != r {
-			close(q.wake)
-		}
-	}
-	if len(b.pending) > 0 {
-		close(b.pending[0].wake) // not done: it leads next
-	} else {
-		b.leading = false
-	}
-	b.gmu.Unlock()
+	r := &request{ps: ps}
+	b.submit(r)
 	return r.evs, r.err
 }
 
+// validate refuses proposals without an event or with a sequence: the
+// backend assigns sequences.
+func validate(ps []queue.Proposal) error {
+	for i := range ps {
+		if ps[i].Event == nil || ps[i].Event.Seq != 0 {
+			return exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i)
+		}
+	}
+	return nil
+}
+
+// AppendEach implements queue.EachAppender: each call is checked and
+// written as one Append would be, and all of them go into one commit (one
+// write, one sync), shared with whatever else is committing then.
+func (b *Backend) AppendEach(ctx context.Context, calls [][]queue.Proposal) ([][]*queue.Event, []error) {
+	evss, errs := make([][]*queue.Event, len(calls)), make([]error, len(calls))
+	fail := func(err error) ([][]*queue.Event, []error) {
+		for i := range errs {
+			errs[i] = err
+		}
+		return evss, errs
+	}
+	if b.opts.ReadOnly {
+		return fail(queue.ErrReadOnly)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fail(err)
+	}
+	rs := make([]*request, 0, len(calls))
+	for _, ps := range calls {
+		if err := validate(ps); err != nil {
+			return fail(err)
+		}
+		rs = append(rs, &request{ps: ps})
+	}
+	rs[0].more = rs[1:]
+	b.submit(rs[0])
+	for i, r := range rs {
+		evss[i], errs[i] = r.evs, r.err
+	}
+	return evss, errs
+}
+
+// submit commits r (and r.more): at once (NoGroupCommit), or with the
+// requests of every other caller waiting meanwhile (group commit).
+func (b *Backend) submit(r *request) {
+	if b.opts.NoGroupCommit {
+		b.commit(append([]*request{r}, r.more...))
+		return
+	}
+	b.group.Do(r, b.commitFn)
+}
+
+// commitCalls commits the requests of a group-commit batch, the calls of
+// an AppendEach spread out in order. Only the group's leader runs it.
+func (b *Backend) commitCalls(calls []*request) {
+	batch := b.flat[:0]
+	for _, r := range calls {
+		batch = append(batch, r)
+		batch = append(batch, r.more...)
+	}
+	b.commit(batch)
+	clear(batch)
+	b.flat = batch[:0]
+}
+
 // commit writes the requests that pass their conditions with one write and
-// one sync. Called with cmu held.
+// one sync, under cmu and the flock.
 func (b *Backend) commit(batch []*request) {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
 	fail := func(err error) {
 		for _, r := range batch {
 			if r.err == nil {
@@ -418,12 +524,11 @@ func (b *Backend) commit(batch []*request) {
 		fail(b.broken)
 		return
 	}
-	lk, err := b.lock()
-	if err != nil {
+	if err := b.lock(); err != nil {
 		fail(err)
 		return
 	}
-	defer lk.Unlock()
+	defer b.unlock()
 	torn, err := b.prepareLocked()
 	if err != nil {
 		fail(err)
@@ -440,7 +545,7 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	now := time.Now().UTC()
 	buf := b.buf[:0]
 	seq := b.wSeq
-	var own []*queue.Event // events written, in order, for the index
+	own := b.ownEvs[:0] // events written, in order, for the index
 	// A large commit (a 100,000-task enqueue --batch) goes out in pieces
 	// of writePiece bytes rather than one buffer of the whole commit; it
 	// is still synced once, and a crash between pieces leaves a batch
@@ -458,14 +563,19 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 			}
 		}
 		if k, ok := queue.TornWrite(); ok && k < written+int64(len(buf)) {
-			b.w.Write(buf[:k-written])
+			b.w.File().Write(buf[:k-written])
 			queue.Crash()
 		}
-		if _, err := b.w.Write(buf); err != nil {
+		if err := b.w.Append(buf, b.wEnd+written); err != nil {
 			werr = b.ioErr("append", err)
-			// Undo a partial write so the log ends at its last good record.
-			if terr := b.w.Truncate(b.wEnd); terr != nil {
+			if errors.Is(err, fsx.ErrLogBroken) {
 				b.broken = werr
+			} else if written > 0 {
+				// Undo the earlier pieces too: the log ends at its last
+				// good record.
+				if terr := b.w.Truncate(b.wEnd); terr != nil {
+					b.broken = werr
+				}
 			}
 			return
 		}
@@ -499,18 +609,19 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 			return err
 		}
 	}
-	group := map[string]uint64{} // a task's latest seq within this commit
+	var group map[string]uint64 // a task's latest seq within this commit
+	if len(batch) > 1 {
+		group = map[string]uint64{}
+	}
 	for _, r := range batch {
-		checked := map[string]bool{}
-		for _, p := range r.ps {
-			task := p.Event.Task
-			if p.Any || checked[task] {
+		for i, p := range r.ps {
+			if p.Any || firstFor(r.ps, i) != i {
 				continue
 			}
-			checked[task] = true
+			task := p.Event.Task
 			have, ok := group[task]
 			if !ok {
-				have = b.lastOf(task)
+				have = b.idx.last[task]
 			}
 			if have != p.Expect {
 				r.err = &queue.StaleError{Task: task, Expect: p.Expect, Have: have}
@@ -521,18 +632,20 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 			continue
 		}
 		r.evs = make([]*queue.Event, len(r.ps))
+		evs := make([]queue.Event, len(r.ps))
 		first := seq + 1
 		for i, p := range r.ps {
-			ev := *p.Event
+			ev := &evs[i]
+			*ev = *p.Event
 			// Several events of one call are one batch: each names the
 			// first, the last commits it (see walker).
 			ev.Batch, ev.Commit = 0, false
 			if len(r.ps) > 1 {
 				ev.Batch, ev.Commit = first, i == len(r.ps)-1
 			}
-			add(&ev)
-			r.evs[i] = &ev
-			if ev.Task != "" && needIndex {
+			add(ev)
+			r.evs[i] = ev
+			if group != nil && ev.Task != "" {
 				group[ev.Task] = ev.Seq
 			}
 		}
@@ -548,7 +661,7 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	if err := b.hook("sync"); err != nil {
 		return err
 	}
-	if err := datasync(b.w); err != nil {
+	if err := b.w.Sync(); err != nil {
 		// After a failed fsync the kernel may have dropped the dirty pages
 		// and cleared the error: nothing written since the last good sync
 		// can be trusted, so stop here.
@@ -556,28 +669,50 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 		b.w.Truncate(b.wEnd)
 		return b.broken
 	}
-	prev := b.wSeq
+	start := b.wEnd
 	b.wEnd += written
 	b.wSeq = seq
-	b.imu.Lock()
-	if b.idx.ok && b.idx.through == prev {
+	if b.idx.ok {
 		for _, ev := range own {
 			b.idx.apply(ev)
 		}
 	}
-	b.imu.Unlock()
-	b.wake()
+	clear(own)
+	b.ownEvs = own[:0]
+	b.noteOwn(start, b.wEnd, seq)
+	b.wakeAt(b.w.Info(), b.wEnd, seq)
 	return nil
 }
 
 // writePiece is the most a commit holds encoded before writing it out.
 const writePiece = 1 << 20
 
+// firstFor is the index of the first proposal in ps for the task of ps[i]:
+// within one call only that one is checked (later ones follow it).
+func firstFor(ps []queue.Proposal, i int) int {
+	for j := 0; j < i; j++ {
+		if !ps[j].Any && ps[j].Event.Task == ps[i].Event.Task {
+			return j
+		}
+	}
+	return i
+}
+
 func (b *Backend) wake() {
-	b.nmu.Lock()
+	b.wmu.Lock()
 	close(b.notify)
 	b.notify = make(chan struct{})
-	b.nmu.Unlock()
+	b.wmu.Unlock()
+}
+
+// wakeAt is wake after a commit that left segment seg at size bytes
+// through seq: Wait's tail cache learns it without reading the tail back.
+func (b *Backend) wakeAt(seg os.FileInfo, size int64, seq uint64) {
+	b.wmu.Lock()
+	b.tailSeg, b.tailSize, b.tailSeq = seg, size, seq
+	close(b.notify)
+	b.notify = make(chan struct{})
+	b.wmu.Unlock()
 }
 
 func (b *Backend) ioErr(op string, err error) error {
@@ -603,8 +738,10 @@ func (b *Backend) readErr(err error) error {
 // ---- the index of each task's latest sequence ----------------------------
 
 // index maps each task to the sequence of its latest event, through some
-// sequence: what Append's conditions are checked against. It is built
-// lazily (only conditional appends need it) and fed by reads and commits.
+// sequence: what Append's conditions are checked against. It belongs to
+// the writer (cmu): it is built once, when a conditional append first needs
+// it, from the snapshot and the segment, and from then on fed by the
+// writer alone, with its own commits and the records it catches up on.
 type index struct {
 	ok      bool
 	through uint64
@@ -612,126 +749,56 @@ type index struct {
 }
 
 func (x *index) apply(ev *queue.Event) {
+	if !x.ok || ev.Seq != x.through+1 {
+		return
+	}
 	if ev.Task != "" {
 		x.last[ev.Task] = ev.Seq
 	}
 	x.through = ev.Seq
 }
 
-func (b *Backend) lastOf(task string) uint64 {
-	b.imu.Lock()
-	defer b.imu.Unlock()
-	return b.idx.last[task]
-}
-
-// indexWants reports whether the index is waiting for event seq (so a
-// reader must decode it in full rather than skip it).
-func (b *Backend) indexWants(seq uint64) bool {
-	b.imu.Lock()
-	defer b.imu.Unlock()
-	return b.idx.ok && b.idx.through+1 == seq
-}
-
-// feed applies an event read in order to the index if it is the next one.
-func (b *Backend) feed(ev *queue.Event) {
-	b.imu.Lock()
-	if b.idx.ok && ev.Seq == b.idx.through+1 {
-		b.idx.apply(ev)
-	}
-	b.imu.Unlock()
-}
-
-// seedIndex starts the index from a snapshot if it has not started yet.
-func (b *Backend) seedIndex(snap *queue.Snapshot) {
-	b.imu.Lock()
-	defer b.imu.Unlock()
-	if b.idx.ok {
-		return
-	}
-	b.idx = index{ok: true, last: make(map[string]uint64, len(snap.Tasks))}
-	for i := range snap.Tasks {
-		b.idx.last[snap.Tasks[i].ID] = snap.Tasks[i].LastSeq
-	}
-	b.idx.through = snap.Seq
-}
-
 // ensureIndex brings the index up to wSeq, from the snapshot and the log.
 // Called with cmu and the flock held.
 func (b *Backend) ensureIndex() error {
-	b.imu.Lock()
-	ok, through := b.idx.ok, b.idx.through
-	b.imu.Unlock()
-	if ok && through == b.wSeq {
+	if b.idx.ok && b.idx.through == b.wSeq {
 		return nil
 	}
-	for attempt := 0; attempt < 2; attempt++ {
-		if !ok {
-			snap, err := b.loadSnapshot()
-			if err != nil {
-				return err
-			}
-			if snap == nil {
-				snap = &queue.Snapshot{}
-			}
-			b.seedIndex(snap)
-		}
-		err := b.scanLog(b.w, b.wEnd, func(ev *queue.Event) error {
-			b.feed(ev)
-			return nil
-		})
-		if err != nil {
-			return b.readErr(err)
-		}
-		b.imu.Lock()
-		through = b.idx.through
-		b.imu.Unlock()
-		if through == b.wSeq {
-			return nil
-		}
-		// The log starts after the index: a compaction passed it. Start
-		// again from the newest snapshot.
-		b.imu.Lock()
-		b.idx = index{}
-		b.imu.Unlock()
-		ok = false
+	snap, err := b.loadSnapshot()
+	if err != nil {
+		return err
 	}
-	return &queue.CorruptError{Path: b.logPath, Offset: -1, Why: fmt.Sprintf("the log and the snapshot do not meet (index at %d, log at %d)", through, b.wSeq)}
-}
-
-// scanLog decodes every record of f before limit in order (limit is the
-// end of a whole unit), checking checksums, sequence and batches.
-func (b *Backend) scanLog(f *os.File, limit int64, fn func(*queue.Event) error) error {
-	w := newWalker(f, b.logPath, 0, limit, 0, nil)
-	for {
-		evs, _, _, err := w.next()
-		if err == io.EOF {
-			return nil
+	b.idx = index{ok: true, last: map[string]uint64{}}
+	if snap != nil {
+		b.idx.last = make(map[string]uint64, len(snap.Tasks))
+		for i := range snap.Tasks {
+			b.idx.last[snap.Tasks[i].ID] = snap.Tasks[i].LastSeq
 		}
-		var te *tornError
-		if errors.As(err, &te) {
-			return nil // beyond limit only a torn tail can remain
-		}
-		if err != nil {
-			return err
-		}
+		b.idx.through = snap.Seq
+	}
+	_, _, _, err = b.walk(b.w, 0, b.wEnd, 0, func(seq, _ uint64) bool { return seq > b.idx.through }, func(evs []*queue.Event, _, _ int64) error {
 		for _, ev := range evs {
-			if err := fn(ev); err != nil {
-				return err
-			}
+			b.idx.apply(ev)
 		}
+		return nil
+	})
+	if err != nil {
+		b.idx = index{}
+		return err
 	}
+	if b.idx.through != b.wSeq {
+		through := b.idx.through
+		b.idx = index{}
+		return &queue.CorruptError{Path: b.logPath, Offset: -1, Why: fmt.Sprintf("the log and the snapshot do not meet (index at %d, log at %d)", through, b.wSeq)}
+	}
+	return nil
 }
 
 // ---- snapshots and compaction --------------------------------------------
 
 // Snapshot implements queue.Backend.
 func (b *Backend) Snapshot(ctx context.Context) (*queue.Snapshot, error) {
-	snap, err := b.loadSnapshot()
-	if err != nil || snap == nil {
-		return snap, err
-	}
-	b.seedIndex(snap)
-	return snap, nil
+	return b.loadSnapshot()
 }
 
 func (b *Backend) loadSnapshot() (*queue.Snapshot, error) {
@@ -760,8 +827,8 @@ func (b *Backend) snapshotSeq() (uint64, error) {
 		return 0, exitcode.Errorf(exitcode.Internal, "read %s: %w", b.snapPath, unwrapPath(err))
 	}
 	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
+	var head [4096]byte
+	n, _ := io.ReadFull(f, head[:])
 	seq, ok := queue.SnapshotSeq(head[:n])
 	if !ok {
 		return 0, &queue.CorruptError{Path: b.snapPath, Offset: 0, Why: "unreadable header"}
@@ -785,11 +852,10 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	if b.broken != nil {
 		return b.broken
 	}
-	lk, err := b.lock()
-	if err != nil {
+	if err := b.lock(); err != nil {
 		return err
 	}
-	defer lk.Unlock()
+	defer b.unlock()
 	torn, err := b.prepareLocked()
 	if err != nil {
 		return err
@@ -809,21 +875,23 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	if snap.Seq < cur {
 		return fmt.Errorf("compact: a newer snapshot (%d) exists: %w", cur, queue.ErrStale)
 	}
-	// The events after the snapshot, copied verbatim into the new segment.
+	// The events after the snapshot, copied into the new segment.
 	var keep []byte
 	first := uint64(0)
-	err = b.scanLog(b.w, b.wEnd, func(ev *queue.Event) error {
+	_, _, _, err = b.walk(b.w, 0, b.wEnd, 0, func(seq, _ uint64) bool { return seq > snap.Seq }, func(evs []*queue.Event, _, _ int64) error {
 		if first == 0 {
-			first = ev.Seq
+			first = evs[0].Seq
 		}
-		if ev.Seq > snap.Seq {
-			keep = queue.AppendRecord(keep, ev)
-			keep = append(keep, '\n')
+		for _, ev := range evs {
+			if ev.Seq > snap.Seq {
+				keep = queue.AppendRecord(keep, ev)
+				keep = append(keep, '\n')
+			}
 		}
 		return nil
 	})
 	if err != nil {
-		return b.readErr(err)
+		return err
 	}
 	if first != 0 && first > snap.Seq+1 {
 		return fmt.Errorf("compact: the log starts at %d, after the snapshot at %d: %w", first, snap.Seq, queue.ErrStale)
@@ -846,16 +914,17 @@ func (b *Backend) Compact(ctx context.Context, snap *queue.Snapshot) error {
 	if err := b.hook("switched"); err != nil {
 		return err
 	}
-	prev := b.wSeq
+	// The index stays valid across our own compaction: only the
+	// compacted event is new.
+	idx := b.idx
 	b.closeWriter()
 	if _, err := b.prepareLocked(); err != nil {
 		return err
 	}
-	b.imu.Lock()
-	if b.idx.ok && b.idx.through == prev {
+	if idx.ok && idx.through+1 == ev.Seq && b.wSeq == ev.Seq {
+		b.idx = idx
 		b.idx.apply(ev)
 	}
-	b.imu.Unlock()
 	b.wake()
 	return nil
 }
@@ -889,10 +958,32 @@ func isTemp(name string) bool {
 // cursor remembers where the last Read stopped so the next one continues
 // there instead of rescanning.
 type cursor struct {
-	f    *os.File
-	info os.FileInfo
-	off  int64  // offset just past the last good record read
-	seq  uint64 // its sequence; 0 before the first record
+	log *fsx.Log
+	off int64  // offset just past the last good record read
+	seq uint64 // its sequence; 0 before the first record
+}
+
+// ownRun is one commit of this process: the bytes [start, end) of the
+// segment it was written to, through sequence seq.
+type ownRun struct {
+	seg os.FileInfo
+	end int64
+	to  uint64
+}
+
+// maxOwn bounds the remembered commits a reader has not passed (a process
+// that appends and never reads forgets the oldest; it reads them then).
+const maxOwn = 256
+
+// noteOwn remembers a commit so that Read can step over it for a caller
+// that already holds its events. Called with cmu held.
+func (b *Backend) noteOwn(start, end int64, to uint64) {
+	b.rmu.Lock()
+	defer b.rmu.Unlock()
+	if len(b.own) >= maxOwn {
+		clear(b.own)
+	}
+	b.own[start] = ownRun{seg: b.w.Info(), end: end, to: to}
 }
 
 // Read implements queue.Backend.
@@ -901,12 +992,12 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 	defer b.rmu.Unlock()
 	c := b.rc
 	if c != nil && after < c.seq {
-		c.f.Close()
+		c.log.Close()
 		c, b.rc = nil, nil
 	}
 	for {
 		if c == nil {
-			f, err := os.Open(b.logPath)
+			l, err := b.openSegment(true, false)
 			if errors.Is(err, os.ErrNotExist) {
 				base, err := b.snapshotSeq()
 				if err != nil {
@@ -920,12 +1011,7 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 			if err != nil {
 				return b.ioErr("open", err)
 			}
-			info, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return b.ioErr("stat", err)
-			}
-			c = &cursor{f: f, info: info}
+			c = &cursor{log: l}
 			b.rc = c
 			if err := b.readFrom(ctx, c, after, true, fn); err != nil {
 				return err
@@ -936,23 +1022,18 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 		// A compaction renames a new segment over events.log; the old one
 		// is frozen from then on. Finish it, then continue in the new one.
 		fi, err := os.Stat(b.logPath)
-		if err != nil || os.SameFile(fi, c.info) {
+		if err != nil || os.SameFile(fi, c.log.Info()) {
 			return nil
 		}
 		if err := b.readFrom(ctx, c, after, false, fn); err != nil {
 			return err
 		}
-		f, err := os.Open(b.logPath)
+		l, err := b.openSegment(true, false)
 		if err != nil {
 			return nil // replaced again meanwhile: the next Read sees it
 		}
-		info, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return b.ioErr("stat", err)
-		}
-		c.f.Close()
-		nc := &cursor{f: f, info: info}
+		c.log.Close()
+		nc := &cursor{log: l}
 		b.rc = nc
 		after = max(after, c.seq)
 		if err := b.readFrom(ctx, nc, after, true, fn); err != nil {
@@ -962,32 +1043,28 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 	}
 }
 
-// readFrom delivers the records of c's file after seq `after`, from c.off
-// on, a whole unit at a time: a batch only once its commit is read. fresh
-// means c starts at the file's beginning, where the first record tells
-// whether earlier events were compacted away. Records the caller already
-// has are only checked (checksum, sequence), not decoded, unless the index
-// is waiting for them.
+// readFrom delivers the records of c's segment after seq `after`, from
+// c.off on, a whole unit at a time: a batch only once its commit is read.
+// fresh means c starts at the segment's beginning, where the first record
+// tells whether earlier events were compacted away. Records the caller
+// already has are only checked (checksum, sequence), not decoded; this
+// process's own commits that the caller already has are not read at all.
+// Called with rmu held.
 func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh bool, fn func(*queue.Event) error) error {
 	first := fresh || c.seq == 0
 	prev := c.seq
 	if first {
 		prev = 0
 	}
-	w := newWalker(c.f, b.logPath, c.off, -1, prev, func(seq, unit uint64) bool { return seq > after || b.indexWants(unit) })
-	for {
-		evs, _, end, err := w.next()
-		if err == io.EOF {
-			return nil
+	for !first {
+		run, ok := b.own[c.off]
+		if !ok || run.to > after || !os.SameFile(run.seg, c.log.Info()) {
+			break
 		}
-		var te *tornError
-		if errors.As(err, &te) {
-			// A torn last line, or an append in progress: stop before it.
-			return nil
-		}
-		if err != nil {
-			return b.readErr(err)
-		}
+		delete(b.own, c.off)
+		c.off, c.seq, prev = run.end, run.to, run.to
+	}
+	_, _, _, err := b.walk(c.log, c.off, -1, prev, func(seq, unit uint64) bool { return seq > after }, func(evs []*queue.Event, _, end int64) error {
 		if first {
 			first = false
 			if s := evs[0].Seq; s > after+1 {
@@ -996,11 +1073,6 @@ func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh b
 		}
 		c.off, c.seq = end, evs[len(evs)-1].Seq
 		for _, ev := range evs {
-			if ev.Type != "" { // decoded in full (feed ignores what is not next)
-				b.feed(ev)
-			}
-		}
-		for _, ev := range evs {
 			if ev.Seq <= after {
 				continue
 			}
@@ -1008,18 +1080,24 @@ func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh b
 				return err
 			}
 		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
+		return context.Cause(ctx)
+	})
+	for off := range b.own {
+		if off < c.off {
+			delete(b.own, off)
 		}
 	}
+	// Stopped at the end, or before a torn last line (or an append in
+	// progress), or by fn.
+	return err
 }
 
 // Wait implements queue.Backend.
 func (b *Backend) Wait(ctx context.Context, after uint64) error {
 	for {
-		b.nmu.Lock()
+		b.wmu.Lock()
 		ch := b.notify
-		b.nmu.Unlock()
+		b.wmu.Unlock()
 		seq, err := b.lastSeq()
 		if err != nil {
 			return err
@@ -1042,8 +1120,8 @@ func (b *Backend) Wait(ctx context.Context, after uint64) error {
 // lastSeq is the sequence of the last good record on disk, from the tail of
 // the file, cached while the file's identity and size stay the same.
 func (b *Backend) lastSeq() (uint64, error) {
-	b.tmu.Lock()
-	defer b.tmu.Unlock()
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
 	fi, err := os.Stat(b.logPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return b.snapshotSeq()
@@ -1051,7 +1129,7 @@ func (b *Backend) lastSeq() (uint64, error) {
 	if err != nil {
 		return 0, b.ioErr("stat", err)
 	}
-	if b.tailInfo != nil && os.SameFile(fi, b.tailInfo) && fi.Size() == b.tailInfo.Size() {
+	if b.tailSeg != nil && os.SameFile(fi, b.tailSeg) && fi.Size() == b.tailSize {
 		return b.tailSeq, nil
 	}
 	f, err := os.Open(b.logPath)
@@ -1072,7 +1150,7 @@ func (b *Backend) lastSeq() (uint64, error) {
 			return 0, err
 		}
 	}
-	b.tailInfo, b.tailSeq = info, seq
+	b.tailSeg, b.tailSize, b.tailSeq = info, info.Size(), seq
 	return seq, nil
 }
 
@@ -1176,7 +1254,7 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 	if h, err := b.LockHolder(); err == nil && h != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the append lock is held by %s; writers wait for it up to --lock-timeout", LockName, h))
 	}
-	f, err := os.Open(b.logPath)
+	l, err := b.openSegment(true, false)
 	if errors.Is(err, os.ErrNotExist) {
 		rep.Notes = append(rep.Notes, LogName+": absent (no event appended yet)")
 		rep.FirstSeq, rep.LastSeq = rep.SnapshotSeq+1, rep.SnapshotSeq
@@ -1185,46 +1263,37 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 	if err != nil {
 		return rep, b.ioErr("open", err)
 	}
-	defer f.Close()
-	w := newWalker(f, b.logPath, 0, -1, 0, nil)
-	var prev uint64
-	for {
-		evs, off, end, err := w.next()
-		if err == io.EOF {
-			break
-		}
-		var te *tornError
-		if errors.As(err, &te) {
-			fi, serr := f.Stat()
-			if serr != nil {
-				return rep, b.ioErr("stat", serr)
-			}
-			rep.TornTail = &queue.TornTail{Offset: te.Offset, Bytes: fi.Size() - te.Offset}
-			rep.Bytes = fi.Size()
-			if len(evs) == 0 && te.Why != "an incomplete final line" {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("torn tail at byte %d: %s (the next writer cuts it; none of it was acknowledged)", te.Offset, te.Why))
-			}
-			break
-		}
-		if err != nil {
-			return rep, b.readErr(err)
-		}
-		if prev == 0 {
+	defer l.Close()
+	_, last, te, err := b.walk(l, 0, -1, 0, nil, func(evs []*queue.Event, off, end int64) error {
+		if rep.FirstSeq == 0 {
 			s := evs[0].Seq
 			rep.FirstSeq = s
 			if snap != nil && s > snap.Seq+1 {
-				return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: s, Why: fmt.Sprintf("events %d to %d are in neither the snapshot nor the log", snap.Seq+1, s-1)}
+				return &queue.CorruptError{Path: b.logPath, Offset: off, Seq: s, Why: fmt.Sprintf("events %d to %d are in neither the snapshot nor the log", snap.Seq+1, s-1)}
 			}
 			if snap == nil && s != 1 {
-				return rep, &queue.CorruptError{Path: b.logPath, Offset: off, Seq: s, Why: fmt.Sprintf("the log starts at %d and there is no snapshot", s)}
+				return &queue.CorruptError{Path: b.logPath, Offset: off, Seq: s, Why: fmt.Sprintf("the log starts at %d and there is no snapshot", s)}
 			}
 		}
-		prev = evs[len(evs)-1].Seq
-		rep.LastSeq = prev
 		rep.Events += int64(len(evs))
-		rep.Bytes = end
+		rep.LastSeq, rep.Bytes = evs[len(evs)-1].Seq, end
+		return nil
+	})
+	if err != nil {
+		return rep, err
 	}
-	if prev == 0 {
+	if te != nil {
+		size, err := l.Size()
+		if err != nil {
+			return rep, b.ioErr("stat", err)
+		}
+		rep.TornTail = &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}
+		rep.Bytes = size
+		if te.Why != "an incomplete final line" {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("torn tail at byte %d: %s (the next writer cuts it; none of it was acknowledged)", te.Offset, te.Why))
+		}
+	}
+	if last == 0 {
 		rep.FirstSeq, rep.LastSeq = rep.SnapshotSeq+1, rep.SnapshotSeq
 	}
 	return rep, nil

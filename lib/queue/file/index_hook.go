@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/queue"
 )
 
@@ -21,7 +22,7 @@ import (
 // the log through some record and reads only what was appended after it.
 func ReadFrom(ctx context.Context, f *os.File, off int64, prev uint64, fn func(*queue.Event) error) (end int64, last uint64, err error) {
 	end, last = off, prev
-	w := newWalker(f, f.Name(), off, -1, prev, nil)
+	w := walker{rd: fsx.NewLineReader(f, off, -1, maxRecord), path: f.Name(), prev: prev}
 	for {
 		evs, _, e, err := w.next()
 		if err == io.EOF {

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
@@ -38,61 +37,50 @@ func (h *Holder) String() string {
 	return s
 }
 
-// appendLock is the held append lock.
-type appendLock struct{ f *os.File }
-
-func (l *appendLock) Unlock() error {
-	if l == nil || l.f == nil {
-		return nil
+// lock takes the append lock (the dedicated lock file, through fsx),
+// waiting at most the lock timeout, and then writes who holds it into the
+// lock file, so that a writer that times out (or fsck, or status) can name
+// the holder. A writer waiting longer fails with exit 125 naming the
+// holder's pid and command: no operation blocks forever behind a stopped
+// process.
+func (b *Backend) lock() error {
+	err := b.locker.Lock()
+	var te *fsx.LockTimeoutError
+	if errors.As(err, &te) {
+		who := "an unknown process"
+		if h, _ := b.LockHolder(); h != nil {
+			who = h.String()
+		}
+		return exitcode.Errorf(exitcode.Internal, "queue %s: the append lock is held by %s; gave up after --lock-timeout %s (a stopped process holds it until continued or killed)", b.dir, who, b.opts.LockTimeout)
 	}
-	err := l.f.Close()
-	l.f = nil
-	return err
+	if err != nil {
+		return exitcode.Errorf(exitcode.Internal, "queue %s: %w", b.dir, unwrapLock(err))
+	}
+	// Best effort: the holder's name is for messages only. The pid and
+	// command are encoded once; only the time changes.
+	if b.holder == nil {
+		h := Holder{PID: os.Getpid(), Command: commandLine()}
+		data, _ := json.Marshal(&h)
+		b.holder = append(data[:bytes.LastIndex(data, []byte(`"since"`))], `"since":"`...)
+	}
+	info := b.holderBuf[:0]
+	info = append(info, b.holder...)
+	info = time.Now().UTC().AppendFormat(info, time.RFC3339Nano)
+	info = append(info, "\"}\n"...)
+	b.locker.SetInfo(info)
+	b.holderBuf = info[:0]
+	return nil
 }
 
-// lock takes the append lock, waiting at most the lock timeout, and then
-// writes who holds it into the lock file, so that a writer that times out
-// (or fsck, or status) can name the holder. A writer waiting longer fails
-// with exit 125 naming the holder's pid and command: no operation blocks
-// forever behind a stopped process.
-func (b *Backend) lock() (*appendLock, error) {
-	f, err := os.OpenFile(b.lockPath, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, fsx.FileMode)
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "queue %s: lock: %w", b.dir, unwrapPath(err))
+func (b *Backend) unlock() { b.locker.Unlock() }
+
+// unwrapLock turns fsx's "lock PATH: cause" into "lock: cause" (the
+// message names the queue directory already).
+func unwrapLock(err error) error {
+	if u := errors.Unwrap(err); u != nil {
+		return fmt.Errorf("lock: %w", u)
 	}
-	timeout := b.opts.LockTimeout
-	if timeout <= 0 {
-		timeout = DefaultLockTimeout
-	}
-	deadline := time.Now().Add(timeout)
-	wait := 100 * time.Microsecond
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if err != unix.EWOULDBLOCK && err != unix.EINTR {
-			f.Close()
-			return nil, exitcode.Errorf(exitcode.Internal, "queue %s: lock: %w", b.dir, err)
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			who := "an unknown process"
-			if h, _ := b.LockHolder(); h != nil {
-				who = h.String()
-			}
-			return nil, exitcode.Errorf(exitcode.Internal, "queue %s: the append lock is held by %s; gave up after --lock-timeout %s (a stopped process holds it until continued or killed)", b.dir, who, timeout)
-		}
-		time.Sleep(wait)
-		wait = min(2*wait, 20*time.Millisecond)
-	}
-	h := Holder{PID: os.Getpid(), Command: commandLine(), Since: time.Now().UTC()}
-	data, _ := json.Marshal(&h)
-	// Best effort: the holder's name is for messages only.
-	if f.Truncate(0) == nil {
-		f.WriteAt(append(data, '\n'), 0)
-	}
-	return &appendLock{f: f}, nil
+	return err
 }
 
 // commandLine names this process for the lock file: the program and its
@@ -117,21 +105,12 @@ func commandLine() string {
 // LockHolder reports who holds the append lock now, or nil when nobody
 // does. It writes nothing and takes no lock that outlives the call.
 func (b *Backend) LockHolder() (*Holder, error) {
-	f, err := os.Open(b.lockPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	held, info, err := fsx.HeldInfo(b.lockPath, 1024)
+	if err != nil || !held {
 		return nil, err
 	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
-		return nil, nil // nobody holds it (closing f drops ours)
-	}
-	buf := make([]byte, 1024)
-	n, _ := f.ReadAt(buf, 0)
 	h := &Holder{}
-	if json.Unmarshal([]byte(strings.TrimSpace(string(buf[:n]))), h) != nil || h.PID <= 0 {
+	if json.Unmarshal([]byte(strings.TrimSpace(string(info))), h) != nil || h.PID <= 0 {
 		return &Holder{Command: "unknown (the lock file names no holder)"}, nil
 	}
 	h.State = procState(h.PID)

@@ -22,7 +22,7 @@ func holdLockChild(dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := b.lock(); err != nil {
+	if err := b.lock(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

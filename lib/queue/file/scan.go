@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/queue"
 )
 
@@ -14,93 +15,10 @@ import (
 // fields. A longer line cannot have been written by a writer and is damage.
 const maxRecord = queue.MaxManifestBytes + 64<<10
 
-// lineScanner reads '\n'-terminated lines from a file with ReadAt, so it
-// never disturbs the descriptor's offset (the writer's descriptor is opened
-// O_APPEND and may be scanned too).
-type lineScanner struct {
-	f     *os.File
-	base  int64 // file offset of buf[0]
-	buf   []byte
-	r, w  int   // buf[r:w] is read but not yet returned
-	limit int64 // stop at this offset; -1: at EOF
-	eof   bool
-	// overlong is set when a line outgrew any record: the scanner stops
-	// there and callers report corruption at that line.
-	overlong bool
-}
-
-func newScanner(f *os.File, off, limit int64) *lineScanner {
-	return &lineScanner{f: f, base: off, buf: make([]byte, 1<<20), limit: limit}
-}
-
-// next returns the next line (without its newline) and its offset. complete
-// is false for a final fragment with no newline. io.EOF at the end.
-func (s *lineScanner) next() (line []byte, off int64, complete bool, err error) {
-	for {
-		if i := bytes.IndexByte(s.buf[s.r:s.w], '\n'); i >= 0 {
-			line = s.buf[s.r : s.r+i]
-			off = s.base + int64(s.r)
-			s.r += i + 1
-			return line, off, true, nil
-		}
-		if s.eof {
-			if s.r < s.w {
-				line, off = s.buf[s.r:s.w], s.base+int64(s.r)
-				s.r = s.w
-				return line, off, false, nil
-			}
-			return nil, 0, false, io.EOF
-		}
-		if err := s.fill(); err != nil {
-			return nil, 0, false, err
-		}
-	}
-}
-
-// offset is the file offset just past the last line returned.
-func (s *lineScanner) offset() int64 { return s.base + int64(s.r) }
-
-func (s *lineScanner) fill() error {
-	if s.r > 0 {
-		n := copy(s.buf, s.buf[s.r:s.w])
-		s.base += int64(s.r)
-		s.r, s.w = 0, n
-	}
-	if s.w == len(s.buf) {
-		if len(s.buf) > maxRecord {
-			// A line longer than any record: hand it out as a fragment so
-			// the caller reports it where it starts.
-			s.eof, s.overlong = true, true
-			return nil
-		}
-		nb := make([]byte, 2*len(s.buf))
-		copy(nb, s.buf[:s.w])
-		s.buf = nb
-	}
-	want := len(s.buf) - s.w
-	at := s.base + int64(s.w)
-	if s.limit >= 0 {
-		if left := s.limit - at; left < int64(want) {
-			want = int(max(left, 0))
-		}
-		if want == 0 {
-			s.eof = true
-			return nil
-		}
-	}
-	n, err := s.f.ReadAt(s.buf[s.w:s.w+want], at)
-	s.w += n
-	if errors.Is(err, io.EOF) || n == 0 {
-		s.eof = true
-		return nil
-	}
-	return err
-}
-
 // lineBefore returns the line that ends just before offset end (end is the
 // offset of its '\n', or of the end of a fragment), reading backwards.
 func lineBefore(f *os.File, end int64) (start int64, line []byte, err error) {
-	window := int64(64 << 10)
+	window := int64(4 << 10)
 	for {
 		from := max(end-window, 0)
 		buf := make([]byte, end-from)
@@ -182,18 +100,21 @@ func (e *tornError) Error() string { return fmt.Sprintf("torn at byte %d: %s", e
 // want says (nil: all of them), given each record's sequence and the first
 // sequence of its unit; of the others it reads only what RecordBatch reads
 // and returns events holding Seq, Batch and Commit only (Type empty).
+//
+// It allocates nothing per record it only checks: those events share one
+// buffer, and a single-record unit is returned in a slice the walker
+// reuses, so callers keep the events they want, never evs itself.
 type walker struct {
-	sc   *lineScanner
+	rd   *fsx.LineReader
 	path string
 	want func(seq, unit uint64) bool
 	prev uint64 // sequence of the last record read; 0: none yet
 	// The open batch.
 	open []*queue.Event
 	boff int64
-}
-
-func newWalker(f *os.File, path string, off, limit int64, prev uint64, want func(seq, unit uint64) bool) *walker {
-	return &walker{sc: newScanner(f, off, limit), path: path, want: want, prev: prev}
+	one  [1]*queue.Event
+	// cheapEvs holds the checked-only events of the current unit.
+	cheapEvs []queue.Event
 }
 
 // cheap is a walker's want that decodes nothing it need not.
@@ -204,7 +125,7 @@ func cheap(seq, unit uint64) bool { return false }
 // at a torn end a *tornError; damage is a *queue.CorruptError.
 func (w *walker) next() (evs []*queue.Event, start, end int64, err error) {
 	for {
-		line, off, complete, err := w.sc.next()
+		line, off, complete, err := w.rd.Next()
 		if err == io.EOF {
 			if len(w.open) > 0 {
 				return nil, 0, 0, &tornError{Offset: w.boff, Why: fmt.Sprintf("a batch from seq %d without its commit", w.open[0].Batch)}
@@ -215,7 +136,7 @@ func (w *walker) next() (evs []*queue.Event, start, end int64, err error) {
 			return nil, 0, 0, err
 		}
 		if !complete {
-			if why := fragmentDamage(line, w.sc.overlong); why != "" {
+			if why := fragmentDamage(line, w.rd.Overlong()); why != "" {
 				return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Why: why}
 			}
 			at := off
@@ -236,7 +157,9 @@ func (w *walker) next() (evs []*queue.Event, start, end int64, err error) {
 		case ev.Batch == 0 && len(w.open) > 0:
 			return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("an event outside the batch from seq %d before its commit", w.open[0].Batch)}
 		case ev.Batch == 0:
-			return []*queue.Event{ev}, off, w.sc.offset(), nil
+			w.one[0] = ev
+			w.cheapEvs = w.cheapEvs[:0]
+			return w.one[:], off, w.rd.Offset(), nil
 		case len(w.open) == 0 && ev.Batch != ev.Seq:
 			return nil, 0, 0, &queue.CorruptError{Path: w.path, Offset: off, Seq: ev.Seq, Why: fmt.Sprintf("a member of the batch from seq %d without its first event", ev.Batch)}
 		case len(w.open) > 0 && ev.Batch != w.open[0].Batch:
@@ -248,8 +171,9 @@ func (w *walker) next() (evs []*queue.Event, start, end int64, err error) {
 		w.open = append(w.open, ev)
 		if ev.Commit {
 			evs, start = w.open, w.boff
-			w.open = nil
-			return evs, start, w.sc.offset(), nil
+			w.open = w.open[:0]
+			w.cheapEvs = w.cheapEvs[:0]
+			return evs, start, w.rd.Offset(), nil
 		}
 	}
 }
@@ -269,7 +193,13 @@ func (w *walker) decode(line []byte) (*queue.Event, error) {
 	if w.want(seq, unit) {
 		return queue.DecodeRecord(line)
 	}
-	return &queue.Event{Seq: seq, Batch: batch, Commit: commit}, nil
+	if len(w.cheapEvs) == cap(w.cheapEvs) {
+		// A new backing array: the events already handed out in this
+		// unit keep pointing into the old one.
+		w.cheapEvs = make([]queue.Event, 0, max(8, 2*cap(w.cheapEvs)))
+	}
+	w.cheapEvs = append(w.cheapEvs, queue.Event{Seq: seq, Batch: batch, Commit: commit})
+	return &w.cheapEvs[len(w.cheapEvs)-1], nil
 }
 
 // fragmentDamage says why a final line without a newline cannot be a torn

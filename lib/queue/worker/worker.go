@@ -425,7 +425,8 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 				w.log(Transition{Time: ev.Time, Task: ev.Task, Attempt: ev.Attempt, State: stateOf(ev.Type), Reason: ev.Reason})
 			}
 		}
-		// Claim while there is room.
+		// Claim while there is room, every free slot at once: their
+		// started events share one commit (one fsync) on the file backend.
 		for len(slots) < w.cfg.Concurrency && (w.cfg.Mode != Once || claimed == 0) {
 			// The lease is checked again before every claim: a worker
 			// continued after a pause past its lease claims nothing.
@@ -437,29 +438,35 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			for _, s := range slots {
 				mine[s.id] = true
 			}
-			t, err := w.q.Claim(bg, w.self, mine)
+			room := w.cfg.Concurrency - len(slots)
+			if w.cfg.Mode == Once {
+				room = 1
+			}
+			ts, err := w.q.ClaimN(bg, w.self, mine, room)
 			if err != nil {
 				stop(errShutdown)
 				return w.snapshot(), err
 			}
-			if t == nil {
+			if len(ts) == 0 {
 				break
 			}
-			queue.Failpoint("after-claim")
-			w.log(Transition{Time: time.Now().UTC(), Task: t.ID, Attempt: t.Attempt, State: queue.StateRunning})
-			claimed++
-			w.count(func(s *Stats) { s.Claimed++ })
-			tctx, cancel := context.WithCancelCause(runCtx)
-			s := &slot{id: t.ID, attempt: t.Attempt, claim: t.Claim, cancel: cancel}
-			w.smu.Lock()
-			slots[t.Claim] = s
-			w.smu.Unlock()
-			runs.Add(1)
-			go func() {
-				defer runs.Done()
-				defer cancel(nil)
-				done <- finished{claim: t.Claim, err: w.run(tctx, bg, t, lease)}
-			}()
+			for _, t := range ts {
+				queue.Failpoint("after-claim")
+				w.log(Transition{Time: time.Now().UTC(), Task: t.ID, Attempt: t.Attempt, State: queue.StateRunning})
+				claimed++
+				w.count(func(s *Stats) { s.Claimed++ })
+				tctx, cancel := context.WithCancelCause(runCtx)
+				s := &slot{id: t.ID, attempt: t.Attempt, claim: t.Claim, cancel: cancel}
+				w.smu.Lock()
+				slots[t.Claim] = s
+				w.smu.Unlock()
+				runs.Add(1)
+				go func() {
+					defer runs.Done()
+					defer cancel(nil)
+					done <- finished{claim: t.Claim, err: w.run(tctx, bg, t, lease)}
+				}()
+			}
 		}
 		if len(slots) == 0 && (w.cfg.Mode == Once || w.cfg.Mode == Drain) {
 			return w.snapshot(), nil
@@ -471,6 +478,21 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			w.smu.Unlock()
 			if f.err != nil {
 				failure = f.err
+			}
+			// Collect every run that ended meanwhile, so that their slots
+			// are refilled by one claim.
+			for more := true; more; {
+				select {
+				case f := <-done:
+					w.smu.Lock()
+					delete(slots, f.claim)
+					w.smu.Unlock()
+					if f.err != nil && failure == nil {
+						failure = f.err
+					}
+				default:
+					more = false
+				}
 			}
 		case <-changed:
 		case <-ticker.C:

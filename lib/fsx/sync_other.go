@@ -1,6 +1,6 @@
 //go:build !linux
 
-package file
+package fsx
 
 import "os"
 
