@@ -10,13 +10,13 @@ import (
 // and hints in flags (cli.Flags).
 var (
 	// queueFields: backends.Config, filled by the flags every command has.
-	queueFields = cli.Flags{"Backend": "--backend", "Queue": "--queue", "Dir": "--dir"}
+	queueFields = cli.Flags{"Backend": "--backend", "Queue": "--queue", "Dir": "--dir", "LockTimeout": "--lock-timeout"}
 	// workFields: the worker's policy (worker.Policy, execx.Narrowing) and
 	// its Config.
 	workFields = cli.Flags{
 		"Policy": "--policy", "Allow": "--allow", "Workspace": "--workspace",
 		"Isolation": "--isolation", "IsolationBestEffort": "--isolation-best-effort",
-		"OutputDir": "--output-dir",
+		"OutputDir": "--output-dir", "Lease": "--lease",
 	}
 )
 

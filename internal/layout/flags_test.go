@@ -34,10 +34,6 @@ var libFlagAllowed = map[string][]string{
 	// its ErrExists still names artagent's --resume.
 	"lib/agent/transcript/transcript.go": {"--resume"},
 	// The queue backends are rewritten by other changes this session; their
-	// lock and lease messages still name artq's flags.
-	"lib/queue/file/file.go":  {"--lock-timeout"},
-	"lib/queue/file/lock.go":  {"--lock-timeout"},
-	"lib/queue/nats/lease.go": {"--lease"},
 }
 
 // TestLibrariesNameNoFlags: no string literal of a non-test .go file under

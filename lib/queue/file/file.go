@@ -1252,7 +1252,7 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 		}
 	}
 	if h, err := b.LockHolder(); err == nil && h != nil {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the append lock is held by %s; writers wait for it up to --lock-timeout", LockName, h))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the append lock is held by %s; writers wait for it up to the lock timeout", LockName, h))
 	}
 	l, err := b.openSegment(true, false)
 	if errors.Is(err, os.ErrNotExist) {

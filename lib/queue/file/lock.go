@@ -51,7 +51,7 @@ func (b *Backend) lock() error {
 		if h, _ := b.LockHolder(); h != nil {
 			who = h.String()
 		}
-		return exitcode.Errorf(exitcode.Internal, "queue %s: the append lock is held by %s; gave up after --lock-timeout %s (a stopped process holds it until continued or killed)", b.dir, who, b.opts.LockTimeout)
+		return exitcode.Fieldf(exitcode.Internal, "LockTimeout", b.opts.LockTimeout.String(), "queue %s: the append lock is held by %s; gave up after %s %s (a stopped process holds it until continued or killed)", b.dir, who, exitcode.Ref("LockTimeout"), b.opts.LockTimeout)
 	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.Internal, "queue %s: %w", b.dir, unwrapLock(err))

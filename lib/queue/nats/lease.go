@@ -126,7 +126,7 @@ func (b *Backend) AcquireLease(ctx context.Context, worker string, ttl time.Dura
 		ttl = queue.DefaultLease
 	}
 	if ttl < MinLease {
-		return nil, exitcode.Errorf(exitcode.Usage, "--lease %s: the NATS backend's leases are at least %s", ttl, MinLease)
+		return nil, exitcode.Field(exitcode.Usage, "Lease", ttl.String(), "the NATS backend's leases are at least %s", MinLease)
 	}
 	if err := b.ensureLeases(ctx); err != nil {
 		return nil, err
