@@ -175,14 +175,34 @@ func appendInt(dst []byte, i int64) ([]byte, error) {
 const hexDigits = "0123456789abcdef"
 
 // AppendCanonicalString appends s as an RFC 8785 JSON string: '"' and '\\'
-// escaped, C0 controls as \b \t \n \f \r or \u00xx, everything else literal.
-// s must be valid UTF-8 (callers check; invalid bytes are copied as they are).
+// escaped, C0 controls as \b \t \n \f \r or \u00xx, everything else
+// literal. It is art's one JSON string writer (envelopes, redacted attrs,
+// queue records and snapshots), so there is one set of escaping rules.
+//
+// A byte that is not part of valid UTF-8 is written as U+FFFD, the way
+// encoding/json writes it: the output is always valid JSON, and canonical
+// for the string with the replacement made. Canonical input (AppendCanonical
+// and the redactor check it first) never reaches that rule, so it changes no
+// envelope's bytes.
 func AppendCanonicalString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, "\uFFFD"...)
+				i++
+				start = i
+				continue
+			}
+			i += n
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
 			continue
 		}
 		dst = append(dst, s[start:i]...)
@@ -202,7 +222,8 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 		default:
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
@@ -211,8 +232,17 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 // CanonicalStringLen is len(AppendCanonicalString(nil, s)) without building it.
 func CanonicalStringLen(s string) int {
 	n := len(s) + 2
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				n += 2 // one byte becomes the three of U+FFFD
+			}
+			i += size
+			continue
+		}
+		i++
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}

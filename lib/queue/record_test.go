@@ -6,8 +6,10 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+	"reflect"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/execx"
 )
@@ -127,11 +129,108 @@ func TestDecodeRecordMembers(t *testing.T) {
 	}
 }
 
-func TestAppendStringEscapes(t *testing.T) {
-	got := string(appendString(nil, "a\"b\\c\n\r\t\x01<>&\xffé"))
-	want := `"a\"b\\c\n\r\t\u0001<>&\ufffdé"`
-	if got != want {
-		t.Errorf("appendString = %s; want %s", got, want)
+// TestRecordStringEscapes: records use jsonx's one string writer, the
+// canonical escapes (\b and \f in their two-letter forms), and a byte that
+// is not UTF-8 becomes U+FFFD.
+func TestRecordStringEscapes(t *testing.T) {
+	ev := &Event{Seq: 1, Time: t0, Type: EventRequeued, Task: "t", Reason: "a\"b\\c\n\r\t\b\f\x01<>&\xffé"}
+	line := string(AppendRecord(nil, ev))
+	want := `"reason":"a\"b\\c\n\r\t\b\f\u0001<>&` + "\uFFFD" + `é"`
+	if !strings.Contains(line, want) {
+		t.Errorf("record = %s; want it to hold %s", line, want)
+	}
+	got, err := DecodeRecord([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\"b\\c\n\r\t\b\f\x01<>&\uFFFDé"; got.Reason != want {
+		t.Errorf("decoded reason %q; want %q", got.Reason, want)
+	}
+}
+
+// oldAppendString is the string writer records had before they shared
+// jsonx's: \b and \f as \u0008 and \u000c, invalid UTF-8 as the escape
+// \ufffd. Logs and snapshots written by it must read as they always did.
+func oldAppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				const hex = "0123456789abcdef"
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// oldRecord is the record the old writer gave for a requeued event whose
+// task, worker and reason are the given strings.
+func oldRecord(task, worker, reason string) []byte {
+	body := []byte(`{"seq":3,"time":"2026-11-30T03:56:19.123456789Z","type":"requeued","task":`)
+	body = oldAppendString(body, task)
+	body = append(body, `,"attempt":1,"worker":`...)
+	body = oldAppendString(body, worker)
+	body = append(body, `,"reason":`...)
+	body = oldAppendString(body, reason)
+	return sign(string(body))
+}
+
+// TestRecordsOldWriter: records as older versions wrote them (escapes this
+// writer no longer uses) decode to the event they always did, and the event
+// re-encoded in today's form decodes to the same event.
+func TestRecordsOldWriter(t *testing.T) {
+	for _, c := range []struct{ task, worker, reason, want string }{
+		{"t\b1", "w\f", "bell\a back\b feed\f nul\x00", "bell\a back\b feed\f nul\x00"},
+		{"t2", "w", "binary \xff\xfe tail", "binary \uFFFD\uFFFD tail"},
+		{"t3", "w", "\x1f\x7f é ✓ \"q\" \\", "\x1f\x7f é ✓ \"q\" \\"},
+	} {
+		line := oldRecord(c.task, c.worker, c.reason)
+		for _, esc := range []string{`\u0008`, `\u000c`, `\ufffd`} {
+			if strings.Contains(c.task+c.worker+c.reason, map[string]string{`\u0008`: "\b", `\u000c`: "\f", `\ufffd`: "\xff"}[esc]) && !bytes.Contains(line, []byte(esc)) {
+				t.Fatalf("old record %s lacks %s: the test writes the old form wrongly", line, esc)
+			}
+		}
+		ev, err := DecodeRecord(line)
+		if err != nil {
+			t.Fatalf("old record %s: %v", line, err)
+		}
+		if ev.Reason != c.want || ev.Task != strings.ToValidUTF8(c.task, "\uFFFD") || ev.Worker != c.worker {
+			t.Errorf("old record %s decodes to task %q worker %q reason %q; want reason %q", line, ev.Task, ev.Worker, ev.Reason, c.want)
+		}
+		again, err := DecodeRecord(AppendRecord(nil, ev))
+		if err != nil || !reflect.DeepEqual(again, ev) {
+			t.Errorf("today's form of %s decodes to %+v, %v; want %+v", line, again, err, ev)
+		}
 	}
 }
 
