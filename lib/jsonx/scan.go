@@ -64,21 +64,21 @@ func (s *Scanner) Data() []byte { return s.b }
 type SyntaxKind uint8
 
 const (
-	ErrWant           SyntaxKind = iota + 1 // Char was wanted at Offset (':' '{' …)
-	ErrWantString                           // a string was wanted at Offset
-	ErrObjectNext                           // ',' or '}' was wanted
-	ErrArrayNext                            // ',' or ']' was wanted
-	ErrValue                                // no value starts at Offset (Char: the byte)
-	ErrLiteral                              // a literal is misspelled (Char: its first letter)
-	ErrNumber                               // bad number: Char is 0 (no digits), '.' or 'e' (no digits after it)
-	ErrUnterminated                         // a string has no closing quote
-	ErrControl                              // a raw control character in a string
-	ErrInvalidUTF8                          // invalid UTF-8 in a string
-	ErrEscape                               // an unknown escape (Char: the letter after '\')
-	ErrUnicodeEscape                        // a \u escape without four hex digits
-	ErrLoneSurrogate                        // a \u escape of a lone surrogate (Char: its code)
-	ErrDepth                                // nesting beyond the bound
-	ErrTrailing                             // data after the value
+	ErrWant          SyntaxKind = iota + 1 // Char was wanted at Offset (':' '{' …)
+	ErrWantString                          // a string was wanted at Offset
+	ErrObjectNext                          // ',' or '}' was wanted
+	ErrArrayNext                           // ',' or ']' was wanted
+	ErrValue                               // no value starts at Offset (Char: the byte)
+	ErrLiteral                             // a literal is misspelled (Char: its first letter)
+	ErrNumber                              // bad number: Char is 0 (no digits), '.' or 'e' (no digits after it)
+	ErrUnterminated                        // a string has no closing quote
+	ErrControl                             // a raw control character in a string
+	ErrInvalidUTF8                         // invalid UTF-8 in a string
+	ErrEscape                              // an unknown escape (Char: the letter after '\')
+	ErrUnicodeEscape                       // a \u escape without four hex digits
+	ErrLoneSurrogate                       // a \u escape of a lone surrogate (Char: its code)
+	ErrDepth                               // nesting beyond the bound
+	ErrTrailing                            // data after the value
 )
 
 // SyntaxError is a place where the input is not (the accepted form of) JSON.
