@@ -158,20 +158,19 @@ func (s *Scanner) Expect(c byte) error {
 // Object reads an object, calling member for each member with the scanner
 // at its value (white space skipped); member must consume the value. The key
 // is valid until the next member of any object (it survives the strings of
-// its own value). Duplicate detection is the caller's.
+// its own value). Duplicate detection is the caller's. Readers that must
+// look at a key before its ':' use Expect('{'), NextMember, Key and
+// Expect(':') themselves.
 func (s *Scanner) Object(member func(key []byte) error) error {
 	if err := s.Expect('{'); err != nil {
 		return err
 	}
-	if s.Peek() == '}' {
-		s.i++
-		return nil
-	}
-	for {
-		if s.Peek() != '"' {
-			return s.fail(ErrWantString, s.i, 0)
+	for n := 0; ; n++ {
+		more, err := s.NextMember(n)
+		if err != nil || !more {
+			return err
 		}
-		key, err := s.str(&s.kbuf)
+		key, err := s.Key()
 		if err != nil {
 			return err
 		}
@@ -182,16 +181,40 @@ func (s *Scanner) Object(member func(key []byte) error) error {
 		if err := member(key); err != nil {
 			return err
 		}
-		switch s.Peek() {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.fail(ErrObjectNext, s.i, 0)
-		}
 	}
+}
+
+// NextMember is called before the member numbered n of an object whose '{'
+// was read: it consumes the ',' before it (n > 0), or the closing '}' and
+// returns false.
+func (s *Scanner) NextMember(n int) (bool, error) { return s.next(n, '}', ErrObjectNext) }
+
+// NextItem is NextMember for an array whose '[' was read.
+func (s *Scanner) NextItem(n int) (bool, error) { return s.next(n, ']', ErrArrayNext) }
+
+func (s *Scanner) next(n int, end byte, k SyntaxKind) (bool, error) {
+	c := s.Peek()
+	switch {
+	case c == end && s.i < len(s.b):
+		s.i++
+		return false, nil
+	case n == 0:
+		return true, nil
+	case c == ',':
+		s.i++
+		s.Space()
+		return true, nil
+	}
+	return false, s.fail(k, s.i, 0)
+}
+
+// Key reads a member name. It is decoded into a scratch buffer of its own,
+// so it stays valid while the member's value is read (until the next Key).
+func (s *Scanner) Key() ([]byte, error) {
+	if s.Peek() != '"' {
+		return nil, s.fail(ErrWantString, s.i, 0)
+	}
+	return s.str(&s.kbuf)
 }
 
 // Array reads an array, calling elem for each item (the scanner at it, white
@@ -200,23 +223,13 @@ func (s *Scanner) Array(elem func(i int) error) error {
 	if err := s.Expect('['); err != nil {
 		return err
 	}
-	if s.Peek() == ']' {
-		s.i++
-		return nil
-	}
 	for n := 0; ; n++ {
-		s.Space()
-		if err := elem(n); err != nil {
+		more, err := s.NextItem(n)
+		if err != nil || !more {
 			return err
 		}
-		switch s.Peek() {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return s.fail(ErrArrayNext, s.i, 0)
+		if err := elem(n); err != nil {
+			return err
 		}
 	}
 }
