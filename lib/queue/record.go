@@ -366,15 +366,12 @@ func decodeEventMember(s *jsonx.Scanner, ev *Event, key []byte, withCRC bool) (i
 		ev.Reason = string(b)
 		return mReason, want(err == nil, "reason", "a string")
 	case "trace":
-		if s.Peek() != '{' {
+		t, ok, err := optTrace(s)
+		if !ok {
 			return 0, recordErrorf("trace: want an object")
 		}
-		t, err := decodeTrace(s)
-		if err != nil {
-			return 0, err
-		}
 		ev.Trace = t
-		return mTrace, nil
+		return mTrace, err
 	case "offset":
 		ev.Offset, ok = s.Int64()
 		return mOffset, want(ok, "offset", "an integer")
@@ -394,25 +391,19 @@ func decodeEventMember(s *jsonx.Scanner, ev *Event, key []byte, withCRC bool) (i
 		ev.Commit, ok = s.Bool()
 		return mCommit, want(ok && ev.Commit, "commit", "true")
 	case "manifest":
-		if s.Peek() != '{' {
+		raw, ok, err := rawObject(s)
+		if !ok {
 			return 0, recordErrorf("manifest: want an object")
 		}
-		raw, err := s.Skip(maxDepth)
-		if err != nil {
-			return 0, err
-		}
-		ev.Manifest = append([]byte(nil), raw...)
-		return mManifest, nil
+		ev.Manifest = raw
+		return mManifest, err
 	case "run":
-		if s.Peek() != '{' {
+		raw, ok, err := rawObject(s)
+		if !ok {
 			return 0, recordErrorf("run: want an object")
 		}
-		raw, err := s.Skip(maxDepth)
-		if err != nil {
-			return 0, err
-		}
-		ev.Run = append([]byte(nil), raw...)
-		return mRun, nil
+		ev.Run = raw
+		return mRun, err
 	case "crc":
 		if withCRC {
 			_, ok = s.Uint() // checked by DecodeRecord

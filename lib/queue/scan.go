@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -29,6 +30,27 @@ func asRecordError(err error) error {
 		return &RecordError{Why: se.Error()}
 	}
 	return err
+}
+
+// rawObject reads a member kept as its bytes (a manifest, a run spec),
+// copied out of the input; ok is false, and nothing read, if it is not an
+// object.
+func rawObject(s *jsonx.Scanner) (raw json.RawMessage, ok bool, err error) {
+	if s.Peek() != '{' {
+		return nil, false, nil
+	}
+	b, err := s.Skip(maxDepth)
+	return append(json.RawMessage(nil), b...), true, err
+}
+
+// optTrace reads a trace member; ok is false, and nothing read, if it is
+// not an object.
+func optTrace(s *jsonx.Scanner) (t *Trace, ok bool, err error) {
+	if s.Peek() != '{' {
+		return nil, false, nil
+	}
+	t, err = decodeTrace(s)
+	return t, true, err
 }
 
 // parseTime reads an RFC 3339 time with the standard library: the strict

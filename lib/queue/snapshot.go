@@ -253,6 +253,27 @@ func SnapshotSeq(data []byte) (uint64, bool) {
 	return seq, err == nil && found
 }
 
+// The members of a task line, one bit each, to refuse a duplicate.
+const (
+	tlID uint32 = 1 << iota
+	tlState
+	tlAttempt
+	tlAttempts
+	tlMaxAttempts
+	tlWorker
+	tlCancelRequested
+	tlTrace
+	tlLast
+	tlLastAttempt
+	tlCreated
+	tlUpdated
+	tlEnqSeq
+	tlLastSeq
+	tlManifest
+	tlRun
+	tlClaim
+)
+
 func decodeTaskLine(line []byte, t *Task) error {
 	s := newScanner(line)
 	var seen uint32
@@ -264,78 +285,62 @@ func decodeTaskLine(line []byte, t *Task) error {
 		case "id":
 			var b []byte
 			b, err = s.String()
-			t.ID, bit = string(b), 1<<0
+			t.ID, bit = string(b), tlID
 		case "state":
 			var b []byte
 			b, err = s.String()
-			t.State, bit = taskState(b), 1<<1
+			t.State, bit = taskState(b), tlState
 		case "attempt":
 			t.Attempt, ok = s.Int()
-			bit = 1 << 2
+			bit = tlAttempt
 		case "attempts":
 			t.Attempts, ok = s.Int()
-			bit = 1 << 3
+			bit = tlAttempts
 		case "max_attempts":
 			t.MaxAttempts, ok = s.Int()
-			bit = 1 << 4
+			bit = tlMaxAttempts
 		case "worker":
 			var b []byte
 			b, err = s.String()
-			t.Worker, bit = intern(b), 1<<5
+			t.Worker, bit = intern(b), tlWorker
 		case "cancel_requested":
 			t.CancelRequested, ok = s.Bool()
-			bit = 1 << 6
+			bit = tlCancelRequested
 		case "trace":
-			ok = s.Peek() == '{'
-			if ok {
-				t.Trace, err = decodeTrace(&s)
-			}
-			bit = 1 << 7
+			t.Trace, ok, err = optTrace(&s)
+			bit = tlTrace
 		case "last":
-			ok = s.Peek() == '{'
-			if ok {
-				t.Last, err = decodeTrace(&s)
-			}
-			bit = 1 << 8
+			t.Last, ok, err = optTrace(&s)
+			bit = tlLast
 		case "last_attempt":
 			t.LastAttempt, ok = s.Int()
-			bit = 1 << 9
+			bit = tlLastAttempt
 		case "created", "updated":
 			var b []byte
 			if b, err = s.String(); err == nil {
 				var tm time.Time
 				tm, ok = parseTime(b)
 				if key[0] == 'c' {
-					t.CreatedAt, bit = tm, 1<<10
+					t.CreatedAt, bit = tm, tlCreated
 				} else {
-					t.UpdatedAt, bit = tm, 1<<11
+					t.UpdatedAt, bit = tm, tlUpdated
 				}
 			}
 		case "enq_seq":
 			t.EnqSeq, ok = s.Uint()
-			bit = 1 << 12
+			bit = tlEnqSeq
 		case "last_seq":
 			t.LastSeq, ok = s.Uint()
-			bit = 1 << 13
+			bit = tlLastSeq
 		case "manifest":
-			ok = s.Peek() == '{'
-			if ok {
-				var raw []byte
-				raw, err = s.Skip(maxDepth)
-				t.Manifest = append([]byte(nil), raw...)
-			}
-			bit = 1 << 14
+			t.Manifest, ok, err = rawObject(&s)
+			bit = tlManifest
 		case "run":
-			ok = s.Peek() == '{'
-			if ok {
-				var raw []byte
-				raw, err = s.Skip(maxDepth)
-				t.Run = append([]byte(nil), raw...)
-			}
-			bit = 1 << 15
+			t.Run, ok, err = rawObject(&s)
+			bit = tlRun
 		case "claim":
 			t.Claim, ok = s.Uint()
-			ok, bit = ok && t.Claim != 0, 1<<16
+			ok, bit = ok && t.Claim != 0, tlClaim
 		default:
 			return recordErrorf("unknown member %q", key)
 		}
