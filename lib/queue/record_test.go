@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"hash/crc32"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/execx"
 )
@@ -148,89 +148,75 @@ func TestRecordStringEscapes(t *testing.T) {
 	}
 }
 
-// oldAppendString is the string writer records had before they shared
-// jsonx's: \b and \f as \u0008 and \u000c, invalid UTF-8 as the escape
-// \ufffd. Logs and snapshots written by it must read as they always did.
-func oldAppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				const hex = "0123456789abcdef"
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
+// testdata/old-writer.log and old-writer.snapshot were written by the
+// codec as it was before records shared jsonx's string writer: \b and \f
+// as \u0008 and \u000c, invalid UTF-8 as the escape \ufffd. Logs and
+// snapshots written that way must read as they always did.
+func oldWriterEvents() []*Event {
+	manifest := []byte(`{"apiVersion":"art/v1alpha1","kind":"Task","id":"t\bf","program":"echo","args":["\b\f\u0000"]}`)
+	tr := &Trace{Status: execx.StatusFailed, ExitCode: 1, Signal: "SIG\bX",
+		Reason:      "bell\a back\b feed\f nul\x00 us\x1f del\x7f bad\uFFFD\uFFFD é ✓ \"q\" \\",
+		OutputSaved: new(bool), OutputError: "disk\ffull\uFFFD"}
+	return []*Event{
+		{Seq: 1, Time: t0, Type: EventEnqueued, Task: "t\b\f", MaxAttempts: 2, Manifest: manifest},
+		{Seq: 2, Time: t0, Type: EventStarted, Task: "t\b\f", Attempt: 1, Worker: "w\f\uFFFD"},
+		{Seq: 3, Time: t0, Type: EventTrace, Task: "t\b\f", Attempt: 1, Claim: 2, Trace: tr},
+		{Seq: 4, Time: t0, Type: EventRequeued, Task: "t\b\f", Attempt: 1, Claim: 2, Worker: "w\f\uFFFD", Reason: "binary \uFFFD\uFFFD tail\b"},
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
-// oldRecord is the record the old writer gave for a requeued event whose
-// task, worker and reason are the given strings.
-func oldRecord(task, worker, reason string) []byte {
-	body := []byte(`{"seq":3,"time":"2026-11-30T03:56:19.123456789Z","type":"requeued","task":`)
-	body = oldAppendString(body, task)
-	body = append(body, `,"attempt":1,"worker":`...)
-	body = oldAppendString(body, worker)
-	body = append(body, `,"reason":`...)
-	body = oldAppendString(body, reason)
-	return sign(string(body))
-}
-
-// TestRecordsOldWriter: records as older versions wrote them (escapes this
-// writer no longer uses) decode to the event they always did, and the event
-// re-encoded in today's form decodes to the same event.
 func TestRecordsOldWriter(t *testing.T) {
-	for _, c := range []struct{ task, worker, reason, want string }{
-		{"t\b1", "w\f", "bell\a back\b feed\f nul\x00", "bell\a back\b feed\f nul\x00"},
-		{"t2", "w", "binary \xff\xfe tail", "binary \uFFFD\uFFFD tail"},
-		{"t3", "w", "\x1f\x7f é ✓ \"q\" \\", "\x1f\x7f é ✓ \"q\" \\"},
-	} {
-		line := oldRecord(c.task, c.worker, c.reason)
-		for _, esc := range []string{`\u0008`, `\u000c`, `\ufffd`} {
-			if strings.Contains(c.task+c.worker+c.reason, map[string]string{`\u0008`: "\b", `\u000c`: "\f", `\ufffd`: "\xff"}[esc]) && !bytes.Contains(line, []byte(esc)) {
-				t.Fatalf("old record %s lacks %s: the test writes the old form wrongly", line, esc)
-			}
+	data, err := os.ReadFile("testdata/old-writer.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, esc := range []string{`\u0008`, `\u000c`, `\ufffd`} {
+		if !bytes.Contains(data, []byte(esc)) {
+			t.Fatalf("testdata/old-writer.log holds no %s: it is not the old form", esc)
 		}
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	want := oldWriterEvents()
+	if len(lines) != len(want) {
+		t.Fatalf("%d records; want %d", len(lines), len(want))
+	}
+	for i, line := range lines {
 		ev, err := DecodeRecord(line)
 		if err != nil {
 			t.Fatalf("old record %s: %v", line, err)
 		}
-		if ev.Reason != c.want || ev.Task != strings.ToValidUTF8(c.task, "\uFFFD") || ev.Worker != c.worker {
-			t.Errorf("old record %s decodes to task %q worker %q reason %q; want reason %q", line, ev.Task, ev.Worker, ev.Reason, c.want)
+		if !reflect.DeepEqual(ev, want[i]) {
+			t.Errorf("old record %s decodes to\n%+v\nwant\n%+v", line, ev, want[i])
 		}
-		again, err := DecodeRecord(AppendRecord(nil, ev))
-		if err != nil || !reflect.DeepEqual(again, ev) {
-			t.Errorf("today's form of %s decodes to %+v, %v; want %+v", line, again, err, ev)
+		now := AppendRecord(nil, ev)
+		if bytes.Equal(now, line) {
+			t.Errorf("record %d: today's writer gives the old bytes; the test no longer covers the old form", i+1)
 		}
+		if again, err := DecodeRecord(now); err != nil || !reflect.DeepEqual(again, ev) {
+			t.Errorf("today's form %s decodes to %+v, %v; want %+v", now, again, err, ev)
+		}
+	}
+}
+
+func TestSnapshotOldWriter(t *testing.T) {
+	data, err := os.ReadFile("testdata/old-writer.snapshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := DecodeSnapshot(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := oldWriterEvents()
+	want := Task{ID: "t\b\f", State: StateRunning, Attempt: 1, Attempts: 1, MaxAttempts: 2, Manifest: evs[0].Manifest,
+		Worker: evs[1].Worker, Claim: 2, Trace: evs[2].Trace, Last: evs[2].Trace, LastAttempt: 1,
+		CreatedAt: t0, UpdatedAt: t0, EnqSeq: 1, LastSeq: 3}
+	if snap.Seq != 4 || !snap.Time.Equal(t0) || len(snap.Tasks) != 1 || !reflect.DeepEqual(snap.Tasks[0], want) {
+		t.Fatalf("old snapshot decodes to %+v; want one task %+v", snap, want)
+	}
+	again, err := DecodeSnapshot(EncodeSnapshot(snap))
+	if err != nil || !reflect.DeepEqual(again, snap) {
+		t.Fatalf("today's form of the old snapshot decodes to %+v, %v", again, err)
 	}
 }
 
