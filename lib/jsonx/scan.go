@@ -267,27 +267,30 @@ func (s *Scanner) str(scratch *[]byte) ([]byte, error) {
 	ascii := true
 	for _, c := range seg {
 		if c < 0x20 || c == '\\' {
-			return s.slowString(start, scratch)
+			return s.slowString(start, q, scratch)
 		}
 		if c >= utf8.RuneSelf {
 			ascii = false
 		}
 	}
 	if start+q == len(s.b) {
-		return s.slowString(start, scratch)
+		return s.slowString(start, q, scratch)
 	}
 	if !ascii && s.Strings != KeepInvalid && !utf8.Valid(seg) {
-		return s.slowString(start, scratch)
+		return s.slowString(start, q, scratch)
 	}
 	s.i = start + q + 1
 	return seg, nil
 }
 
-// slowString decodes the string whose body starts at start into the
-// scratch buffer.
-func (s *Scanner) slowString(start int, scratch *[]byte) ([]byte, error) {
+// slowString decodes the string whose body starts at start, and whose
+// raw form is likely n bytes long, into the scratch buffer.
+func (s *Scanner) slowString(start, n int, scratch *[]byte) ([]byte, error) {
 	s.i = start
 	out := (*scratch)[:0]
+	if cap(out) < n {
+		out = make([]byte, 0, n+16) // n bytes unescape to at most n (invalid UTF-8 grows by 2 a byte)
+	}
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {

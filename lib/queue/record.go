@@ -288,11 +288,12 @@ const (
 )
 
 func decodeEvent(data []byte, withCRC bool) (*Event, error) {
-	s := newScanner(data)
+	s := getScanner(data)
+	defer putScanner(s)
 	ev := new(Event)
 	var seen int
 	err := s.Object(func(key []byte) error {
-		bit, err := decodeEventMember(&s, ev, key, withCRC)
+		bit, err := decodeEventMember(s, ev, key, withCRC)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package queue
 import (
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/art-runtime/art/lib/jsonx"
@@ -20,6 +21,22 @@ func newScanner(b []byte) jsonx.Scanner {
 	s := jsonx.NewScanner(b)
 	s.Strings = jsonx.ReplaceSurrogates
 	return s
+}
+
+// scanners keeps scanners for records and task lines between calls, so that
+// their scratch buffers outlive one record: a string with escapes then costs
+// no allocation to read.
+var scanners = sync.Pool{New: func() any { s := newScanner(nil); return &s }}
+
+func getScanner(b []byte) *jsonx.Scanner {
+	s := scanners.Get().(*jsonx.Scanner)
+	s.Reset(b)
+	return s
+}
+
+func putScanner(s *jsonx.Scanner) {
+	s.Reset(nil) // keep no record alive
+	scanners.Put(s)
 }
 
 // asRecordError gives a scanner's syntax error the type every decoding

@@ -275,7 +275,8 @@ const (
 )
 
 func decodeTaskLine(line []byte, t *Task) error {
-	s := newScanner(line)
+	s := getScanner(line)
+	defer putScanner(s)
 	var seen uint32
 	err := s.Object(func(key []byte) error {
 		var bit uint32
@@ -307,10 +308,10 @@ func decodeTaskLine(line []byte, t *Task) error {
 			t.CancelRequested, ok = s.Bool()
 			bit = tlCancelRequested
 		case "trace":
-			t.Trace, ok, err = optTrace(&s)
+			t.Trace, ok, err = optTrace(s)
 			bit = tlTrace
 		case "last":
-			t.Last, ok, err = optTrace(&s)
+			t.Last, ok, err = optTrace(s)
 			bit = tlLast
 		case "last_attempt":
 			t.LastAttempt, ok = s.Int()
@@ -333,10 +334,10 @@ func decodeTaskLine(line []byte, t *Task) error {
 			t.LastSeq, ok = s.Uint()
 			bit = tlLastSeq
 		case "manifest":
-			t.Manifest, ok, err = rawObject(&s)
+			t.Manifest, ok, err = rawObject(s)
 			bit = tlManifest
 		case "run":
-			t.Run, ok, err = rawObject(&s)
+			t.Run, ok, err = rawObject(s)
 			bit = tlRun
 		case "claim":
 			t.Claim, ok = s.Uint()
