@@ -453,6 +453,10 @@ func ParseUint(b []byte) (uint64, bool) {
 // scanner somewhere inside the value.
 func (s *Scanner) Uint() (uint64, bool) {
 	s.Space()
+	return s.uint()
+}
+
+func (s *Scanner) uint() (uint64, bool) {
 	start := s.i
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
 		s.i++
@@ -471,7 +475,7 @@ func (s *Scanner) Int64() (int64, bool) {
 	if neg {
 		s.i++
 	}
-	u, ok := s.Uint()
+	u, ok := s.uint()
 	if !ok || u > 1<<63-1 || (neg && u == 0) {
 		return 0, false
 	}
