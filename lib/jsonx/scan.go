@@ -162,24 +162,39 @@ func (s *Scanner) Expect(c byte) error {
 // look at a key before its ':' use Expect('{'), NextMember, Key and
 // Expect(':') themselves.
 func (s *Scanner) Object(member func(key []byte) error) error {
+	// This is NextMember, Key and Expect(':') written out: replay spends
+	// its time in this loop.
 	if err := s.Expect('{'); err != nil {
 		return err
 	}
-	for n := 0; ; n++ {
-		more, err := s.NextMember(n)
-		if err != nil || !more {
-			return err
+	if s.Peek() == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		if s.Peek() != '"' {
+			return s.fail(ErrWantString, s.i, 0)
 		}
-		key, err := s.Key()
+		key, err := s.str(&s.kbuf)
 		if err != nil {
 			return err
 		}
-		if err := s.Expect(':'); err != nil {
-			return err
+		if s.Peek() != ':' || s.i >= len(s.b) {
+			return s.fail(ErrWant, s.i, ':')
 		}
+		s.i++
 		s.Space()
 		if err := member(key); err != nil {
 			return err
+		}
+		switch s.Peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.fail(ErrObjectNext, s.i, 0)
 		}
 	}
 }
@@ -264,15 +279,14 @@ func (s *Scanner) str(scratch *[]byte) ([]byte, error) {
 		q = len(s.b) - start // no closing quote: the slow path says where it fails
 	}
 	seg := s.b[start : start+q]
-	ascii := true
+	var class byte
 	for _, c := range seg {
-		if c < 0x20 || c == '\\' {
-			return s.slowString(start, q, scratch)
-		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
+		class |= strClass[c]
 	}
+	if class&strEscape != 0 {
+		return s.slowString(start, q, scratch)
+	}
+	ascii := class&strMulti == 0
 	if start+q == len(s.b) {
 		return s.slowString(start, q, scratch)
 	}
@@ -282,6 +296,25 @@ func (s *Scanner) str(scratch *[]byte) ([]byte, error) {
 	s.i = start + q + 1
 	return seg, nil
 }
+
+// strClass sorts string bytes for the fast path: strEscape for what needs
+// the slow path (a backslash, a control character), strMulti for the bytes
+// of multi-byte UTF-8 (which then gets validated).
+var strClass = func() (t [256]byte) {
+	for c := range 0x20 {
+		t[c] = strEscape
+	}
+	t['\\'] = strEscape
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = strMulti
+	}
+	return t
+}()
+
+const (
+	strEscape = 1 << iota
+	strMulti
+)
 
 // slowString decodes the string whose body starts at start, and whose
 // raw form is likely n bytes long, into the scratch buffer.
@@ -441,7 +474,7 @@ func ParseUint(b []byte) (uint64, bool) {
 			return 0, false
 		}
 		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
+		if len(b) == 20 && n > (1<<64-1-d)/10 { // 19 digits cannot overflow
 			return 0, false
 		}
 		n = n*10 + d

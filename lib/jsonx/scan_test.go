@@ -164,3 +164,19 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+func TestParseUint(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{
+		{"0", 0, true}, {"7", 7, true}, {"1234567890123456789", 1234567890123456789, true},
+		{"18446744073709551615", 1<<64 - 1, true}, {"18446744073709551616", 0, false}, {"99999999999999999999", 0, false},
+		{"", 0, false}, {"00", 0, false}, {"01", 0, false}, {"-1", 0, false}, {"1a", 0, false}, {"123456789012345678901", 0, false},
+	} {
+		if n, ok := ParseUint([]byte(tt.in)); n != tt.want || ok != tt.ok {
+			t.Errorf("ParseUint(%q) = %d, %v; want %d, %v", tt.in, n, ok, tt.want, tt.ok)
+		}
+	}
+}
