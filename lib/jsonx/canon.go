@@ -191,7 +191,11 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= utf8.RuneSelf {
+		switch strClass[c] {
+		case 0:
+			i++
+			continue
+		case strMulti:
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && n == 1 {
 				dst = append(dst, s[start:i]...)
@@ -201,10 +205,6 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 				continue
 			}
 			i += n
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
 			continue
 		}
 		dst = append(dst, s[start:i]...)

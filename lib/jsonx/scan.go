@@ -297,14 +297,16 @@ func (s *Scanner) str(scratch *[]byte) ([]byte, error) {
 	return seg, nil
 }
 
-// strClass sorts string bytes for the fast path: strEscape for what needs
-// the slow path (a backslash, a control character), strMulti for the bytes
-// of multi-byte UTF-8 (which then gets validated).
+// strClass sorts string bytes for the reader's and the writer's fast paths:
+// strEscape for what is escaped in a JSON string (a quote, a backslash, a
+// control character), strMulti for the bytes of multi-byte UTF-8 (which get
+// validated).
 var strClass = func() (t [256]byte) {
 	for c := range 0x20 {
 		t[c] = strEscape
 	}
 	t['\\'] = strEscape
+	t['"'] = strEscape
 	for c := utf8.RuneSelf; c < 256; c++ {
 		t[c] = strMulti
 	}
