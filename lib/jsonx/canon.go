@@ -506,16 +506,18 @@ func (p *parser) object() (any, error) {
 		return nil, err
 	}
 	m := map[string]any{}
-	p.s.Expect('{') // value() saw it
-	for n := 0; ; n++ {
-		more, err := p.s.NextMember(n)
-		if err != nil {
-			return nil, p.scanErr(err)
+	s := &p.s
+	s.i++ // '{', seen by value
+	if s.Peek() == '}' {
+		s.i++
+		p.depth--
+		return m, nil
+	}
+	for {
+		if s.Peek() != '"' {
+			return nil, p.scanErr(s.fail(ErrWantString, s.i, 0))
 		}
-		if !more {
-			break
-		}
-		b, err := p.s.Key()
+		b, err := s.str(&s.kbuf)
 		if err != nil {
 			return nil, p.scanErr(err)
 		}
@@ -524,7 +526,7 @@ func (p *parser) object() (any, error) {
 		if _, dup := m[key]; dup {
 			return nil, p.errf("duplicate key")
 		}
-		if err := p.s.Expect(':'); err != nil {
+		if err := s.Expect(':'); err != nil {
 			return nil, p.scanErr(err)
 		}
 		v, err := p.value()
@@ -533,9 +535,17 @@ func (p *parser) object() (any, error) {
 		}
 		m[key] = v
 		p.path = p.path[:len(p.path)-1]
+		switch s.Peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			p.depth--
+			return m, nil
+		default:
+			return nil, p.scanErr(s.fail(ErrObjectNext, s.i, 0))
+		}
 	}
-	p.depth--
-	return m, nil
 }
 
 func (p *parser) array() (any, error) {
@@ -543,21 +553,32 @@ func (p *parser) array() (any, error) {
 		return nil, err
 	}
 	a := []any{}
-	err := p.s.Array(func(n int) error {
+	s := &p.s
+	s.i++ // '[', seen by value
+	if s.Peek() == ']' {
+		s.i++
+		p.depth--
+		return a, nil
+	}
+	for n := 0; ; n++ {
 		p.path = append(p.path, pathSeg{index: n})
 		v, err := p.value()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.path = p.path[:len(p.path)-1]
 		a = append(a, v)
-		return nil
-	})
-	if err != nil {
-		return nil, p.scanErr(err)
+		switch s.Peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			p.depth--
+			return a, nil
+		default:
+			return nil, p.scanErr(s.fail(ErrArrayNext, s.i, 0))
+		}
 	}
-	p.depth--
-	return a, nil
 }
 
 func (p *parser) number() (any, error) {

@@ -139,6 +139,15 @@ func (s *Scanner) Space() {
 
 // Peek skips white space and returns the next byte, or 0 at the end.
 func (s *Scanner) Peek() byte {
+	// The common case (no space: the records art writes have none) small
+	// enough to inline.
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return s.b[s.i]
+	}
+	return s.peekSpace()
+}
+
+func (s *Scanner) peekSpace() byte {
 	s.Space()
 	if s.i < len(s.b) {
 		return s.b[s.i]
@@ -148,11 +157,11 @@ func (s *Scanner) Peek() byte {
 
 // Expect consumes c after white space.
 func (s *Scanner) Expect(c byte) error {
-	if s.Peek() != c || s.i >= len(s.b) {
-		return s.fail(ErrWant, s.i, rune(c))
+	if s.Peek() == c && s.i < len(s.b) {
+		s.i++
+		return nil
 	}
-	s.i++
-	return nil
+	return s.fail(ErrWant, s.i, rune(c))
 }
 
 // Object reads an object, calling member for each member with the scanner
