@@ -13,7 +13,7 @@ package jsonx
 // Parse is the strict reader underneath: it refuses duplicate keys, invalid
 // UTF-8, lone surrogates, non-finite numbers and (on request) integer literals
 // a double cannot hold exactly, and names the offending path the way every
-// other jsonx error does. It is a hand-written scanner rather than
+// other jsonx error does. It stands on the Scanner (scan.go) rather than
 // encoding/json because the Token API is several times slower and silently
 // turns invalid UTF-8 into U+FFFD, which would hide binary input from the
 // redactor that must count it.
@@ -62,14 +62,16 @@ func Parse(data []byte, root string, opt ParseOptions) (any, error) {
 	if opt.MaxDepth <= 0 {
 		opt.MaxDepth = DefaultMaxDepth
 	}
-	p := parser{data: data, opt: opt, root: root}
+	p := parser{s: NewScanner(data), opt: opt, root: root}
+	if opt.KeepInvalidUTF8 {
+		p.s.Strings = KeepInvalid
+	}
 	v, err := p.value()
 	if err != nil {
 		return nil, err
 	}
-	p.ws()
-	if p.i < len(p.data) {
-		return nil, &FieldError{Path: root, Msg: fmt.Sprintf("trailing data after the document at byte %d", p.i)}
+	if p.s.End() != nil {
+		return nil, &FieldError{Path: root, Msg: fmt.Sprintf("trailing data after the document at byte %d", p.s.Offset())}
 	}
 	return v, nil
 }
@@ -175,14 +177,34 @@ func appendInt(dst []byte, i int64) ([]byte, error) {
 const hexDigits = "0123456789abcdef"
 
 // AppendCanonicalString appends s as an RFC 8785 JSON string: '"' and '\\'
-// escaped, C0 controls as \b \t \n \f \r or \u00xx, everything else literal.
-// s must be valid UTF-8 (callers check; invalid bytes are copied as they are).
+// escaped, C0 controls as \b \t \n \f \r or \u00xx, everything else
+// literal. It is art's one JSON string writer (envelopes, redacted attrs,
+// queue records and snapshots), so there is one set of escaping rules.
+//
+// A byte that is not part of valid UTF-8 is written as U+FFFD, the way
+// encoding/json writes it: the output is always valid JSON, and canonical
+// for the string with the replacement made. Canonical input (AppendCanonical
+// and the redactor check it first) never reaches that rule, so it changes no
+// envelope's bytes.
 func AppendCanonicalString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		switch strClass[c] {
+		case 0:
+			i++
+			continue
+		case strMulti:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, "\uFFFD"...)
+				i++
+				start = i
+				continue
+			}
+			i += n
 			continue
 		}
 		dst = append(dst, s[start:i]...)
@@ -202,7 +224,8 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 		default:
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
@@ -211,8 +234,17 @@ func AppendCanonicalString(dst []byte, s string) []byte {
 // CanonicalStringLen is len(AppendCanonicalString(nil, s)) without building it.
 func CanonicalStringLen(s string) int {
 	n := len(s) + 2
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				n += 2 // one byte becomes the three of U+FFFD
+			}
+			i += size
+			continue
+		}
+		i++
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
@@ -346,10 +378,11 @@ func utf16Units(r rune) (uint16, uint16) {
 	return uint16(h), uint16(l)
 }
 
-// parser is a recursive-descent JSON reader over a byte slice.
+// parser builds the value tree over the Scanner, adding what the scanner
+// leaves to its callers: the path of every error, duplicate keys, the depth
+// bound and the number rules of I-JSON.
 type parser struct {
-	data  []byte
-	i     int
+	s     Scanner
 	opt   ParseOptions
 	root  string
 	path  []pathSeg // from root to the current value, for error messages
@@ -366,11 +399,55 @@ func (p *parser) errf(format string, args ...any) error {
 	return &FieldError{Path: p.pathString(), Msg: fmt.Sprintf(format, args...)}
 }
 
-func (p *parser) syntax(what string) error {
-	if p.i >= len(p.data) {
+func (p *parser) syntaxAt(at int, what string) error {
+	if at >= len(p.s.Data()) {
 		return p.errf("unexpected end of input")
 	}
-	return p.errf("invalid JSON at byte %d: %s", p.i, what)
+	return p.errf("invalid JSON at byte %d: %s", at, what)
+}
+
+// scanErr words a scanner error the way Parse always has, at the current
+// path; other errors pass through.
+func (p *parser) scanErr(err error) error {
+	se, ok := err.(*SyntaxError)
+	if !ok {
+		return err
+	}
+	at := se.Offset
+	switch se.Kind {
+	case ErrWant:
+		return p.syntaxAt(at, "expected ':' after a key")
+	case ErrWantString:
+		return p.syntaxAt(at, "expected a string key")
+	case ErrObjectNext:
+		return p.syntaxAt(at, "expected ',' or '}' in an object")
+	case ErrArrayNext:
+		return p.syntaxAt(at, "expected ',' or ']' in an array")
+	case ErrLiteral:
+		word := map[rune]string{'t': "true", 'f': "false", 'n': "null"}[se.Char]
+		return p.syntaxAt(at, "invalid literal (want "+word+")")
+	case ErrNumber:
+		switch se.Char {
+		case '.':
+			return p.syntaxAt(at, "invalid number: digits must follow '.'")
+		case 'e':
+			return p.syntaxAt(at, "invalid number: digits must follow the exponent")
+		}
+		return p.syntaxAt(at, "invalid number")
+	case ErrUnterminated:
+		return p.errf("unexpected end of input in a string")
+	case ErrControl:
+		return p.syntaxAt(at, "control character in a string")
+	case ErrInvalidUTF8:
+		return p.errf("string is not valid UTF-8 (byte %d)", at)
+	case ErrEscape:
+		return p.syntaxAt(at, fmt.Sprintf("invalid escape \\%c", se.Char))
+	case ErrUnicodeEscape:
+		return p.syntaxAt(at, "invalid \\u escape")
+	case ErrLoneSurrogate:
+		return p.errf("string has a lone surrogate \\u%04x", se.Char)
+	}
+	return p.syntaxAt(at, fmt.Sprintf("unexpected character %q", se.Char))
 }
 
 func (p *parser) pathString() string {
@@ -385,47 +462,35 @@ func (p *parser) pathString() string {
 	return s
 }
 
-func (p *parser) ws() {
-	for p.i < len(p.data) {
-		switch p.data[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
 func (p *parser) value() (any, error) {
-	p.ws()
-	if p.i >= len(p.data) {
+	c := p.s.Peek()
+	at := p.s.Offset()
+	if at >= len(p.s.Data()) {
 		return nil, p.errf("unexpected end of input")
 	}
-	switch c := p.data[p.i]; {
+	switch {
 	case c == '{':
 		return p.object()
 	case c == '[':
 		return p.array()
 	case c == '"':
-		return p.str()
-	case c == 't':
-		return true, p.literal("true")
-	case c == 'f':
-		return false, p.literal("false")
-	case c == 'n':
-		return nil, p.literal("null")
+		b, err := p.s.String()
+		if err != nil {
+			return nil, p.scanErr(err)
+		}
+		return string(b), nil
+	case c == 't' || c == 'f' || c == 'n':
+		if err := p.s.Literal(); err != nil {
+			return nil, p.scanErr(err)
+		}
+		if c == 'n' {
+			return nil, nil
+		}
+		return c == 't', nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	}
-	return nil, p.syntax(fmt.Sprintf("unexpected character %q", rune(p.data[p.i])))
-}
-
-func (p *parser) literal(word string) error {
-	if len(p.data)-p.i >= len(word) && string(p.data[p.i:p.i+len(word)]) == word {
-		p.i += len(word)
-		return nil
-	}
-	return p.syntax("invalid literal (want " + word + ")")
+	return nil, p.syntaxAt(at, fmt.Sprintf("unexpected character %q", rune(c)))
 }
 
 func (p *parser) enter() error {
@@ -440,51 +505,45 @@ func (p *parser) object() (any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
-	p.i++ // '{'
 	m := map[string]any{}
-	p.ws()
-	if p.i < len(p.data) && p.data[p.i] == '}' {
-		p.i++
+	s := &p.s
+	s.i++ // '{', seen by value
+	if s.Peek() == '}' {
+		s.i++
 		p.depth--
 		return m, nil
 	}
 	for {
-		p.ws()
-		if p.i >= len(p.data) || p.data[p.i] != '"' {
-			return nil, p.syntax("expected a string key")
+		if s.Peek() != '"' {
+			return nil, p.scanErr(s.fail(ErrWantString, s.i, 0))
 		}
-		key, err := p.str()
+		b, err := s.str(&s.kbuf)
 		if err != nil {
-			return nil, err
+			return nil, p.scanErr(err)
 		}
+		key := string(b)
 		p.path = append(p.path, pathSeg{key: key, index: -1})
 		if _, dup := m[key]; dup {
 			return nil, p.errf("duplicate key")
 		}
-		p.ws()
-		if p.i >= len(p.data) || p.data[p.i] != ':' {
-			return nil, p.syntax("expected ':' after a key")
+		if err := s.Expect(':'); err != nil {
+			return nil, p.scanErr(err)
 		}
-		p.i++
 		v, err := p.value()
 		if err != nil {
 			return nil, err
 		}
 		m[key] = v
 		p.path = p.path[:len(p.path)-1]
-		p.ws()
-		if p.i >= len(p.data) {
-			return nil, p.errf("unexpected end of input")
-		}
-		switch p.data[p.i] {
+		switch s.Peek() {
 		case ',':
-			p.i++
+			s.i++
 		case '}':
-			p.i++
+			s.i++
 			p.depth--
 			return m, nil
 		default:
-			return nil, p.syntax("expected ',' or '}' in an object")
+			return nil, p.scanErr(s.fail(ErrObjectNext, s.i, 0))
 		}
 	}
 }
@@ -493,11 +552,11 @@ func (p *parser) array() (any, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
-	p.i++ // '['
 	a := []any{}
-	p.ws()
-	if p.i < len(p.data) && p.data[p.i] == ']' {
-		p.i++
+	s := &p.s
+	s.i++ // '[', seen by value
+	if s.Peek() == ']' {
+		s.i++
 		p.depth--
 		return a, nil
 	}
@@ -509,161 +568,27 @@ func (p *parser) array() (any, error) {
 		}
 		p.path = p.path[:len(p.path)-1]
 		a = append(a, v)
-		p.ws()
-		if p.i >= len(p.data) {
-			return nil, p.errf("unexpected end of input")
-		}
-		switch p.data[p.i] {
+		switch s.Peek() {
 		case ',':
-			p.i++
+			s.i++
 		case ']':
-			p.i++
+			s.i++
 			p.depth--
 			return a, nil
 		default:
-			return nil, p.syntax("expected ',' or ']' in an array")
+			return nil, p.scanErr(s.fail(ErrArrayNext, s.i, 0))
 		}
 	}
-}
-
-// str reads a string starting at the opening quote.
-func (p *parser) str() (string, error) {
-	p.i++ // '"'
-	start := p.i
-	// Fast path: printable ASCII without escapes.
-	for p.i < len(p.data) {
-		c := p.data[p.i]
-		if c == '"' {
-			s := string(p.data[start:p.i])
-			p.i++
-			return s, nil
-		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			break
-		}
-		p.i++
-	}
-	buf := make([]byte, 0, p.i-start+16)
-	buf = append(buf, p.data[start:p.i]...)
-	for {
-		if p.i >= len(p.data) {
-			return "", p.errf("unexpected end of input in a string")
-		}
-		c := p.data[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return string(buf), nil
-		case c < 0x20:
-			return "", p.syntax("control character in a string")
-		case c == '\\':
-			var err error
-			if buf, err = p.escape(buf); err != nil {
-				return "", err
-			}
-		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.i++
-		default:
-			r, n := utf8.DecodeRune(p.data[p.i:])
-			if r == utf8.RuneError && n <= 1 {
-				if !p.opt.KeepInvalidUTF8 {
-					return "", p.errf("string is not valid UTF-8 (byte %d)", p.i)
-				}
-				buf = append(buf, c)
-				p.i++
-				continue
-			}
-			buf = append(buf, p.data[p.i:p.i+n]...)
-			p.i += n
-		}
-	}
-}
-
-func (p *parser) escape(buf []byte) ([]byte, error) {
-	if p.i+1 >= len(p.data) {
-		p.i = len(p.data)
-		return buf, p.errf("unexpected end of input in a string")
-	}
-	c := p.data[p.i+1]
-	p.i += 2
-	if b, ok := SimpleEscape(c); ok {
-		return append(buf, b), nil
-	}
-	switch c {
-	case 'u':
-		r, ok := p.hex4()
-		if !ok {
-			return buf, p.syntax("invalid \\u escape")
-		}
-		if utf16.IsSurrogate(r) {
-			if r < 0xDC00 && p.i+1 < len(p.data) && p.data[p.i] == '\\' && p.data[p.i+1] == 'u' {
-				save := p.i
-				p.i += 2
-				if r2, ok := p.hex4(); ok && r2 >= 0xDC00 && r2 <= 0xDFFF {
-					return utf8.AppendRune(buf, utf16.DecodeRune(r, r2)), nil
-				}
-				p.i = save
-			}
-			if !p.opt.KeepInvalidUTF8 {
-				return buf, p.errf("string has a lone surrogate \\u%04x", r)
-			}
-			// WTF-8: the surrogate's own 3-byte form, which is invalid UTF-8.
-			return append(buf, byte(0xE0|r>>12), byte(0x80|(r>>6)&0x3F), byte(0x80|r&0x3F)), nil
-		}
-		return utf8.AppendRune(buf, r), nil
-	}
-	p.i--
-	return buf, p.syntax(fmt.Sprintf("invalid escape \\%c", c))
-}
-
-func (p *parser) hex4() (rune, bool) {
-	r, ok := Hex4(p.data[p.i:])
-	if ok {
-		p.i += 4
-	}
-	return r, ok
 }
 
 func (p *parser) number() (any, error) {
-	start := p.i
-	if p.data[p.i] == '-' {
-		p.i++
+	b, err := p.s.Number()
+	if err != nil {
+		return nil, p.scanErr(err)
 	}
-	digits := func() int {
-		n := 0
-		for p.i < len(p.data) && p.data[p.i] >= '0' && p.data[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.i < len(p.data) && p.data[p.i] == '0' {
-		p.i++
-	} else if digits() == 0 {
-		return nil, p.syntax("invalid number")
-	}
-	intLen := p.i - start
-	integer := true
-	if p.i < len(p.data) && p.data[p.i] == '.' {
-		integer = false
-		p.i++
-		if digits() == 0 {
-			return nil, p.syntax("invalid number: digits must follow '.'")
-		}
-	}
-	if p.i < len(p.data) && (p.data[p.i] == 'e' || p.data[p.i] == 'E') {
-		integer = false
-		p.i++
-		if p.i < len(p.data) && (p.data[p.i] == '+' || p.data[p.i] == '-') {
-			p.i++
-		}
-		if digits() == 0 {
-			return nil, p.syntax("invalid number: digits must follow the exponent")
-		}
-	}
-	lit := string(p.data[start:p.i])
-	if integer && intLen <= 15 {
+	lit := string(b)
+	integer := !strings.ContainsAny(lit, ".eE")
+	if integer && len(lit) <= 15 {
 		return json.Number(lit), nil // finite and within ±2^53
 	}
 	if integer && p.opt.SafeIntegers {

@@ -284,3 +284,38 @@ func BenchmarkCanonical(b *testing.B) {
 		}
 	}
 }
+
+// FuzzCanonicalString: the one string writer gives valid JSON of its length
+// estimate, reading back as the string with each invalid byte as U+FFFD, and
+// for valid UTF-8 exactly the canonical form of encoding/json's encoding.
+func FuzzCanonicalString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\b\f\n\r\t\x01\x1f\x7f", "é😀\u2028<>&", "a\xffb\xc3", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := AppendCanonicalString([]byte("x"), s)[1:]
+		if n := CanonicalStringLen(s); n != len(out) {
+			t.Fatalf("CanonicalStringLen(%q) = %d; the writer gave %d bytes", s, n, len(out))
+		}
+		var back string
+		if err := json.Unmarshal(out, &back); err != nil || !utf8.Valid(out) {
+			t.Fatalf("AppendCanonicalString(%q) = %q: not valid JSON of valid UTF-8 (%v)", s, out, err)
+		}
+		var want []byte
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			want = utf8.AppendRune(want, r) // RuneError for an invalid byte
+			i += n
+		}
+		if back != string(want) {
+			t.Fatalf("AppendCanonicalString(%q) reads back as %q; want %q", s, back, want)
+		}
+		if utf8.ValidString(s) {
+			enc, _ := json.Marshal(s)
+			canon, err := Canonical(enc)
+			if err != nil || string(canon) != string(out) {
+				t.Fatalf("AppendCanonicalString(%q) = %s; Canonical(%s) = %s, %v", s, out, enc, canon, err)
+			}
+		}
+	})
+}

@@ -17,28 +17,42 @@ import (
 
 // Check walks data against the Go type of v and reports the first structural
 // problem with its field path. It does not modify v.
+//
+// It stands on the Scanner, reading strings the way encoding/json does
+// (invalid UTF-8 and lone surrogates as U+FFFD), since encoding/json decodes
+// the value afterwards. A syntax error is still worded by encoding/json, as
+// it always was: those words reach people and models (an agent's malformed
+// reply goes back to the model quoting them), so they stay the same.
 func Check(data []byte, root string, v any) error {
 	t := reflect.TypeOf(v)
 	if t == nil || t.Kind() != reflect.Pointer {
 		return fmt.Errorf("jsonx: Check needs a non-nil pointer, got %T", v)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	w := walker{dec: dec}
-	if err := w.value(t.Elem(), root); err != nil {
+	w := walker{s: NewScanner(data)}
+	w.s.Strings = ReplaceInvalid
+	if err := w.value(t.Elem(), root, 0); err != nil {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err == nil {
+	end := w.s.Offset()
+	if w.s.End() != nil {
+		inValue, err := stdTokenAfter(data, end)
+		switch {
+		case err == nil:
 			return &FieldError{Path: root, Msg: "trailing data after the document"}
+		case inValue:
+			return &FieldError{Path: root, Msg: cleanJSONError(err)}
 		}
 		return &FieldError{Path: root, Msg: "trailing data after the document: " + cleanJSONError(err)}
 	}
 	return nil
 }
 
+// checkMaxDepth bounds nesting in Check (encoding/json's own bound for the
+// values it decodes).
+const checkMaxDepth = 10000
+
 type walker struct {
-	dec *json.Decoder
+	s Scanner
 }
 
 var (
@@ -48,108 +62,184 @@ var (
 	jsonNumber      = reflect.TypeFor[json.Number]()
 )
 
-func (w *walker) token(path string) (json.Token, error) {
-	tok, err := w.dec.Token()
-	if err != nil {
-		if err == io.EOF {
-			return nil, &FieldError{Path: path, Msg: "unexpected end of input"}
-		}
-		return nil, &FieldError{Path: path, Msg: cleanJSONError(err)}
+// syntax turns a scanner error into a FieldError at path, in encoding/json's
+// words for the same document; other errors pass through.
+func (w *walker) syntax(path string, err error) error {
+	se, ok := err.(*SyntaxError)
+	if !ok {
+		return err
 	}
-	return tok, nil
+	if std := stdTokenError(w.s.Data()); std != nil {
+		return &FieldError{Path: path, Msg: cleanJSONError(std)}
+	}
+	if se.Kind == ErrDepth {
+		return &FieldError{Path: path, Msg: fmt.Sprintf("nesting deeper than %d levels", checkMaxDepth)}
+	}
+	return &FieldError{Path: path, Msg: se.Error()}
+}
+
+// decodeSyntax is the error encoding/json's Decode gives, in place of its
+// token reader's, for a missing ':' or ',' before a value it decodes whole.
+func (w *walker) decodeSyntax(path, msg string) error {
+	return &FieldError{Path: path, Msg: fmt.Sprintf("invalid JSON at byte %d: %s", w.s.Offset(), msg)}
+}
+
+// stdTokenError is the first error encoding/json's token reader meets in
+// data (nil if it meets none): the wording of a syntax error, asked for
+// only once one is found.
+func stdTokenError(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for {
+		if _, err := dec.Token(); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// stdTokenAfter is encoding/json's error for the first token after the
+// value that ends at end (nil if that token is well-formed); inValue says
+// it met the error before the value's end.
+func stdTokenAfter(data []byte, end int) (inValue bool, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	for dec.InputOffset() < int64(end) {
+		if _, err := dec.Token(); err != nil {
+			return true, err
+		}
+	}
+	_, err = dec.Token()
+	return false, err
+}
+
+// eof reports the end of input inside a value at path.
+func (w *walker) atEnd() bool {
+	return w.s.Peek() == 0 && w.s.Offset() >= len(w.s.Data())
+}
+
+func (w *walker) eof(path string) error {
+	return &FieldError{Path: path, Msg: "unexpected end of input"}
+}
+
+// eofBefore is the end of input where a value of type t was due: a type that
+// decodes itself was handed to encoding/json's Decode, which says "EOF".
+func (w *walker) eofBefore(t reflect.Type, path string) error {
+	if _, ok := customType(t); ok {
+		return &FieldError{Path: path, Msg: "EOF"}
+	}
+	return w.eof(path)
+}
+
+// customType is the type whose own UnmarshalJSON or UnmarshalText decodes a
+// value of type t (t itself or what its pointers point to), if any.
+func customType(t reflect.Type) (reflect.Type, bool) {
+	if t == nil {
+		return nil, false
+	}
+	if t != rawMessage && t != jsonNumber &&
+		(reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)) {
+		return t, true
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+		if reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+			return t, true
+		}
+	}
+	return nil, false
 }
 
 // value checks the next JSON value against t. A nil t accepts any value but
 // still refuses duplicate keys.
-func (w *walker) value(t reflect.Type, path string) error {
-	if t != nil && t != rawMessage && t != jsonNumber &&
-		(reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)) {
-		return w.custom(t, path)
+func (w *walker) value(t reflect.Type, path string, depth int) error {
+	if ct, ok := customType(t); ok {
+		return w.custom(ct, path, depth)
 	}
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
-		if reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
-			return w.custom(t, path)
+	}
+	if w.atEnd() {
+		return w.eof(path)
+	}
+	c := w.s.Peek()
+	if c == 'n' {
+		if err := w.s.Literal(); err != nil {
+			return w.syntax(path, err)
 		}
-	}
-	tok, err := w.token(path)
-	if err != nil {
-		return err
-	}
-	if tok == nil { // null leaves the Go value at its zero
-		return nil
+		return nil // null leaves the Go value at its zero
 	}
 	if t == nil || t.Kind() == reflect.Interface || t == rawMessage {
-		return w.anyValue(tok, path)
+		return w.anyValue(path, depth)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if d, ok := tok.(json.Delim); !ok || d != '{' {
-			return typeErr(path, "object", tok)
+		if c != '{' {
+			return w.mismatch(path, "object")
 		}
-		return w.object(path, func(key, p string) error {
+		return w.object(path, depth, func(key, p string) (reflect.Type, error) {
 			f, ok := fieldsOf(t)[key]
 			if !ok {
-				return &FieldError{Path: p, Msg: "unknown field"}
+				return nil, &FieldError{Path: p, Msg: "unknown field"}
 			}
-			return w.value(f, p)
+			return f, nil
 		})
 	case reflect.Map:
-		if d, ok := tok.(json.Delim); !ok || d != '{' {
-			return typeErr(path, "object", tok)
+		if c != '{' {
+			return w.mismatch(path, "object")
 		}
-		return w.object(path, func(_, p string) error { return w.value(t.Elem(), p) })
+		return w.object(path, depth, func(string, string) (reflect.Type, error) { return t.Elem(), nil })
 	case reflect.Slice, reflect.Array:
 		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
-			if _, ok := tok.(string); !ok {
-				return typeErr(path, "base64 string", tok)
+			if c != '"' {
+				return w.mismatch(path, "base64 string")
 			}
-			return nil
+			_, err := w.s.String()
+			return w.syntax(path, err)
 		}
-		if d, ok := tok.(json.Delim); !ok || d != '[' {
-			return typeErr(path, "array", tok)
+		if c != '[' {
+			return w.mismatch(path, "array")
 		}
-		for i := 0; w.dec.More(); i++ {
-			if err := w.value(t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		_, err := w.token(path) // ']'
+		return w.array(path, depth, t.Elem())
+	}
+	tok, err := w.scalar(path)
+	if err != nil {
 		return err
+	}
+	switch t.Kind() {
 	case reflect.String:
-		if _, ok := tok.(string); !ok {
+		if tok.kind != '"' {
 			return typeErr(path, "string", tok)
 		}
 	case reflect.Bool:
-		if _, ok := tok.(bool); !ok {
+		if tok.kind != 't' {
 			return typeErr(path, "boolean", tok)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := tok.(json.Number)
-		if !ok {
+		if tok.kind != '0' {
 			return typeErr(path, "integer", tok)
 		}
-		i, err := strconv.ParseInt(string(n), 10, 64)
+		i, err := strconv.ParseInt(tok.lit, 10, 64)
 		if err != nil || reflect.Zero(t).OverflowInt(i) {
-			return &FieldError{Path: path, Msg: fmt.Sprintf("%s is not an integer in range", n)}
+			return &FieldError{Path: path, Msg: fmt.Sprintf("%s is not an integer in range", tok.lit)}
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := tok.(json.Number)
-		if !ok {
+		if tok.kind != '0' {
 			return typeErr(path, "non-negative integer", tok)
 		}
-		u, err := strconv.ParseUint(string(n), 10, 64)
+		u, err := strconv.ParseUint(tok.lit, 10, 64)
 		if err != nil || reflect.Zero(t).OverflowUint(u) {
-			return &FieldError{Path: path, Msg: fmt.Sprintf("%s is not a non-negative integer in range", n)}
+			return &FieldError{Path: path, Msg: fmt.Sprintf("%s is not a non-negative integer in range", tok.lit)}
 		}
 	case reflect.Float32, reflect.Float64:
-		n, ok := tok.(json.Number)
-		if !ok {
+		if tok.kind != '0' {
 			return typeErr(path, "number", tok)
 		}
-		f, err := strconv.ParseFloat(string(n), 64)
+		f, err := strconv.ParseFloat(tok.lit, 64)
 		if err != nil || math.IsInf(f, 0) {
-			return &FieldError{Path: path, Msg: fmt.Sprintf("%s is not a finite number", n)}
+			return &FieldError{Path: path, Msg: fmt.Sprintf("%s is not a finite number", tok.lit)}
 		}
 	default:
 		return &FieldError{Path: path, Msg: "field of unsupported type " + t.Kind().String()}
@@ -157,17 +247,65 @@ func (w *walker) value(t reflect.Type, path string) error {
 	return nil
 }
 
+// token is a scalar as read: kind '"' (string), '0' (number, with its
+// literal), 't' (boolean) or a container's opening byte.
+type token struct {
+	kind byte
+	lit  string
+}
+
+// scalar reads the scalar (or notes the container) at the scanner.
+func (w *walker) scalar(path string) (token, error) {
+	switch c := w.s.Peek(); {
+	case c == '{' || c == '[':
+		return token{kind: c}, nil
+	case c == '"':
+		_, err := w.s.String()
+		return token{kind: '"'}, w.syntax(path, err)
+	case c == '-' || c >= '0' && c <= '9':
+		lit, err := w.s.Number()
+		if err != nil {
+			return token{}, w.syntax(path, err)
+		}
+		return token{kind: '0', lit: string(lit)}, nil
+	}
+	if err := w.s.Literal(); err != nil {
+		return token{}, w.syntax(path, err)
+	}
+	return token{kind: 't'}, nil
+}
+
+// mismatch reports a value that is not of the wanted JSON type; a scalar is
+// read first, so that a malformed one is reported as such.
+func (w *walker) mismatch(path, want string) error {
+	tok, err := w.scalar(path)
+	if err != nil {
+		return err
+	}
+	return typeErr(path, want, tok)
+}
+
 // custom hands a value to the type's own UnmarshalJSON/UnmarshalText and
 // reports its error at path (e.g. a bad duration string).
-func (w *walker) custom(t reflect.Type, path string) error {
-	var raw json.RawMessage
-	if err := w.dec.Decode(&raw); err != nil {
-		return &FieldError{Path: path, Msg: cleanJSONError(err)}
+func (w *walker) custom(t reflect.Type, path string, depth int) error {
+	if w.atEnd() {
+		return w.eofBefore(t, path)
+	}
+	// Syntax first, reported at the value as encoding/json's Decode did,
+	// then duplicate keys inside it, at their own paths.
+	raw, err := w.s.Skip(checkMaxDepth)
+	if err != nil {
+		if err.(*SyntaxError).End {
+			return w.eof(path)
+		}
+		return w.syntax(path, err)
 	}
 	if string(raw) == "null" {
 		return nil
 	}
-	if err := checkDuplicates(raw, path); err != nil {
+	inner := walker{s: NewScanner(raw)}
+	inner.s.Strings = ReplaceInvalid
+	if err := inner.value(nil, path, depth); err != nil {
 		return err
 	}
 	p := reflect.New(t)
@@ -179,7 +317,7 @@ func (w *walker) custom(t reflect.Type, path string) error {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return typeErr(path, "string", raw)
+		return typeErr(path, "string", json.RawMessage(raw))
 	}
 	if err := p.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
 		return &FieldError{Path: path, Msg: cleanJSONError(err)}
@@ -187,55 +325,108 @@ func (w *walker) custom(t reflect.Type, path string) error {
 	return nil
 }
 
-func checkDuplicates(raw []byte, path string) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	w := walker{dec: dec}
-	return w.value(nil, path)
+// anyValue consumes a value of any shape.
+func (w *walker) anyValue(path string, depth int) error {
+	switch w.s.Peek() {
+	case '{':
+		return w.object(path, depth, func(string, string) (reflect.Type, error) { return nil, nil })
+	case '[':
+		return w.array(path, depth, nil)
+	}
+	_, err := w.scalar(path)
+	return err
 }
 
-// anyValue consumes a value of any shape whose first token is tok.
-func (w *walker) anyValue(tok json.Token, path string) error {
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
+// object iterates the members of an object, refusing duplicate keys:
+// member gives the Go type of the member's value (or an error about its
+// name, before its ':' is read, as encoding/json's token reader did).
+func (w *walker) object(path string, depth int, member func(key, path string) (reflect.Type, error)) error {
+	if depth >= checkMaxDepth {
+		return w.syntax(path, &SyntaxError{Kind: ErrDepth, Offset: w.s.Offset()})
 	}
-	switch d {
-	case '{':
-		return w.object(path, func(_, p string) error { return w.value(nil, p) })
-	case '[':
-		for i := 0; w.dec.More(); i++ {
-			if err := w.value(nil, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
+	w.s.Expect('{') // the caller saw it
+	seen := map[string]bool{}
+	for n := 0; ; n++ {
+		more, err := w.s.NextMember(n)
+		if err == nil && more {
+			var k []byte
+			k, err = w.s.Key()
+			if err == nil {
+				key := string(k)
+				p := join(path, key)
+				if seen[key] {
+					return &FieldError{Path: p, Msg: "duplicate key"}
+				}
+				seen[key] = true
+				t, err := member(key, p)
+				if err != nil {
+					return err
+				}
+				if err := w.s.Expect(':'); err != nil {
+					if err.(*SyntaxError).End {
+						return w.eofBefore(t, p)
+					}
+					if _, ok := customType(t); ok {
+						return w.decodeSyntax(p, "expected colon after object key")
+					}
+					return w.syntax(p, err)
+				}
+				if err := w.value(t, p, depth+1); err != nil {
+					return err
+				}
+				continue
 			}
 		}
-		_, err := w.token(path)
-		return err
+		if err != nil {
+			if err.(*SyntaxError).End {
+				return w.eof(path)
+			}
+			return w.syntax(path, err)
+		}
+		return nil
 	}
-	return &FieldError{Path: path, Msg: "unexpected " + string(d)}
 }
 
-// object iterates the members of an object whose '{' was consumed, refusing
-// duplicate keys, and consumes the closing '}'.
-func (w *walker) object(path string, member func(key, path string) error) error {
-	seen := map[string]bool{}
-	for w.dec.More() {
-		tok, err := w.token(path)
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		p := join(path, key)
-		if seen[key] {
-			return &FieldError{Path: p, Msg: "duplicate key"}
-		}
-		seen[key] = true
-		if err := member(key, p); err != nil {
-			return err
-		}
+// array iterates the items of an array. A syntax error is placed where
+// encoding/json's token reader placed it: at the item it expected, or at
+// the array where the input ends or a bracket is wrong.
+func (w *walker) array(path string, depth int, elem reflect.Type) error {
+	if depth >= checkMaxDepth {
+		return w.syntax(path, &SyntaxError{Kind: ErrDepth, Offset: w.s.Offset()})
 	}
-	_, err := w.token(path) // '}'
-	return err
+	n := 0
+	err := w.s.Array(func(i int) error {
+		n = i
+		at := path
+		if i > 0 {
+			at = fmt.Sprintf("%s[%d]", path, i) // after a comma: the item it promised
+		}
+		if w.atEnd() {
+			if i > 0 {
+				return w.eofBefore(elem, at)
+			}
+			return w.eof(at)
+		}
+		if c := w.s.Peek(); c == ']' || c == '}' {
+			return w.syntax(at, w.s.Literal())
+		}
+		return w.value(elem, fmt.Sprintf("%s[%d]", path, i), depth+1)
+	})
+	if err != nil {
+		se, ok := err.(*SyntaxError)
+		switch {
+		case ok && se.End:
+			return w.eof(path)
+		case ok && se.Kind == ErrArrayNext && w.s.Peek() != '}':
+			at := fmt.Sprintf("%s[%d]", path, n+1)
+			if _, custom := customType(elem); custom {
+				return w.decodeSyntax(at, "expected comma after array element")
+			}
+			return w.syntax(at, err)
+		}
+		return w.syntax(path, err)
+	}
+	return nil
 }
 
 func typeErr(path, want string, tok any) error {
@@ -244,19 +435,19 @@ func typeErr(path, want string, tok any) error {
 
 func describe(tok any) string {
 	switch v := tok.(type) {
-	case nil:
-		return "null"
-	case json.Delim:
-		if v == '{' {
+	case token:
+		switch v.kind {
+		case '{':
 			return "object"
+		case '[':
+			return "array"
+		case '"':
+			return "string"
+		case 't':
+			return "boolean"
+		case '0':
+			return "number " + v.lit
 		}
-		return "array"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case json.Number:
-		return "number " + string(v)
 	case json.RawMessage:
 		if len(v) > 0 {
 			switch v[0] {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/jsonx"
@@ -57,10 +56,10 @@ func appendEventBody(dst []byte, ev *Event) []byte {
 	dst = append(dst, `,"time":"`...)
 	dst = ev.Time.UTC().AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","type":`...)
-	dst = appendString(dst, string(ev.Type))
+	dst = jsonx.AppendCanonicalString(dst, string(ev.Type))
 	if ev.Task != "" {
 		dst = append(dst, `,"task":`...)
-		dst = appendString(dst, ev.Task)
+		dst = jsonx.AppendCanonicalString(dst, ev.Task)
 	}
 	if ev.Attempt != 0 {
 		dst = append(dst, `,"attempt":`...)
@@ -72,11 +71,11 @@ func appendEventBody(dst []byte, ev *Event) []byte {
 	}
 	if ev.Worker != "" {
 		dst = append(dst, `,"worker":`...)
-		dst = appendString(dst, ev.Worker)
+		dst = jsonx.AppendCanonicalString(dst, ev.Worker)
 	}
 	if ev.Reason != "" {
 		dst = append(dst, `,"reason":`...)
-		dst = appendString(dst, ev.Reason)
+		dst = jsonx.AppendCanonicalString(dst, ev.Reason)
 	}
 	if ev.Trace != nil {
 		dst = append(dst, `,"trace":`...)
@@ -118,12 +117,12 @@ func appendEventBody(dst []byte, ev *Event) []byte {
 
 func appendTrace(dst []byte, t *Trace) []byte {
 	dst = append(dst, `{"status":`...)
-	dst = appendString(dst, string(t.Status))
+	dst = jsonx.AppendCanonicalString(dst, string(t.Status))
 	dst = append(dst, `,"exit_code":`...)
 	dst = strconv.AppendInt(dst, int64(t.ExitCode), 10)
 	if t.Signal != "" {
 		dst = append(dst, `,"signal":`...)
-		dst = appendString(dst, t.Signal)
+		dst = jsonx.AppendCanonicalString(dst, t.Signal)
 	}
 	dst = append(dst, `,"duration_ms":`...)
 	dst = strconv.AppendInt(dst, t.DurationMS, 10)
@@ -135,7 +134,7 @@ func appendTrace(dst []byte, t *Trace) []byte {
 	dst = strconv.AppendBool(dst, t.OutputIncomplete)
 	if t.Reason != "" {
 		dst = append(dst, `,"reason":`...)
-		dst = appendString(dst, t.Reason)
+		dst = jsonx.AppendCanonicalString(dst, t.Reason)
 	}
 	if t.OutputSaved != nil {
 		dst = append(dst, `,"output_saved":`...)
@@ -143,57 +142,13 @@ func appendTrace(dst []byte, t *Trace) []byte {
 	}
 	if t.OutputError != "" {
 		dst = append(dst, `,"output_error":`...)
-		dst = appendString(dst, t.OutputError)
+		dst = jsonx.AppendCanonicalString(dst, t.OutputError)
 	}
 	if t.Acceptance != nil {
 		dst = append(dst, `,"acceptance":`...)
 		dst = appendTrace(dst, t.Acceptance)
 	}
 	return append(dst, '}')
-}
-
-// appendString appends s as a JSON string, escaping only what JSON requires
-// (no HTML escaping, as jsonx.Marshal). Invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				const hex = "0123456789abcdef"
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // RecordError is a record that cannot be decoded.
@@ -227,7 +182,7 @@ func RecordSeq(line []byte) (uint64, error) {
 		return 0, err
 	}
 	const prefix = `{"seq":`
-	if !hasPrefix(line, prefix) {
+	if !bytes.HasPrefix(line, []byte(prefix)) {
 		return seqSlow(line)
 	}
 	end := len(prefix)
@@ -237,7 +192,7 @@ func RecordSeq(line []byte) (uint64, error) {
 	if end == len(line) || line[end] != ',' {
 		return seqSlow(line)
 	}
-	seq, ok := parseUint(line[len(prefix):end])
+	seq, ok := jsonx.ParseUint(line[len(prefix):end])
 	if !ok {
 		return seqSlow(line)
 	}
@@ -270,7 +225,7 @@ func RecordBatch(line []byte) (seq, batch uint64, commit bool, err error) {
 	for k < len(line) && line[k] >= '0' && line[k] <= '9' {
 		k++
 	}
-	batch, ok := parseUint(line[j:k])
+	batch, ok := jsonx.ParseUint(line[j:k])
 	if !ok || batch == 0 || batch > seq {
 		return 0, 0, false, recordErrorf("batch: want a positive integer, at most the event's seq")
 	}
@@ -300,7 +255,7 @@ func checkCRC(line []byte) error {
 	if i < 0 || string(line[i:j]) != crcKey {
 		return recordErrorf("no crc member")
 	}
-	want, ok := parseUint(line[j : n-1])
+	want, ok := jsonx.ParseUint(line[j : n-1])
 	if !ok || want > 0xffffffff {
 		return recordErrorf("bad crc value")
 	}
@@ -333,11 +288,12 @@ const (
 )
 
 func decodeEvent(data []byte, withCRC bool) (*Event, error) {
-	s := scanner{b: data}
+	s := getScanner(data)
+	defer putScanner(s)
 	ev := new(Event)
 	var seen int
-	err := s.object(func(key []byte) error {
-		bit, err := decodeEventMember(&s, ev, key, withCRC)
+	err := s.Object(func(key []byte) error {
+		bit, err := decodeEventMember(s, ev, key, withCRC)
 		if err != nil {
 			return err
 		}
@@ -348,10 +304,10 @@ func decodeEvent(data []byte, withCRC bool) (*Event, error) {
 		return nil
 	})
 	if err == nil {
-		err = s.end()
+		err = s.End()
 	}
 	if err != nil {
-		return nil, err
+		return nil, asRecordError(err)
 	}
 	switch {
 	case seen&mSeq == 0:
@@ -368,14 +324,14 @@ func decodeEvent(data []byte, withCRC bool) (*Event, error) {
 	return ev, nil
 }
 
-func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, error) {
+func decodeEventMember(s *jsonx.Scanner, ev *Event, key []byte, withCRC bool) (int, error) {
 	var ok bool
 	switch string(key) {
 	case "seq":
-		ev.Seq, ok = s.uint()
+		ev.Seq, ok = s.Uint()
 		return mSeq, want(ok, "seq", "an unsigned integer")
 	case "time":
-		b, err := s.str()
+		b, err := s.String()
 		if err != nil {
 			return 0, recordErrorf("time: want a string")
 		}
@@ -384,7 +340,7 @@ func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, er
 		}
 		return mTime, nil
 	case "type":
-		b, err := s.str()
+		b, err := s.String()
 		if err != nil {
 			return 0, recordErrorf("type: want a string")
 		}
@@ -393,74 +349,65 @@ func decodeEventMember(s *scanner, ev *Event, key []byte, withCRC bool) (int, er
 		}
 		return mType, nil
 	case "task":
-		b, err := s.str()
+		b, err := s.String()
 		ev.Task = string(b)
 		return mTask, want(err == nil, "task", "a string")
 	case "attempt":
-		ev.Attempt, ok = s.int()
+		ev.Attempt, ok = s.Int()
 		return mAttempt, want(ok, "attempt", "an integer")
 	case "max_attempts":
-		ev.MaxAttempts, ok = s.int()
+		ev.MaxAttempts, ok = s.Int()
 		return mMaxAttempts, want(ok, "max_attempts", "an integer")
 	case "worker":
-		b, err := s.str()
+		b, err := s.String()
 		ev.Worker = intern(b)
 		return mWorker, want(err == nil, "worker", "a string")
 	case "reason":
-		b, err := s.str()
+		b, err := s.String()
 		ev.Reason = string(b)
 		return mReason, want(err == nil, "reason", "a string")
 	case "trace":
-		if s.peek() != '{' {
+		t, ok, err := optTrace(s)
+		if !ok {
 			return 0, recordErrorf("trace: want an object")
 		}
-		t, err := decodeTrace(s)
-		if err != nil {
-			return 0, err
-		}
 		ev.Trace = t
-		return mTrace, nil
+		return mTrace, err
 	case "offset":
-		ev.Offset, ok = s.int64()
+		ev.Offset, ok = s.Int64()
 		return mOffset, want(ok, "offset", "an integer")
 	case "bytes":
-		ev.Bytes, ok = s.int64()
+		ev.Bytes, ok = s.Int64()
 		return mBytes, want(ok, "bytes", "an integer")
 	case "through":
-		ev.Through, ok = s.uint()
+		ev.Through, ok = s.Uint()
 		return mThrough, want(ok, "through", "an unsigned integer")
 	case "claim":
-		ev.Claim, ok = s.uint()
+		ev.Claim, ok = s.Uint()
 		return mClaim, want(ok && ev.Claim != 0, "claim", "a positive integer")
 	case "batch":
-		ev.Batch, ok = s.uint()
+		ev.Batch, ok = s.Uint()
 		return mBatch, want(ok && ev.Batch != 0, "batch", "a positive integer")
 	case "commit":
-		ev.Commit, ok = s.bool()
+		ev.Commit, ok = s.Bool()
 		return mCommit, want(ok && ev.Commit, "commit", "true")
 	case "manifest":
-		if s.peek() != '{' {
+		raw, ok, err := rawObject(s)
+		if !ok {
 			return 0, recordErrorf("manifest: want an object")
 		}
-		raw, err := s.value(0)
-		if err != nil {
-			return 0, err
-		}
-		ev.Manifest = append([]byte(nil), raw...)
-		return mManifest, nil
+		ev.Manifest = raw
+		return mManifest, err
 	case "run":
-		if s.peek() != '{' {
+		raw, ok, err := rawObject(s)
+		if !ok {
 			return 0, recordErrorf("run: want an object")
 		}
-		raw, err := s.value(0)
-		if err != nil {
-			return 0, err
-		}
-		ev.Run = append([]byte(nil), raw...)
-		return mRun, nil
+		ev.Run = raw
+		return mRun, err
 	case "crc":
 		if withCRC {
-			_, ok = s.uint() // checked by DecodeRecord
+			_, ok = s.Uint() // checked by DecodeRecord
 			return mCRC, want(ok, "crc", "an unsigned integer")
 		}
 	}
@@ -544,48 +491,48 @@ const (
 
 // decodeTrace reads a trace; nested says it is an acceptance record, which
 // holds no acceptance of its own.
-func decodeTrace(s *scanner) (*Trace, error) { return decodeTraceAt(s, false) }
+func decodeTrace(s *jsonx.Scanner) (*Trace, error) { return decodeTraceAt(s, false) }
 
-func decodeTraceAt(s *scanner, nested bool) (*Trace, error) {
+func decodeTraceAt(s *jsonx.Scanner, nested bool) (*Trace, error) {
 	t := new(Trace)
 	var seen int
-	err := s.object(func(key []byte) error {
+	err := s.Object(func(key []byte) error {
 		var bit int
 		ok := true
 		switch string(key) {
 		case "status":
-			b, err := s.str()
+			b, err := s.String()
 			t.Status, ok, bit = traceStatus(b), err == nil, tStatus
 		case "exit_code":
-			t.ExitCode, ok = s.int()
+			t.ExitCode, ok = s.Int()
 			bit = tExitCode
 		case "signal":
-			b, err := s.str()
+			b, err := s.String()
 			t.Signal, ok, bit = intern(b), err == nil, tSignal
 		case "duration_ms":
-			t.DurationMS, ok = s.int64()
+			t.DurationMS, ok = s.Int64()
 			bit = tDuration
 		case "output_bytes":
-			t.OutputBytes, ok = s.int64()
+			t.OutputBytes, ok = s.Int64()
 			bit = tOutputBytes
 		case "output_truncated":
-			t.OutputTruncated, ok = s.bool()
+			t.OutputTruncated, ok = s.Bool()
 			bit = tTruncated
 		case "output_incomplete":
-			t.OutputIncomplete, ok = s.bool()
+			t.OutputIncomplete, ok = s.Bool()
 			bit = tIncomplete
 		case "reason":
-			b, err := s.str()
+			b, err := s.String()
 			t.Reason, ok, bit = string(b), err == nil, tReason
 		case "output_saved":
 			var saved bool
-			saved, ok = s.bool()
+			saved, ok = s.Bool()
 			t.OutputSaved, bit = &saved, tOutputSaved
 		case "output_error":
-			b, err := s.str()
+			b, err := s.String()
 			t.OutputError, ok, bit = string(b), err == nil && len(b) > 0, tOutputError
 		case "acceptance":
-			if nested || s.peek() != '{' {
+			if nested || s.Peek() != '{' {
 				return recordErrorf("trace.acceptance: want an object, in a trace only")
 			}
 			a, err := decodeTraceAt(s, true)
@@ -622,25 +569,4 @@ func want(ok bool, key, what string) error {
 		return nil
 	}
 	return recordErrorf("%s: want %s", key, what)
-}
-
-// parseUint accepts only canonical decimal: digits, no sign, no leading zero,
-// no fraction or exponent, no overflow. Anything else would make two byte
-// strings mean one event.
-func parseUint(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 || (len(b) > 1 && b[0] == '0') {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	return n, true
 }

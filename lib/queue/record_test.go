@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"hash/crc32"
+	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,11 +129,94 @@ func TestDecodeRecordMembers(t *testing.T) {
 	}
 }
 
-func TestAppendStringEscapes(t *testing.T) {
-	got := string(appendString(nil, "a\"b\\c\n\r\t\x01<>&\xffé"))
-	want := `"a\"b\\c\n\r\t\u0001<>&\ufffdé"`
-	if got != want {
-		t.Errorf("appendString = %s; want %s", got, want)
+// TestRecordStringEscapes: records use jsonx's one string writer, the
+// canonical escapes (\b and \f in their two-letter forms), and a byte that
+// is not UTF-8 becomes U+FFFD.
+func TestRecordStringEscapes(t *testing.T) {
+	ev := &Event{Seq: 1, Time: t0, Type: EventRequeued, Task: "t", Reason: "a\"b\\c\n\r\t\b\f\x01<>&\xffé"}
+	line := string(AppendRecord(nil, ev))
+	want := `"reason":"a\"b\\c\n\r\t\b\f\u0001<>&` + "\uFFFD" + `é"`
+	if !strings.Contains(line, want) {
+		t.Errorf("record = %s; want it to hold %s", line, want)
+	}
+	got, err := DecodeRecord([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\"b\\c\n\r\t\b\f\x01<>&\uFFFDé"; got.Reason != want {
+		t.Errorf("decoded reason %q; want %q", got.Reason, want)
+	}
+}
+
+// testdata/old-writer.log and old-writer.snapshot were written by the
+// codec as it was before records shared jsonx's string writer: \b and \f
+// as \u0008 and \u000c, invalid UTF-8 as the escape \ufffd. Logs and
+// snapshots written that way must read as they always did.
+func oldWriterEvents() []*Event {
+	manifest := []byte(`{"apiVersion":"art/v1alpha1","kind":"Task","id":"t\bf","program":"echo","args":["\b\f\u0000"]}`)
+	tr := &Trace{Status: execx.StatusFailed, ExitCode: 1, Signal: "SIG\bX",
+		Reason:      "bell\a back\b feed\f nul\x00 us\x1f del\x7f bad\uFFFD\uFFFD é ✓ \"q\" \\",
+		OutputSaved: new(bool), OutputError: "disk\ffull\uFFFD"}
+	return []*Event{
+		{Seq: 1, Time: t0, Type: EventEnqueued, Task: "t\b\f", MaxAttempts: 2, Manifest: manifest},
+		{Seq: 2, Time: t0, Type: EventStarted, Task: "t\b\f", Attempt: 1, Worker: "w\f\uFFFD"},
+		{Seq: 3, Time: t0, Type: EventTrace, Task: "t\b\f", Attempt: 1, Claim: 2, Trace: tr},
+		{Seq: 4, Time: t0, Type: EventRequeued, Task: "t\b\f", Attempt: 1, Claim: 2, Worker: "w\f\uFFFD", Reason: "binary \uFFFD\uFFFD tail\b"},
+	}
+}
+
+func TestRecordsOldWriter(t *testing.T) {
+	data, err := os.ReadFile("testdata/old-writer.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, esc := range []string{`\u0008`, `\u000c`, `\ufffd`} {
+		if !bytes.Contains(data, []byte(esc)) {
+			t.Fatalf("testdata/old-writer.log holds no %s: it is not the old form", esc)
+		}
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	want := oldWriterEvents()
+	if len(lines) != len(want) {
+		t.Fatalf("%d records; want %d", len(lines), len(want))
+	}
+	for i, line := range lines {
+		ev, err := DecodeRecord(line)
+		if err != nil {
+			t.Fatalf("old record %s: %v", line, err)
+		}
+		if !reflect.DeepEqual(ev, want[i]) {
+			t.Errorf("old record %s decodes to\n%+v\nwant\n%+v", line, ev, want[i])
+		}
+		now := AppendRecord(nil, ev)
+		if bytes.Equal(now, line) {
+			t.Errorf("record %d: today's writer gives the old bytes; the test no longer covers the old form", i+1)
+		}
+		if again, err := DecodeRecord(now); err != nil || !reflect.DeepEqual(again, ev) {
+			t.Errorf("today's form %s decodes to %+v, %v; want %+v", now, again, err, ev)
+		}
+	}
+}
+
+func TestSnapshotOldWriter(t *testing.T) {
+	data, err := os.ReadFile("testdata/old-writer.snapshot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := DecodeSnapshot(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := oldWriterEvents()
+	want := Task{ID: "t\b\f", State: StateRunning, Attempt: 1, Attempts: 1, MaxAttempts: 2, Manifest: evs[0].Manifest,
+		Worker: evs[1].Worker, Claim: 2, Trace: evs[2].Trace, Last: evs[2].Trace, LastAttempt: 1,
+		CreatedAt: t0, UpdatedAt: t0, EnqSeq: 1, LastSeq: 3}
+	if snap.Seq != 4 || !snap.Time.Equal(t0) || len(snap.Tasks) != 1 || !reflect.DeepEqual(snap.Tasks[0], want) {
+		t.Fatalf("old snapshot decodes to %+v; want one task %+v", snap, want)
+	}
+	again, err := DecodeSnapshot(EncodeSnapshot(snap))
+	if err != nil || !reflect.DeepEqual(again, snap) {
+		t.Fatalf("today's form of the old snapshot decodes to %+v, %v", again, err)
 	}
 }
 

@@ -43,9 +43,9 @@ func EncodeSnapshot(snap *Snapshot) []byte {
 
 func appendTaskLine(dst []byte, t *Task) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, t.ID)
+	dst = jsonx.AppendCanonicalString(dst, t.ID)
 	dst = append(dst, `,"state":`...)
-	dst = appendString(dst, string(t.State))
+	dst = jsonx.AppendCanonicalString(dst, string(t.State))
 	dst = append(dst, `,"attempt":`...)
 	dst = strconv.AppendInt(dst, int64(t.Attempt), 10)
 	dst = append(dst, `,"attempts":`...)
@@ -54,7 +54,7 @@ func appendTaskLine(dst []byte, t *Task) []byte {
 	dst = strconv.AppendInt(dst, int64(t.MaxAttempts), 10)
 	if t.Worker != "" {
 		dst = append(dst, `,"worker":`...)
-		dst = appendString(dst, t.Worker)
+		dst = jsonx.AppendCanonicalString(dst, t.Worker)
 	}
 	if t.Claim != 0 {
 		dst = append(dst, `,"claim":`...)
@@ -129,25 +129,29 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 	sum.Write(head)
 	snap := &Snapshot{}
 	var n uint64
-	var api, kind []byte
-	hs := scanner{b: head[:len(head)-1]}
-	err = hs.object(func(key []byte) error {
+	var apiOK, kindOK bool // compared as read: a string is valid until the next one
+	hs := newScanner(head[:len(head)-1])
+	err = hs.Object(func(key []byte) error {
 		var err error
 		ok := true
 		switch string(key) {
 		case "apiVersion":
-			api, err = hs.str()
+			var b []byte
+			b, err = hs.String()
+			apiOK = string(b) == jsonx.APIVersion
 		case "kind":
-			kind, err = hs.str()
+			var b []byte
+			b, err = hs.String()
+			kindOK = string(b) == KindSnapshot
 		case "seq":
-			snap.Seq, ok = hs.uint()
+			snap.Seq, ok = hs.Uint()
 		case "time":
 			var b []byte
-			if b, err = hs.str(); err == nil {
+			if b, err = hs.String(); err == nil {
 				snap.Time, ok = parseTime(b)
 			}
 		case "tasks":
-			n, ok = hs.uint()
+			n, ok = hs.Uint()
 		default:
 			return recordErrorf("unknown member %q", key)
 		}
@@ -157,12 +161,12 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 		return nil
 	})
 	if err == nil {
-		err = hs.end()
+		err = hs.End()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("snapshot header: %w", err)
+		return nil, fmt.Errorf("snapshot header: %w", asRecordError(err))
 	}
-	if string(api) != jsonx.APIVersion || string(kind) != KindSnapshot {
+	if !apiOK || !kindOK {
 		return nil, fmt.Errorf("snapshot header: not an %s %s document", jsonx.APIVersion, KindSnapshot)
 	}
 	if n > 1<<32 {
@@ -177,7 +181,7 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 		sum.Write(line)
 		snap.Tasks = append(snap.Tasks, Task{})
 		if err := decodeTaskLine(line[:len(line)-1], &snap.Tasks[len(snap.Tasks)-1]); err != nil {
-			return nil, fmt.Errorf("snapshot task %d: %w", len(snap.Tasks), err)
+			return nil, fmt.Errorf("snapshot task %d: %w", len(snap.Tasks), asRecordError(err))
 		}
 	}
 	trailer, err := next("trailer")
@@ -186,15 +190,15 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 	}
 	var end, want uint64
 	var haveEnd, haveSum bool
-	ts := scanner{b: trailer[:len(trailer)-1]}
-	err = ts.object(func(key []byte) error {
+	ts := newScanner(trailer[:len(trailer)-1])
+	err = ts.Object(func(key []byte) error {
 		var ok bool
 		switch string(key) {
 		case "end":
-			end, ok = ts.uint()
+			end, ok = ts.Uint()
 			haveEnd = ok
 		case "crc":
-			want, ok = ts.uint()
+			want, ok = ts.Uint()
 			haveSum = ok
 		}
 		if !ok {
@@ -203,7 +207,7 @@ func ReadSnapshot(r io.Reader) (*Snapshot, error) {
 		return nil
 	})
 	if err == nil {
-		err = ts.end()
+		err = ts.End()
 	}
 	if err != nil || !haveEnd || !haveSum || want > 0xffffffff {
 		return nil, fmt.Errorf("snapshot trailer is damaged")
@@ -232,106 +236,112 @@ func SnapshotSeq(data []byte) (uint64, bool) {
 	}
 	var seq uint64
 	found := false
-	hs := scanner{b: data[:hi]}
-	err := hs.object(func(key []byte) error {
+	hs := newScanner(data[:hi])
+	err := hs.Object(func(key []byte) error {
 		if string(key) == "seq" {
 			var ok bool
-			seq, ok = hs.uint()
+			seq, ok = hs.Uint()
 			found = ok
 			if !ok {
 				return recordErrorf("seq: bad value")
 			}
 			return nil
 		}
-		_, err := hs.value(0)
+		_, err := hs.Skip(maxDepth)
 		return err
 	})
 	return seq, err == nil && found
 }
 
+// The members of a task line, one bit each, to refuse a duplicate.
+const (
+	tlID uint32 = 1 << iota
+	tlState
+	tlAttempt
+	tlAttempts
+	tlMaxAttempts
+	tlWorker
+	tlCancelRequested
+	tlTrace
+	tlLast
+	tlLastAttempt
+	tlCreated
+	tlUpdated
+	tlEnqSeq
+	tlLastSeq
+	tlManifest
+	tlRun
+	tlClaim
+)
+
 func decodeTaskLine(line []byte, t *Task) error {
-	s := scanner{b: line}
+	s := getScanner(line)
+	defer putScanner(s)
 	var seen uint32
-	err := s.object(func(key []byte) error {
+	err := s.Object(func(key []byte) error {
 		var bit uint32
 		var err error
 		ok := true
 		switch string(key) {
 		case "id":
 			var b []byte
-			b, err = s.str()
-			t.ID, bit = string(b), 1<<0
+			b, err = s.String()
+			t.ID, bit = string(b), tlID
 		case "state":
 			var b []byte
-			b, err = s.str()
-			t.State, bit = taskState(b), 1<<1
+			b, err = s.String()
+			t.State, bit = taskState(b), tlState
 		case "attempt":
-			t.Attempt, ok = s.int()
-			bit = 1 << 2
+			t.Attempt, ok = s.Int()
+			bit = tlAttempt
 		case "attempts":
-			t.Attempts, ok = s.int()
-			bit = 1 << 3
+			t.Attempts, ok = s.Int()
+			bit = tlAttempts
 		case "max_attempts":
-			t.MaxAttempts, ok = s.int()
-			bit = 1 << 4
+			t.MaxAttempts, ok = s.Int()
+			bit = tlMaxAttempts
 		case "worker":
 			var b []byte
-			b, err = s.str()
-			t.Worker, bit = intern(b), 1<<5
+			b, err = s.String()
+			t.Worker, bit = intern(b), tlWorker
 		case "cancel_requested":
-			t.CancelRequested, ok = s.bool()
-			bit = 1 << 6
+			t.CancelRequested, ok = s.Bool()
+			bit = tlCancelRequested
 		case "trace":
-			ok = s.peek() == '{'
-			if ok {
-				t.Trace, err = decodeTrace(&s)
-			}
-			bit = 1 << 7
+			t.Trace, ok, err = optTrace(s)
+			bit = tlTrace
 		case "last":
-			ok = s.peek() == '{'
-			if ok {
-				t.Last, err = decodeTrace(&s)
-			}
-			bit = 1 << 8
+			t.Last, ok, err = optTrace(s)
+			bit = tlLast
 		case "last_attempt":
-			t.LastAttempt, ok = s.int()
-			bit = 1 << 9
+			t.LastAttempt, ok = s.Int()
+			bit = tlLastAttempt
 		case "created", "updated":
 			var b []byte
-			if b, err = s.str(); err == nil {
+			if b, err = s.String(); err == nil {
 				var tm time.Time
 				tm, ok = parseTime(b)
 				if key[0] == 'c' {
-					t.CreatedAt, bit = tm, 1<<10
+					t.CreatedAt, bit = tm, tlCreated
 				} else {
-					t.UpdatedAt, bit = tm, 1<<11
+					t.UpdatedAt, bit = tm, tlUpdated
 				}
 			}
 		case "enq_seq":
-			t.EnqSeq, ok = s.uint()
-			bit = 1 << 12
+			t.EnqSeq, ok = s.Uint()
+			bit = tlEnqSeq
 		case "last_seq":
-			t.LastSeq, ok = s.uint()
-			bit = 1 << 13
+			t.LastSeq, ok = s.Uint()
+			bit = tlLastSeq
 		case "manifest":
-			ok = s.peek() == '{'
-			if ok {
-				var raw []byte
-				raw, err = s.value(0)
-				t.Manifest = append([]byte(nil), raw...)
-			}
-			bit = 1 << 14
+			t.Manifest, ok, err = rawObject(s)
+			bit = tlManifest
 		case "run":
-			ok = s.peek() == '{'
-			if ok {
-				var raw []byte
-				raw, err = s.value(0)
-				t.Run = append([]byte(nil), raw...)
-			}
-			bit = 1 << 15
+			t.Run, ok, err = rawObject(s)
+			bit = tlRun
 		case "claim":
-			t.Claim, ok = s.uint()
-			ok, bit = ok && t.Claim != 0, 1<<16
+			t.Claim, ok = s.Uint()
+			ok, bit = ok && t.Claim != 0, tlClaim
 		default:
 			return recordErrorf("unknown member %q", key)
 		}
@@ -348,7 +358,7 @@ func decodeTaskLine(line []byte, t *Task) error {
 		return nil
 	})
 	if err == nil {
-		err = s.end()
+		err = s.End()
 	}
 	return err
 }

@@ -407,7 +407,9 @@ func bytesAny(b []byte, chars string) bool {
 
 func (w *walker) number(n json.Number) bool {
 	s := string(n)
-	if !validNumberLiteral(s) {
+	// The JSON number grammar (jsonx's), which ParseFloat is laxer about
+	// ("0x1p3", "Inf", "1_000").
+	if !jsonx.IsNumber(s) {
 		return w.mask(UnsupportedType, "")
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -419,46 +421,6 @@ func (w *walker) number(n json.Number) bool {
 		return w.str(s) // keep every digit of the literal
 	}
 	return w.float(f)
-}
-
-// validNumberLiteral checks the JSON number grammar, which ParseFloat is
-// laxer about ("0x1p3", "Inf", "1_000").
-func validNumberLiteral(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	start := i
-	for i < len(s) && isDigit(s[i]) {
-		i++
-	}
-	if i == start || (s[start] == '0' && i-start > 1) {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		f := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == f {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		f := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == f {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // str writes a redacted string value.
