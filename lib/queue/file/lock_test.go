@@ -57,7 +57,7 @@ func TestLockTimeoutNamesStoppedHolder(t *testing.T) {
 		w.Close()
 		t.Fatal("Open for writing went through a held lock")
 	}
-	if exitcode.Of(err) != exitcode.Internal || !strings.Contains(err.Error(), "pid "+pid+" (") || !strings.Contains(err.Error(), "stopped") || !strings.Contains(err.Error(), "--lock-timeout 200ms") {
+	if exitcode.Of(err) != exitcode.Internal || !strings.Contains(err.Error(), "pid "+pid+" (") || !strings.Contains(err.Error(), "stopped") || !strings.Contains(err.Error(), "gave up after lock-timeout 200ms") {
 		t.Fatalf("Open = %v (exit %d); want exit 125 naming pid %s, its command and that it is stopped", err, exitcode.Of(err), pid)
 	}
 	rep, err := open(t, dir, Options{ReadOnly: true}).Check(ctx)
