@@ -109,7 +109,14 @@ func (b *Batch) Add(r EnqueueRequest) error {
 		}
 	}
 	if b.n%batchChunk == 0 {
-		b.chunks = append(b.chunks, make([]Event, batchChunk))
+		// The first chunk starts small and grows by append (no pointer
+		// into it is kept across Adds), so a one-task Enqueue does not
+		// allocate a whole chunk; later chunks are allocated whole.
+		c := batchChunk
+		if b.n == 0 {
+			c = 4
+		}
+		b.chunks = append(b.chunks, make([]Event, 0, c))
 	}
 	if b.n%64 == 0 {
 		b.given = append(b.given, 0)
@@ -117,7 +124,8 @@ func (b *Batch) Add(r EnqueueRequest) error {
 	if given {
 		b.given[b.n/64] |= 1 << (b.n % 64)
 	}
-	*b.event(b.n) = ev
+	last := &b.chunks[len(b.chunks)-1]
+	*last = append(*last, ev)
 	b.n++
 	return nil
 }
@@ -132,7 +140,13 @@ func (b *Batch) appendManifest(t *execx.Task, id string) ([]byte, error) {
 	b.scratch = m
 	n := len(b.arena)
 	if n == 0 || len(b.arena[n-1])+len(m) > cap(b.arena[n-1]) {
-		b.arena = append(b.arena, make([]byte, 0, max(arenaChunk, len(m))))
+		// Chunks double from 1 KiB to arenaChunk: a small batch holds a
+		// small arena. A chunk never grows, so slices into it stay put.
+		size := 1 << 10
+		if n > 0 {
+			size = min(2*cap(b.arena[n-1]), arenaChunk)
+		}
+		b.arena = append(b.arena, make([]byte, 0, max(size, len(m))))
 		n++
 	}
 	cur := b.arena[n-1]
@@ -349,15 +363,22 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b *Batch) (*BatchResult, error
 }
 
 // idSource makes NewID's ids with randomness read in blocks, not one
-// system call per id.
+// system call per id. The block starts at one id's worth and grows to
+// 400 ids, so a one-task enqueue reads 10 random bytes, a batch few
+// blocks.
 type idSource struct {
-	buf [4000]byte
+	buf []byte
 	off int
 }
 
 func (s *idSource) next() string {
-	if s.off == 0 || s.off+10 > len(s.buf) {
-		if _, err := rand.Read(s.buf[:]); err != nil {
+	if s.off+10 > len(s.buf) {
+		n := min(max(2*len(s.buf), 10), 4000)
+		if cap(s.buf) < n {
+			s.buf = make([]byte, n)
+		}
+		s.buf = s.buf[:n]
+		if _, err := rand.Read(s.buf); err != nil {
 			panic(err) // crypto/rand never fails on supported platforms
 		}
 		s.off = 0
