@@ -613,9 +613,11 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	if len(batch) > 1 {
 		group = map[string]uint64{}
 	}
+	var firsts firstOf
 	for _, r := range batch {
+		firsts.reset(r.ps)
 		for i, p := range r.ps {
-			if p.Any || firstFor(r.ps, i) != i {
+			if p.Any || !firsts.first(r.ps, i) {
 				continue
 			}
 			task := p.Event.Task
@@ -687,15 +689,37 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 // writePiece is the most a commit holds encoded before writing it out.
 const writePiece = 1 << 20
 
-// firstFor is the index of the first proposal in ps for the task of ps[i]:
-// within one call only that one is checked (later ones follow it).
-func firstFor(ps []queue.Proposal, i int) int {
-	for j := 0; j < i; j++ {
-		if !ps[j].Any && ps[j].Event.Task == ps[i].Event.Task {
-			return j
+// firstOf says whether ps[i] is the first conditional proposal in ps for
+// its task: within one call only that one is checked (later ones follow
+// it). A short call is searched; a long one (an enqueue --batch of
+// 100,000 with ids) is mapped once, so the check stays linear.
+type firstOf struct {
+	seen map[string]int
+}
+
+func (f *firstOf) reset(ps []queue.Proposal) {
+	f.seen = nil
+	if len(ps) <= 16 {
+		return
+	}
+	f.seen = make(map[string]int, len(ps))
+	for i := len(ps) - 1; i >= 0; i-- {
+		if !ps[i].Any {
+			f.seen[ps[i].Event.Task] = i
 		}
 	}
-	return i
+}
+
+func (f *firstOf) first(ps []queue.Proposal, i int) bool {
+	if f.seen != nil {
+		return f.seen[ps[i].Event.Task] == i
+	}
+	for j := 0; j < i; j++ {
+		if !ps[j].Any && ps[j].Event.Task == ps[i].Event.Task {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *Backend) wake() {
