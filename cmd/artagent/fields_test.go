@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/agent/provider/openai"
 )
@@ -13,29 +14,17 @@ import (
 // and each command words the library fields it sets as its flags (and
 // keeps the library's label for a field its messages never named by flag).
 func TestFieldFlags(t *testing.T) {
-	if err := cli.CheckFieldFlags(&CLI{}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		cmd         cli.FieldFlagger
-		field, want string
-	}{
-		{&RunCmd{}, "Env", "--env"},
-		{&RunCmd{}, "IsolationBestEffort", "--isolation-best-effort"},
-		{&McpCmd{}, "Env", "--env"},
+	systest.FieldFlags(t, &CLI{}, []systest.FieldCase{
+		{Cmd: &RunCmd{}, Field: "Env", Want: "--env"},
+		{Cmd: &RunCmd{}, Field: "IsolationBestEffort", Want: "--isolation-best-effort"},
+		{Cmd: &McpCmd{}, Field: "Env", Want: "--env"},
 		// artagent words its own config errors by the library's labels
 		// ("allow: ...", "workspace nope: ...", "context-tokens: ...").
-		{&RunCmd{}, "Allow", "allow"},
-		{&RunCmd{}, "Workspace", "workspace"},
-		{&RunCmd{}, "ContextTokens", "context-tokens"},
-		{&McpCmd{}, "Workspace", "workspace"},
-	}
-	for _, tt := range tests {
-		flags := tt.cmd.FieldFlags()
-		if got := flags.Name(tt.field); got != tt.want {
-			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
-		}
-	}
+		{Cmd: &RunCmd{}, Field: "Allow", Want: "allow"},
+		{Cmd: &RunCmd{}, Field: "Workspace", Want: "workspace"},
+		{Cmd: &RunCmd{}, Field: "ContextTokens", Want: "context-tokens"},
+		{Cmd: &McpCmd{}, Field: "Workspace", Want: "workspace"},
+	})
 }
 
 // TestBudgetLineInFlags: the line printed when the provider ended a run on

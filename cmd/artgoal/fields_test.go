@@ -5,34 +5,22 @@ import (
 	"github.com/art-runtime/art/lib/goal"
 	"testing"
 
-	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/systest"
 )
 
 // TestFieldFlags: every flag a command's table names is one of its flags,
 // and each command words the library fields it sets as its flags (and
 // keeps the library's label for a field its messages never named by flag).
 func TestFieldFlags(t *testing.T) {
-	if err := cli.CheckFieldFlags(&CLI{}, kong.Vars{"idrule": goal.IDRule}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		cmd         cli.FieldFlagger
-		field, want string
-	}{
-		{&CheckCmd{}, "Rev", "--rev"},
-		{&CheckCmd{}, "Queue", "--queue"},
-		{&CheckCmd{}, "Dir", "--queue-dir"},
-		{&PutCmd{}, "Rev", "--rev"},
-		{&PutCmd{}, "Dir", "--queue-dir"},
-		{&ReceiptCmd{}, "Rev", "--rev"},
-		{&ReceiptCmd{}, "Queue", "--queue"},
-		{&CloseCmd{}, "Rev", "--rev"},
-		{&CloseCmd{}, "Queue", "queue"},
-	}
-	for _, tt := range tests {
-		flags := tt.cmd.FieldFlags()
-		if got := flags.Name(tt.field); got != tt.want {
-			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
-		}
-	}
+	systest.FieldFlags(t, &CLI{}, []systest.FieldCase{
+		{Cmd: &CheckCmd{}, Field: "Rev", Want: "--rev"},
+		{Cmd: &CheckCmd{}, Field: "Queue", Want: "--queue"},
+		{Cmd: &CheckCmd{}, Field: "Dir", Want: "--queue-dir"},
+		{Cmd: &PutCmd{}, Field: "Rev", Want: "--rev"},
+		{Cmd: &PutCmd{}, Field: "Dir", Want: "--queue-dir"},
+		{Cmd: &ReceiptCmd{}, Field: "Rev", Want: "--rev"},
+		{Cmd: &ReceiptCmd{}, Field: "Queue", Want: "--queue"},
+		{Cmd: &CloseCmd{}, Field: "Rev", Want: "--rev"},
+		{Cmd: &CloseCmd{}, Field: "Queue", Want: "queue"},
+	}, kong.Vars{"idrule": goal.IDRule})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
@@ -19,34 +20,31 @@ func TestFieldFlags(t *testing.T) {
 	if err := cli.CheckFieldFlags(&CLI{}, options(&CLI{})...); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		cmd         cli.FieldFlagger
-		field, want string
-	}{
-		{&WorkCmd{}, "Policy", "--policy"},
-		{&WorkCmd{}, "Allow", "--allow"},
-		{&WorkCmd{}, "Workspace", "--workspace"},
-		{&WorkCmd{}, "Isolation", "--isolation"},
-		{&WorkCmd{}, "IsolationBestEffort", "--isolation-best-effort"},
-		{&WorkCmd{}, "OutputDir", "--output-dir"},
-		{&WorkCmd{}, "Queue", "--queue"},
-		{&WorkCmd{}, "Dir", "--dir"},
-		{&WorkCmd{}, "Backend", "--backend"},
-		{&EnqueueCmd{}, "ID", "--id"},
-		{&EnqueueCmd{}, "IdempotencyKey", "--idempotency-key"},
-		{&EnqueueCmd{}, "max_attempts", "max_attempts"},
-		{&EnqueueCmd{}, "Env", "env"}, // enqueue has no --env: words.Command's way out keeps its label
-		{&LogCmd{}, "After", "--after"},
-		{&CLI{}, "Queue", "--queue"}, // every command, status included
-		{&CLI{}, "Workspace", "workspace"},
+	tests := []systest.FieldCase{
+		{Cmd: &WorkCmd{}, Field: "Policy", Want: "--policy"},
+		{Cmd: &WorkCmd{}, Field: "Allow", Want: "--allow"},
+		{Cmd: &WorkCmd{}, Field: "Workspace", Want: "--workspace"},
+		{Cmd: &WorkCmd{}, Field: "Isolation", Want: "--isolation"},
+		{Cmd: &WorkCmd{}, Field: "IsolationBestEffort", Want: "--isolation-best-effort"},
+		{Cmd: &WorkCmd{}, Field: "OutputDir", Want: "--output-dir"},
+		{Cmd: &WorkCmd{}, Field: "Queue", Want: "--queue"},
+		{Cmd: &WorkCmd{}, Field: "Dir", Want: "--dir"},
+		{Cmd: &WorkCmd{}, Field: "Backend", Want: "--backend"},
+		{Cmd: &EnqueueCmd{}, Field: "ID", Want: "--id"},
+		{Cmd: &EnqueueCmd{}, Field: "IdempotencyKey", Want: "--idempotency-key"},
+		{Cmd: &EnqueueCmd{}, Field: "max_attempts", Want: "max_attempts"},
+		{Cmd: &EnqueueCmd{}, Field: "Env", Want: "env"}, // enqueue has no --env: words.Command's way out keeps its label
+		{Cmd: &LogCmd{}, Field: "After", Want: "--after"},
+		{Cmd: &CLI{}, Field: "Queue", Want: "--queue"}, // every command, status included
+		{Cmd: &CLI{}, Field: "Workspace", Want: "workspace"},
 	}
 	for _, tt := range tests {
-		flags := tt.cmd.FieldFlags()
-		if _, ok := tt.cmd.(*CLI); !ok {
+		flags := tt.Cmd.FieldFlags()
+		if _, ok := tt.Cmd.(*CLI); !ok {
 			flags = (&CLI{}).FieldFlags().With(flags)
 		}
-		if got := flags.Name(tt.field); got != tt.want {
-			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
+		if got := flags.Name(tt.Field); got != tt.Want {
+			t.Errorf("%T: field %s is %q; want %q", tt.Cmd, tt.Field, got, tt.Want)
 		}
 	}
 }

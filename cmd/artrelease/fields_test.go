@@ -3,34 +3,22 @@ package main
 import (
 	"testing"
 
-	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/systest"
 )
 
 // TestFieldFlags: every flag a command's table names is one of its flags,
 // and each command words the library fields it sets as its flags (and
 // keeps the library's label for a field its messages never named by flag).
 func TestFieldFlags(t *testing.T) {
-	if err := cli.CheckFieldFlags(&CLI{}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		cmd         cli.FieldFlagger
-		field, want string
-	}{
-		{&BuildCmd{}, "Ref", "--ref"},
-		{&BuildCmd{}, "Out", "--out"},
-		{&BuildCmd{}, "Force", "--force"},
-		{&BuildCmd{}, "ContractFile", "--contract"},
-		{&CheckCmd{}, "ContractFile", "--contract"},
-		{&VerifyCmd{}, "ContractFile", "--contract"},
-		{&VerifyTagCmd{}, "ContractFile", "--contract"},
-		{&VerifyTagCmd{}, "Main", "--main"},
-		{&VerifyCmd{}, "Main", "main"},
-	}
-	for _, tt := range tests {
-		flags := tt.cmd.FieldFlags()
-		if got := flags.Name(tt.field); got != tt.want {
-			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
-		}
-	}
+	systest.FieldFlags(t, &CLI{}, []systest.FieldCase{
+		{Cmd: &BuildCmd{}, Field: "Ref", Want: "--ref"},
+		{Cmd: &BuildCmd{}, Field: "Out", Want: "--out"},
+		{Cmd: &BuildCmd{}, Field: "Force", Want: "--force"},
+		{Cmd: &BuildCmd{}, Field: "ContractFile", Want: "--contract"},
+		{Cmd: &CheckCmd{}, Field: "ContractFile", Want: "--contract"},
+		{Cmd: &VerifyCmd{}, Field: "ContractFile", Want: "--contract"},
+		{Cmd: &VerifyTagCmd{}, Field: "ContractFile", Want: "--contract"},
+		{Cmd: &VerifyTagCmd{}, Field: "Main", Want: "--main"},
+		{Cmd: &VerifyCmd{}, Field: "Main", Want: "main"},
+	})
 }
