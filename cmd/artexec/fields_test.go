@@ -3,31 +3,19 @@ package main
 import (
 	"testing"
 
-	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/systest"
 )
 
 // TestFieldFlags: every flag a command's table names is one of its flags,
 // and each command words the library fields it sets as its flags (and
 // keeps the library's label for a field its messages never named by flag).
 func TestFieldFlags(t *testing.T) {
-	if err := cli.CheckFieldFlags(&CLI{}); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		cmd         cli.FieldFlagger
-		field, want string
-	}{
-		{&RunCmd{}, "Allow", "--allow"},
-		{&RunCmd{}, "Workspace", "--workspace"},
-		{&RunCmd{}, "Isolation", "--isolation"},
-		{&RunCmd{}, "IsolationBestEffort", "--isolation-best-effort"},
-		{&RunCmd{}, "Policy.Workspace", "policy.workspace"},
-		{&RunCmd{}, "Policy", "policy"}, // "policy FILE: no such file" never named the flag
-	}
-	for _, tt := range tests {
-		flags := tt.cmd.FieldFlags()
-		if got := flags.Name(tt.field); got != tt.want {
-			t.Errorf("%T: field %s is %q; want %q", tt.cmd, tt.field, got, tt.want)
-		}
-	}
+	systest.FieldFlags(t, &CLI{}, []systest.FieldCase{
+		{Cmd: &RunCmd{}, Field: "Allow", Want: "--allow"},
+		{Cmd: &RunCmd{}, Field: "Workspace", Want: "--workspace"},
+		{Cmd: &RunCmd{}, Field: "Isolation", Want: "--isolation"},
+		{Cmd: &RunCmd{}, Field: "IsolationBestEffort", Want: "--isolation-best-effort"},
+		{Cmd: &RunCmd{}, Field: "Policy.Workspace", Want: "policy.workspace"},
+		{Cmd: &RunCmd{}, Field: "Policy", Want: "policy"}, // "policy FILE: no such file" never named the flag
+	})
 }
