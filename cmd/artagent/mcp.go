@@ -237,6 +237,10 @@ func serveHTTP(ctx context.Context, std cli.IO, addr string, srv *mcpserver.Serv
 func createTranscript(path string) (*transcript.Writer, func(), error) {
 	_, statErr := os.Lstat(path)
 	w, err := transcript.Create(path)
+	if errors.Is(err, transcript.ErrExists) {
+		// The library says what is wrong; the way on is this tool's flag.
+		return nil, nil, fmt.Errorf("%w (use --resume to continue it)", err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

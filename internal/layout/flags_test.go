@@ -30,10 +30,6 @@ var libFlagAllowed = map[string][]string{
 	"lib/obs/redact/rules.go": {"--name"},
 	// a next step that runs another tool: artq's own command line.
 	"lib/goal/verify.go": {"--watch"},
-	// lib/agent/transcript is rewritten by another change this session;
-	// its ErrExists still names artagent's --resume.
-	"lib/agent/transcript/transcript.go": {"--resume"},
-	// The queue backends are rewritten by other changes this session; their
 }
 
 // TestLibrariesNameNoFlags: no string literal of a non-test .go file under

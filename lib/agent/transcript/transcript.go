@@ -112,7 +112,7 @@ func New(typ string) *Record {
 
 // Errors.
 var (
-	ErrExists  = exitcode.Sentinel(exitcode.Conflict, "transcript already holds a run (use --resume to continue it)")
+	ErrExists  = exitcode.Sentinel(exitcode.Conflict, "transcript already holds a run")
 	ErrInUse   = exitcode.Sentinel(exitcode.Conflict, "transcript is in use by another run")
 	ErrCorrupt = exitcode.Sentinel(exitcode.Internal, "transcript is corrupt")
 )
