@@ -100,14 +100,26 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 	if err != nil {
 		return err
 	}
-	warnIndex(std, stateindex.AfterBatch(ctx, b, res.Created))
+	created := res.Created
+	err = c.print(std, g, res)
+	// The state index is refreshed after the output, with the result let
+	// go: the replay behind it then reuses the batch's memory instead of
+	// adding to it (a 100,000-task batch: peak RSS as without the index).
+	res = nil
+	warnIndex(std, stateindex.AfterBatch(ctx, b, created))
+	return err
+}
+
+// print writes what an enqueue did: the summary line of a batch, or a
+// line (-o json: a status) per task.
+func (c *EnqueueCmd) print(std cli.IO, g *cli.Globals, res *queue.BatchResult) error {
 	w := bufio.NewWriterSize(std.Out, 1<<16)
 	if c.Batch && !c.Verbose && g.Output != "json" {
 		fmt.Fprintln(w, batchSummary(res))
 		return w.Flush()
 	}
 	asJSON := g.JSON(std)
-	err = res.Each(func(e queue.Enqueued) error {
+	err := res.Each(func(e queue.Enqueued) error {
 		if asJSON {
 			return writeJSONLine(w, &e.Status)
 		}
