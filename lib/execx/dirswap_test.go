@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/fsx"
 )
 
@@ -28,31 +29,7 @@ func TestDirSwapRace(t *testing.T) {
 	if err := os.Symlink("d.real", filepath.Join(ws, "d")); err != nil {
 		t.Fatal(err)
 	}
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			target := "d.real"
-			if i%2 == 1 {
-				target = outside
-			}
-			tmp := filepath.Join(ws, "d.tmp")
-			os.Remove(tmp)
-			if err := os.Symlink(target, tmp); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := os.Rename(tmp, filepath.Join(ws, "d")); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
+	stop := systest.SwapSymlink(t, filepath.Join(ws, "d"), "d.real", outside)
 	n := 150
 	if testing.Short() {
 		n = 40
@@ -74,8 +51,7 @@ func TestDirSwapRace(t *testing.T) {
 		}
 		ran++
 	}
-	close(done)
-	<-stopped
+	stop()
 	if _, err := os.Stat(filepath.Join(outside, "marker")); err == nil {
 		t.Fatal("a task wrote into the outside directory")
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/art-runtime/art/internal/systest"
 )
 
 func TestCheckRel(t *testing.T) {
@@ -126,32 +128,7 @@ func TestOpenBeneathSwapRace(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(root, "d.real", "f"), []byte("inside"), 0o644))
 	must(t, os.Symlink(outsideDir, filepath.Join(root, "d.evil")))
 	must(t, os.Symlink("d.real", filepath.Join(root, "d")))
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			target := "d.real"
-			if i%2 == 1 {
-				target = outsideDir
-			}
-			tmp := filepath.Join(root, "d.tmp")
-			os.Remove(tmp)
-			if err := os.Symlink(target, tmp); err != nil {
-				t.Error(err)
-				return
-			}
-			if err := os.Rename(tmp, filepath.Join(root, "d")); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
+	stop := systest.SwapSymlink(t, filepath.Join(root, "d"), "d.real", outsideDir)
 	n := 5000
 	if testing.Short() {
 		n = 500
@@ -176,8 +153,7 @@ func TestOpenBeneathSwapRace(t *testing.T) {
 			inside++
 		}
 	}
-	close(done)
-	<-stopped
+	stop()
 	if inside == 0 || refused == 0 {
 		t.Errorf("%d inside opens, %d refused: the race never hit both states", inside, refused)
 	}
