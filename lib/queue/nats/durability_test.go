@@ -189,20 +189,7 @@ func TestPartitionLongerThanLease(t *testing.T) {
 	srv.Restart()
 
 	b := open(t, srv.URL(), "q", Options{})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		alive, err := b.Alive(bg, "wA")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !alive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lost worker's lease is still alive after the server restarted")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitLeaseGone(t, b, "wA", 5*time.Second, "the lost worker's lease is still alive after the server restarted")
 	q, err := queue.Open(bg, b)
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +199,7 @@ func TestPartitionLongerThanLease(t *testing.T) {
 		t.Fatalf("after recovery: %+v; want queued, attempt 1 preserved", ts)
 	}
 	// The first worker's connection comes back; its append is fenced.
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err = a.Append(bg, []queue.Proposal{queuetest.Ev(queue.EventTrace, "job", "", start.Seq)})
 		if err == nil || errors.Is(err, queue.ErrStale) || time.Now().After(deadline) {
@@ -248,19 +235,7 @@ func TestLeaseExpiresWithoutRelease(t *testing.T) {
 	if alive, _ := b.Alive(bg, "w1"); !alive {
 		t.Fatal("the lease vanished at once; it should outlive its holder by its TTL")
 	}
-	for {
-		alive, err := b.Alive(bg, "w1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !alive {
-			break
-		}
-		if time.Since(died) > 5*time.Second {
-			t.Fatal("the lease did not expire")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitLeaseGone(t, b, "w1", 5*time.Second-time.Since(died), "the lease did not expire")
 	// Its tasks are recovered by the shared rules; the id can be reused.
 	l, err := b.AcquireLease(bg, "w1", 2*time.Second)
 	if err != nil {

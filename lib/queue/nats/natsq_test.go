@@ -503,3 +503,23 @@ func TestRedact(t *testing.T) {
 		}
 	}
 }
+
+// waitLeaseGone polls b until worker's lease is no longer alive, failing
+// with why if it still is after within.
+func waitLeaseGone(t *testing.T, b *Backend, worker string, within time.Duration, why string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		alive, err := b.Alive(bg, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !alive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(why)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

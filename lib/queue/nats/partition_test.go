@@ -57,20 +57,7 @@ func TestPartitionKillsWithinLease(t *testing.T) {
 	proxy.Freeze()
 	// Watch from the other side of the partition until the server lets the
 	// worker's lease go: the task must be dead by then.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		alive, err := direct.Alive(bg, "cut")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !alive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cut-off worker's lease never expired")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitLeaseGone(t, direct, "cut", 30*time.Second, "the cut-off worker's lease never expired")
 	mu.Lock()
 	dead := killed
 	mu.Unlock()

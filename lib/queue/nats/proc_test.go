@@ -179,20 +179,7 @@ func TestZombieReclaim(t *testing.T) {
 		if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			alive, err := b.Alive(bg, "wA")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !alive {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the stopped worker's lease never expired")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitLeaseGone(t, b, "wA", 15*time.Second, "the stopped worker's lease never expired")
 		evs, err := q.Recover(bg, "wB")
 		if err != nil || len(evs) != 1 || evs[0].Type != queue.EventRequeued {
 			t.Fatalf("B's recovery = %v, %v; want x requeued", evs, err)
