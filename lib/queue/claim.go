@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -28,24 +29,12 @@ func (q *Queue) Claim(ctx context.Context, worker string, mine map[string]bool) 
 	var got Task
 	tries := 0
 	evs, err := q.update(ctx, func(st *State) ([]Proposal, error) {
-		window := 1
-		if rivals := rivalWorkers(st, worker); rivals > 0 || tries > 0 {
-			window = min(2*(rivals+1)+tries, claimSpread)
-		}
+		cands := claimable(st, worker, mine, 1, tries)
 		tries++
-		cands := make([]*Task, 0, window)
-		for _, c := range st.Queued(len(mine) + window) {
-			if !mine[c.ID] && len(cands) < window {
-				cands = append(cands, c)
-			}
-		}
 		if len(cands) == 0 {
 			return nil, nil
 		}
 		t := cands[0]
-		if len(cands) > 1 {
-			t = cands[(workerHash(worker)+uint32(tries))%uint32(len(cands))]
-		}
 		ev := &Event{Time: q.now().UTC(), Type: EventStarted, Task: t.ID, Attempt: t.Attempt, Worker: worker}
 		if err := st.Check(ev); err != nil {
 			return nil, err
@@ -58,6 +47,35 @@ func (q *Queue) Claim(ctx context.Context, worker string, mine map[string]bool) 
 	}
 	got.State, got.Worker, got.LastSeq, got.Claim = StateRunning, worker, evs[0].Seq, evs[0].Seq
 	return &got, nil
+}
+
+// claimable picks up to n queued tasks (none in mine) for worker to claim,
+// oldest first. A worker alone takes the n oldest. With rivals running
+// tasks, or after tries lost races, it takes them from a window of the
+// oldest few (n times twice the workers seen, at most n*claimSpread),
+// starting at a place chosen by a hash of its id: rival workers then
+// mostly take different tasks (see Claim).
+func claimable(st *State, worker string, mine map[string]bool, n, tries int) []*Task {
+	window := n
+	if rivals := rivalWorkers(st, worker); rivals > 0 || tries > 0 {
+		window = n * min(2*(rivals+1)+tries, claimSpread)
+	}
+	cands := make([]*Task, 0, window)
+	for _, c := range st.Queued(len(mine) + window) {
+		if !mine[c.ID] && len(cands) < window {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) <= n {
+		return cands
+	}
+	start := int((workerHash(worker) + uint32(tries+1)) % uint32(len(cands)))
+	out := make([]*Task, 0, n)
+	for i := range n {
+		out = append(out, cands[(start+i)%len(cands)])
+	}
+	slices.SortFunc(out, func(a, b *Task) int { return cmp.Compare(a.EnqSeq, b.EnqSeq) })
+	return out
 }
 
 // claimSpread bounds the window of oldest tasks rival workers claim from.
@@ -86,7 +104,7 @@ func workerHash(id string) uint32 {
 }
 
 // ClaimN claims up to n of the oldest queued tasks at once (never one in
-// mine): one catch-up, one decision, and on a backend that commits
+// mine; spread among rival workers as Claim's are, by claimable): one catch-up, one decision, and on a backend that commits
 // independent appends together (EachAppender) one commit, so the started
 // events of a worker filling several free slots share one fsync. Each
 // claim is still its own conditional append: a task another worker took
@@ -115,13 +133,7 @@ func (q *Queue) ClaimN(ctx context.Context, worker string, mine map[string]bool,
 		err := q.catchUpLocked(ctx)
 		if err == nil {
 			now := q.now().UTC()
-			for _, c := range q.st.Queued(len(mine) + n) {
-				if len(cands) == n {
-					break
-				}
-				if mine[c.ID] {
-					continue
-				}
+			for _, c := range claimable(q.st, worker, mine, n, tries) {
 				ev := &Event{Time: now, Type: EventStarted, Task: c.ID, Attempt: c.Attempt, Worker: worker}
 				if err = q.st.Check(ev); err != nil {
 					break

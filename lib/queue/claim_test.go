@@ -100,3 +100,50 @@ func TestClaimWithRivalsStaysInWindow(t *testing.T) {
 		t.Fatalf("claimed %d of 40", len(seen))
 	}
 }
+
+// ClaimN spreads as Claim does: alone, a worker filling several slots
+// takes the oldest tasks in order; with a rival running tasks, the slots
+// it fills come from the window of the oldest (n times twice the workers
+// seen), oldest first, and not always from its head.
+func TestClaimNSpreadsWithRivals(t *testing.T) {
+	ctx := context.Background()
+	ids := func(ts []*queue.Task) []string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.ID)
+		}
+		return out
+	}
+	offHead := 0
+	for w := range 8 {
+		q := claimQueue(t, 40)
+		solo, err := q.ClaimN(ctx, "solo", map[string]bool{}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := ids(solo), []string{"t00", "t01", "t02"}; !slices.Equal(got, want) {
+			t.Fatalf("alone: claimed %v, want %v", got, want)
+		}
+		// "solo" now runs tasks: two workers seen, a window of 3 * 4 = 12
+		// of the queued t03..t39.
+		got, err := q.ClaimN(ctx, fmt.Sprintf("w%d", w), map[string]bool{}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := ids(got)
+		if len(names) != 3 || !slices.IsSorted(names) {
+			t.Fatalf("with a rival: claimed %v, want 3, oldest first", names)
+		}
+		for _, id := range names {
+			if id < "t03" || id > "t14" {
+				t.Fatalf("with a rival: claimed %s, outside the window t03..t14 (%v)", id, names)
+			}
+		}
+		if !slices.Equal(names, []string{"t03", "t04", "t05"}) {
+			offHead++
+		}
+	}
+	if offHead == 0 {
+		t.Fatal("with a rival, every worker claimed the head of the queue: no spread")
+	}
+}
