@@ -96,17 +96,15 @@ func (c *EnqueueCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Que
 		return err
 	}
 	defer b.Close()
-	res, err := queue.New(b).EnqueueBatch(ctx, batch)
+	q := queue.New(b)
+	res, err := q.EnqueueBatch(ctx, batch)
 	if err != nil {
 		return err
 	}
-	created := res.Created
 	err = c.print(std, g, res)
-	// The state index is refreshed after the output, with the result let
-	// go: the replay behind it then reuses the batch's memory instead of
-	// adding to it (a 100,000-task batch: peak RSS as without the index).
-	res = nil
-	warnIndex(std, stateindex.AfterBatch(ctx, b, created))
+	// The state index is written after the output, from the batch's own
+	// events (and the index as it stood before them), not from a replay.
+	warnIndex(std, stateindex.AfterBatch(ctx, q, res))
 	return err
 }
 

@@ -32,6 +32,13 @@ const (
 // syscall.ENOSPC) works), which natefinch/atomic's WriteFile would flatten;
 // the rename itself is its ReplaceFile.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return WriteFileParts(path, perm, data)
+}
+
+// WriteFileParts is WriteFile of the concatenation of parts, without
+// making it: a large file built in pieces (the queue's state index) is not
+// copied once more to be written.
+func WriteFileParts(path string, perm os.FileMode, parts ...[]byte) error {
 	mode := perm
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
@@ -51,8 +58,10 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, cause(err))
+	for _, data := range parts {
+		if _, err := tmp.Write(data); err != nil {
+			return fmt.Errorf("write %s: %w", path, cause(err))
+		}
 	}
 	if err := tmp.Chmod(mode); err != nil {
 		return fmt.Errorf("write %s: %w", path, cause(err))

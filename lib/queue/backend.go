@@ -94,6 +94,17 @@ type Proposal struct {
 	// Any skips the condition: log-level events, and enqueues of generated
 	// ids (random, so no condition is needed and none is paid for).
 	Any bool
+	// Owned hands Event to the backend, so that a large batch is not held
+	// twice (a 100,000-task enqueue --batch: its events, not a copy of
+	// them). Append may then complete the event in place (Seq, Batch,
+	// Commit, and Time when it is zero) and return that very event instead
+	// of a copy. The caller gives the event up for the call: it neither
+	// reads nor changes it until Append returns, and afterwards treats it
+	// as the returned event (read-only). A failed append leaves Seq zero,
+	// so the event may be proposed again. Without Owned (every caller but
+	// the queue's batch enqueue) Append copies the event and never changes
+	// or keeps the caller's.
+	Owned bool
 }
 
 // Lease is a worker's claim to be alive.

@@ -277,6 +277,11 @@ type BatchResult struct {
 	existing map[int32]TaskStatus // requests whose task existed in the queue
 }
 
+// Events are the enqueued events of the tasks the batch created, as
+// appended (Seq set), in request order: one append, so their sequences
+// run from FirstSeq to LastSeq. They are the result's: read, never change.
+func (r *BatchResult) Events() []*Event { return r.evs }
+
 // Each calls fn for every request in order with what the enqueue did for
 // it, stopping at the first error.
 func (r *BatchResult) Each(fn func(Enqueued) error) error {
@@ -345,15 +350,17 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b *Batch) (*BatchResult, error
 			}
 			ev.Time = now
 			// A caller's id must not exist yet; a generated one cannot.
-			ps = append(ps, Proposal{Event: ev, Expect: 0, Any: !given})
+			// The events are handed over: the backend stores these very
+			// ones rather than a copy of the whole batch.
+			ps = append(ps, Proposal{Event: ev, Expect: 0, Any: !given, Owned: true})
 		}
 		return ps, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	// The backend returned its own copies: ours are done with, and a
-	// result printed task by task should not keep them.
+	// The backend returned the batch's own events (Proposal.Owned): the
+	// result holds them now, and b holds nothing more.
 	b.chunks, b.spent = nil, true
 	res.evs, res.Created = evs, len(evs)
 	if len(evs) > 0 {

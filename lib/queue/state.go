@@ -391,10 +391,8 @@ func (s *State) Apply(ev *Event) error {
 		return nil
 	}
 	if ev.Type == EventEnqueued {
-		t = &Task{
-			ID: ev.Task, State: StateQueued, Attempt: 1, MaxAttempts: ev.MaxAttempts,
-			Manifest: ev.Manifest, Run: ev.Run, CreatedAt: ev.Time, EnqSeq: ev.Seq, hidx: -1,
-		}
+		nt := EnqueuedTask(ev)
+		t = &nt
 		s.tasks[t.ID] = t
 		s.order = append(s.order, t)
 		s.counts[0]++
@@ -431,6 +429,17 @@ func (s *State) Apply(ev *Event) error {
 	t.UpdatedAt = ev.Time
 	t.LastSeq = ev.Seq
 	return nil
+}
+
+// EnqueuedTask is the task an enqueued event creates, exactly as Apply
+// makes it: for a writer that indexes a batch it has just appended (whose
+// events it holds) without replaying the batch into a State.
+func EnqueuedTask(ev *Event) Task {
+	return Task{
+		ID: ev.Task, State: StateQueued, Attempt: 1, MaxAttempts: ev.MaxAttempts,
+		Manifest: ev.Manifest, Run: ev.Run, CreatedAt: ev.Time, UpdatedAt: ev.Time,
+		EnqSeq: ev.Seq, LastSeq: ev.Seq, hidx: -1,
+	}
 }
 
 // move changes t's state and keeps the counts, the queue heap and the running

@@ -517,6 +517,7 @@ func (b *Backend) commit(batch []*request) {
 		for _, r := range batch {
 			if r.err == nil {
 				r.err, r.evs = err, nil
+				disown(r.ps)
 			}
 		}
 	}
@@ -634,11 +635,18 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 			continue
 		}
 		r.evs = make([]*queue.Event, len(r.ps))
-		evs := make([]queue.Event, len(r.ps))
+		var evs []queue.Event // the copies of the events not handed over
 		first := seq + 1
 		for i, p := range r.ps {
-			ev := &evs[i]
-			*ev = *p.Event
+			ev := p.Event
+			if !p.Owned {
+				if evs == nil {
+					evs = make([]queue.Event, len(r.ps)-i)
+				}
+				ev = &evs[0]
+				evs = evs[1:]
+				*ev = *p.Event
+			}
 			// Several events of one call are one batch: each names the
 			// first, the last commits it (see walker).
 			ev.Batch, ev.Commit = 0, false
@@ -686,23 +694,40 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 	return nil
 }
 
+// disown undoes what a failed commit did to the events handed over
+// (queue.Proposal.Owned): Seq is zero again, so they may be proposed again.
+func disown(ps []queue.Proposal) {
+	for _, p := range ps {
+		if p.Owned && p.Event != nil {
+			p.Event.Seq, p.Event.Batch, p.Event.Commit = 0, 0, false
+		}
+	}
+}
+
 // writePiece is the most a commit holds encoded before writing it out.
 const writePiece = 1 << 20
 
 // firstOf says whether ps[i] is the first conditional proposal in ps for
 // its task: within one call only that one is checked (later ones follow
-// it). A short call is searched; a long one (an enqueue --batch of
-// 100,000 with ids) is mapped once, so the check stays linear.
+// it). A call with few conditional proposals is searched; one with many
+// (an enqueue --batch of 100,000 with ids) is mapped once, so the check
+// stays linear. A batch of generated ids has none and maps nothing.
 type firstOf struct {
 	seen map[string]int
 }
 
 func (f *firstOf) reset(ps []queue.Proposal) {
 	f.seen = nil
-	if len(ps) <= 16 {
+	n := 0
+	for i := range ps {
+		if !ps[i].Any {
+			n++
+		}
+	}
+	if n <= 16 {
 		return
 	}
-	f.seen = make(map[string]int, len(ps))
+	f.seen = make(map[string]int, n)
 	for i := len(ps) - 1; i >= 0; i-- {
 		if !ps[i].Any {
 			f.seen[ps[i].Event.Task] = i

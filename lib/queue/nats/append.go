@@ -27,7 +27,7 @@ const (
 
 // out is one proposal ready to publish: its subject, record and condition.
 type out struct {
-	ev      queue.Event // Seq 0; assigned from the acknowledgement
+	ev      *queue.Event // a copy, or the caller's own (Proposal.Owned); Seq assigned from the acknowledgement
 	subject string
 	data    []byte // the record, as queue.AppendRecord writes it (seq 0)
 	id      string // Nats-Msg-Id
@@ -75,11 +75,12 @@ func (b *Backend) Append(ctx context.Context, ps []queue.Proposal) ([]*queue.Eve
 	return events(outs), nil
 }
 
+// events are the appended events: prepare's copies, or the caller's own
+// where it handed them over (Proposal.Owned).
 func events(outs []*out) []*queue.Event {
 	evs := make([]*queue.Event, len(outs))
 	for i, o := range outs {
-		ev := o.ev
-		evs[i] = &ev
+		evs[i] = o.ev
 	}
 	return evs
 }
@@ -96,7 +97,11 @@ func (b *Backend) prepare(ps []queue.Proposal) ([]*out, error) {
 		if p.Event == nil || p.Event.Seq != 0 {
 			return nil, exitcode.Errorf(exitcode.Internal, "append: proposal %d has no event or a sequence already", i)
 		}
-		o := &out{ev: *p.Event, follows: -1}
+		o := &out{ev: p.Event, follows: -1}
+		if !p.Owned {
+			c := *p.Event
+			o.ev = &c
+		}
 		if o.ev.Time.IsZero() {
 			o.ev.Time = now
 		}
@@ -134,7 +139,7 @@ func (b *Backend) prepare(ps []queue.Proposal) ([]*out, error) {
 				o.id = o.task + "." + strconv.Itoa(o.ev.Attempt) + "." + string(o.ev.Type) + "." + cond
 			}
 		}
-		o.data = queue.AppendRecord(nil, &o.ev)
+		o.data = queue.AppendRecord(nil, o.ev)
 		if size := len(o.data) + len(o.subject) + 200; size > max {
 			return nil, exitcode.Errorf(exitcode.Usage, "task %s: a %s event of %d bytes is larger than the NATS server's max_payload (%d bytes): raise max_payload on the server or send a smaller manifest", o.ev.Task, o.ev.Type, len(o.data), max)
 		}

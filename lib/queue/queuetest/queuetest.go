@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ var cases = []struct {
 	{"Conditions", testConditions},
 	{"BatchAllOrNothing", testBatch},
 	{"BatchLarge", testBatchLarge},
+	{"EventOwnership", testOwnership},
 	{"AcrossHandles", testAcrossHandles},
 	{"Wait", testWait},
 	{"ConcurrentStartOneWins", testConcurrentStart},
@@ -313,6 +315,61 @@ func testBatchLarge(t *testing.T, s Store) {
 	wantStale(t, err, "t0007", 0, 8)
 	if got := ReadAll(t, b, n); len(got) != 0 {
 		t.Errorf("a stale large batch appended %d events", len(got))
+	}
+}
+
+// testOwnership: Append copies a proposal's event and neither changes nor
+// keeps the caller's; with Proposal.Owned it completes and returns the
+// caller's very event, and a failed append leaves its Seq zero so it can
+// be proposed again.
+func testOwnership(t *testing.T, s Store) {
+	b := s.Open(t, false)
+	p := Enq("a")
+	before := *p.Event
+	evs := MustAppend(t, b, p)
+	if evs[0] == p.Event || !reflect.DeepEqual(*p.Event, before) {
+		t.Fatalf("Append without Owned changed or returned the caller's event: %+v", p.Event)
+	}
+	p.Event.Task, p.Event.Manifest = "changed", nil // the backend must not see this
+	if evs[0].Task != "a" || ReadAll(t, b, 0)[0].Task != "a" {
+		t.Fatalf("Append kept the caller's event: returned %s", evs[0].Task)
+	}
+
+	ps := []queue.Proposal{Enq("b"), Enq("c"), Ev(queue.EventStarted, "a", "w1", 1)}
+	for i := range ps {
+		ps[i].Owned = true
+	}
+	ps[0].Event.Time = time.Time{} // the backend fills it in, in place
+	evs = MustAppend(t, b, ps...)
+	for i, ev := range evs {
+		if ev != ps[i].Event || ev.Seq != uint64(i+2) {
+			t.Errorf("owned event %d: returned %p seq %d, given %p", i, ev, ev.Seq, ps[i].Event)
+		}
+	}
+	if evs[0].Time.IsZero() {
+		t.Errorf("owned event with no time: the backend did not set it")
+	}
+
+	// A stale owned proposal: nothing appended, Seq still zero, and the
+	// same event goes through once its condition is right.
+	stale := []queue.Proposal{Enq("d"), Ev(queue.EventTrace, "a", "", 1)}
+	for i := range stale {
+		stale[i].Owned = true
+	}
+	_, err := b.Append(bg, stale)
+	wantStale(t, err, "a", 1, 4)
+	for i, p := range stale {
+		if p.Event.Seq != 0 || p.Event.Batch != 0 || p.Event.Commit {
+			t.Errorf("stale owned event %d left with seq %d batch %d commit %v", i, p.Event.Seq, p.Event.Batch, p.Event.Commit)
+		}
+	}
+	stale[1].Expect = 4
+	evs = MustAppend(t, b, stale...)
+	if evs[0] != stale[0].Event || evs[1] != stale[1].Event || Seqs(evs) != "5,6" {
+		t.Errorf("owned events proposed again: %s", Seqs(evs))
+	}
+	if got := ReadAll(t, b, 4); len(got) != 2 || got[0].Task != "d" || got[1].Type != queue.EventTrace {
+		t.Errorf("log after the owned retry = %s", Seqs(got))
 	}
 }
 

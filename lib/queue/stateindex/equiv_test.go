@@ -34,6 +34,7 @@ type gen struct {
 	b    *file.Backend
 	q    *queue.Queue
 	next int
+	ids  int // ids given by batch so far
 }
 
 func newGen(t testing.TB, seed uint64) *gen {

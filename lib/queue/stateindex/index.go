@@ -92,35 +92,13 @@ func Load(ctx context.Context, dir string) (*View, error) {
 }
 
 func load(ctx context.Context, f *os.File, dir string) (*View, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	hb := make([]byte, headerSize)
-	if _, err := f.ReadAt(hb, 0); err != nil {
-		return nil, damaged("header: %v", err)
-	}
-	h, err := decodeHeader(hb)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() != h.fileSize() {
-		return nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
-	}
-	v := &View{f: f, h: h}
-	if err := v.readStates(); err != nil {
-		return nil, err
-	}
-	lf, err := os.Open(filepath.Join(dir, file.LogName))
+	v, lf, err := loadBase(f, dir)
 	if err != nil {
 		return nil, err
 	}
 	defer lf.Close()
-	if err := checkBinding(lf, h); err != nil {
-		return nil, err
-	}
 	var tail []*queue.Event
-	end, _, err := file.ReadFrom(ctx, lf, h.offset, h.seq, func(ev *queue.Event) error {
+	end, _, err := file.ReadFrom(ctx, lf, v.h.offset, v.h.seq, func(ev *queue.Event) error {
 		tail = append(tail, ev)
 		return nil
 	})
@@ -132,6 +110,40 @@ func load(ctx context.Context, f *os.File, dir string) (*View, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// loadBase reads and checks the header and the states section of the
+// index open as f, and its binding to the log in dir, which it returns
+// open. The view has no tail applied yet.
+func loadBase(f *os.File, dir string) (*View, *os.File, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	hb := make([]byte, headerSize)
+	if _, err := f.ReadAt(hb, 0); err != nil {
+		return nil, nil, damaged("header: %v", err)
+	}
+	h, err := decodeHeader(hb)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() != h.fileSize() {
+		return nil, nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
+	}
+	v := &View{f: f, h: h}
+	if err := v.readStates(); err != nil {
+		return nil, nil, err
+	}
+	lf, err := os.Open(filepath.Join(dir, file.LogName))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkBinding(lf, h); err != nil {
+		lf.Close()
+		return nil, nil, err
+	}
+	return v, lf, nil
 }
 
 // readStates reads and checks the states section: all a summary needs.

@@ -58,7 +58,7 @@ func refresh(ctx context.Context, b queue.Backend, minTail int, replay func() (*
 		if v.TailEvents < max(minTail, 1) {
 			return nil
 		}
-		enc := newEncoder(v.total)
+		enc := newEncoder(v.total, v.total*96)
 		err := v.loadAll()
 		if err == nil {
 			err = v.copyInto(enc)
@@ -92,14 +92,142 @@ func buildQueue(ctx context.Context, q *queue.Queue) (*Built, error) {
 	return built, err
 }
 
-// AfterBatch refreshes the index after an enqueue of n tasks, if n is at
-// least BatchMin. It is the one call enqueue makes; its error is only
-// worth a warning (the index is a cache).
-func AfterBatch(ctx context.Context, b queue.Backend, n int) error {
-	if n < BatchMin {
-		return nil
+// AfterBatch writes the index after q appended res, an enqueue of
+// res.Created new tasks, if that is at least BatchMin. It builds the index
+// from what the enqueuing process already holds, without reading the log
+// back or replaying it:
+//
+//   - q's own state, when it holds the batch (a batch with ids of the
+//     caller's choosing caught up before deciding and applied its own
+//     append);
+//   - the batch's events alone, when they are the log's first events (a
+//     new queue);
+//   - the index as it stood just before the batch (it covers exactly the
+//     event before the batch's first, and is checked against the log as a
+//     reader checks it) and the batch's events.
+//
+// A batch only enqueues tasks no earlier event names, so each way gives
+// the bytes a replay of the log through the batch would; the index is
+// bound to the log at the batch's last event as Refresh binds it, and
+// what other writers appended after the batch is the tail status reads.
+// When none of these holds (another writer appended between the index and
+// the batch, the index is missing or damaged, a torn tail was cut just
+// before the batch) it falls back to Refresh: the index and the log's
+// tail, or a replay by a reader of its own. Other backends have no index:
+// it does nothing for them. Its error is only worth a warning (the index
+// is a cache).
+func AfterBatch(ctx context.Context, q *queue.Queue, res *queue.BatchResult) error {
+	_, err := afterBatch(ctx, q, res)
+	return err
+}
+
+// How afterBatch came to its index (tests check which way was taken).
+const (
+	viaNothing = "nothing" // too small a batch, or not a file queue
+	viaState   = "state"   // q's own state, which holds the batch
+	viaBatch   = "batch"   // the batch alone: the log's first events
+	viaIndex   = "index"   // the index just before the batch, and the batch
+	viaRefresh = "refresh" // Refresh: the index and the log's tail, or a replay
+)
+
+func afterBatch(ctx context.Context, q *queue.Queue, res *queue.BatchResult) (string, error) {
+	b := q.Backend()
+	dir, ok := dirOf(b)
+	if !ok || res.Created < BatchMin {
+		return viaNothing, nil
 	}
-	return Refresh(ctx, b, 1)
+	if q.Seq() == res.LastSeq {
+		return viaState, WriteQueue(ctx, q)
+	}
+	built, how, err := buildAfter(dir, res)
+	if err == nil {
+		if err = built.Write(dir); err == nil {
+			return how, nil
+		}
+	}
+	if errors.Is(err, errNotIndexable) {
+		return how, err
+	}
+	return viaRefresh, Refresh(ctx, b, 1)
+}
+
+// buildAfter encodes the state through res.LastSeq from the batch's
+// events and, unless they are the log's first, the index of dir as it
+// stands at the event just before them.
+func buildAfter(dir string, res *queue.BatchResult) (*Built, string, error) {
+	evs := res.Events()
+	rows := 0
+	for i, ev := range evs {
+		if ev.Seq != res.FirstSeq+uint64(i) || ev.Type != queue.EventEnqueued {
+			return nil, viaBatch, fmt.Errorf("state index: event %d of the batch is not its enqueue %d", ev.Seq, res.FirstSeq+uint64(i))
+		}
+		rows += len(ev.Task)
+	}
+	if len(evs) == 0 || evs[len(evs)-1].Seq != res.LastSeq {
+		return nil, viaBatch, fmt.Errorf("state index: the batch's events do not end at %d", res.LastSeq)
+	}
+	if len(evs) > 0 {
+		// About what each row takes besides its id: a batch's tasks mostly
+		// share their program.
+		rows += len(evs) * (rowFixed + len(queue.ProgramOf(evs[0].Manifest)))
+	}
+	how := viaBatch
+	var base *View
+	if res.FirstSeq > 1 {
+		how = viaIndex
+		var err error
+		if base, err = loadAt(dir, res.FirstSeq-1); err != nil {
+			return nil, how, err
+		}
+		defer base.Close()
+	}
+	n := len(evs)
+	if base != nil {
+		n += int(base.h.tasks)
+		rows += int(base.h.rowsLen)
+	}
+	enc := newEncoder(n, rows)
+	if base != nil {
+		if err := base.copyInto(enc); err != nil {
+			return nil, how, err
+		}
+	}
+	for _, ev := range evs {
+		t := queue.EnqueuedTask(ev)
+		if err := enc.add(&t, queue.ProgramOf(ev.Manifest)); err != nil {
+			return nil, how, err
+		}
+	}
+	built, err := enc.finish(res.LastSeq)
+	return built, how, err
+}
+
+// rowFixed is about what the row of a newly enqueued task takes besides
+// its id and program: the encoder's rows are then allocated about once.
+const rowFixed = 48
+
+// loadAt opens dir's index, checked against the log as Load checks it,
+// without applying the log's tail, if it covers exactly event seq.
+func loadAt(dir string, seq uint64) (*View, error) {
+	f, err := os.Open(filepath.Join(dir, FileName))
+	if err != nil {
+		return nil, err
+	}
+	v, lf, err := loadBase(f, dir)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	lf.Close()
+	if v.h.seq != seq {
+		f.Close()
+		return nil, fmt.Errorf("state index: covers event %d, not %d", v.h.seq, seq)
+	}
+	if v.st, err = queue.NewStateFrom(&queue.Snapshot{Seq: seq}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return v, nil
 }
 
 // Check compares dir's index, with the log's tail applied, against st, the

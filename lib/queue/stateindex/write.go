@@ -22,8 +22,9 @@ import (
 // Built is an encoded index waiting to be written: Build takes it under
 // the caller's lock, Write does the I/O after.
 type Built struct {
-	h    header
-	body []byte // states, offsets, perm, rows
+	h        header
+	sections []byte // states, offsets, perm
+	rows     []byte // the encoder's rows, as they are: not copied again
 }
 
 // Seq is the sequence the index covers.
@@ -33,7 +34,7 @@ func (b *Built) Seq() uint64 { return b.h.seq }
 // nothing should be written) for a state the format cannot hold exactly.
 func Build(st *queue.State) (*Built, error) {
 	var err error
-	enc := newEncoder(st.Len())
+	enc := newEncoder(st.Len(), st.Len()*96)
 	st.Tasks(func(t *queue.Task) bool {
 		err = enc.add(t, queue.ProgramOf(t.Manifest))
 		return err == nil
@@ -52,8 +53,10 @@ type encoder struct {
 	counts [5]uint32
 }
 
-func newEncoder(n int) *encoder {
-	return &encoder{states: make([]byte, 0, n), offs: make([]uint32, 1, n+1), ids: make([]string, 0, n), rows: make([]byte, 0, n*96)}
+// newEncoder is an encoder for n tasks whose rows are expected to take
+// about rows bytes.
+func newEncoder(n, rows int) *encoder {
+	return &encoder{states: make([]byte, 0, n), offs: make([]uint32, 1, n+1), ids: make([]string, 0, n), rows: make([]byte, 0, rows)}
 }
 
 func (e *encoder) add(t *queue.Task, program string) error {
@@ -98,23 +101,21 @@ func (e *encoder) finish(seq uint64) (*Built, error) {
 		}
 	}
 	b := &Built{h: header{seq: seq, tasks: uint32(n), counts: e.counts, rowsLen: uint64(len(e.rows))}}
-	body := make([]byte, 0, int(b.h.sectionsLen())+len(e.rows))
-	body = append(body, e.states...)
-	offs := len(body)
+	sec := make([]byte, 0, int(b.h.sectionsLen()))
+	sec = append(sec, e.states...)
+	offs := len(sec)
 	for _, o := range e.offs {
-		body = binary.LittleEndian.AppendUint32(body, o)
+		sec = binary.LittleEndian.AppendUint32(sec, o)
 	}
-	ps := len(body)
+	ps := len(sec)
 	for _, p := range perm {
-		body = binary.LittleEndian.AppendUint32(body, p)
+		sec = binary.LittleEndian.AppendUint32(sec, p)
 	}
-	rs := len(body)
-	body = append(body, e.rows...)
 	b.h.crcs = [4]uint32{
-		crc32.Checksum(body[:offs], castagnoli), crc32.Checksum(body[offs:ps], castagnoli),
-		crc32.Checksum(body[ps:rs], castagnoli), crc32.Checksum(body[rs:], castagnoli),
+		crc32.Checksum(sec[:offs], castagnoli), crc32.Checksum(sec[offs:ps], castagnoli),
+		crc32.Checksum(sec[ps:], castagnoli), crc32.Checksum(e.rows, castagnoli),
 	}
-	b.body = body
+	b.sections, b.rows = sec, e.rows
 	return b, nil
 }
 
@@ -151,8 +152,7 @@ func (b *Built) Write(dir string) error {
 	h.offset, h.firstLen, h.lastLen = end, uint32(len(first)), uint32(len(last))
 	h.first, h.last = sha256.Sum256(first), sha256.Sum256(last)
 	sweep(dir)
-	data := append(h.encode(), b.body...)
-	if err := fsx.WriteFile(filepath.Join(dir, FileName), data, fsx.FileMode); err != nil {
+	if err := fsx.WriteFileParts(filepath.Join(dir, FileName), fsx.FileMode, h.encode(), b.sections, b.rows); err != nil {
 		return fmt.Errorf("state index: %w", err)
 	}
 	return nil

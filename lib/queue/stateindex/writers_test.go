@@ -19,45 +19,6 @@ func exists(t *testing.T, dir string) bool {
 	return err == nil
 }
 
-// TestAfterBatch: only a batch of BatchMin tasks or more writes the index,
-// and then from a replay the first time and from the index plus the tail
-// after.
-func TestAfterBatch(t *testing.T) {
-	g := newGen(t, 11)
-	defer g.close()
-	g.enqueue()
-	if err := AfterBatch(bg, g.b, BatchMin-1); err != nil || exists(t, g.dir) {
-		t.Fatalf("a small batch wrote an index (err %v)", err)
-	}
-	if err := AfterBatch(bg, g.b, BatchMin); err != nil || !exists(t, g.dir) {
-		t.Fatalf("a large batch wrote no index (err %v)", err)
-	}
-	compare(t, g.dir, true, "after the first batch")
-	for range 5 {
-		g.step()
-		g.enqueue()
-	}
-	if err := AfterBatch(bg, g.b, BatchMin); err != nil {
-		t.Fatal(err)
-	}
-	v, err := Load(bg, g.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.TailEvents != 0 {
-		t.Fatalf("refreshed index is %d events behind", v.TailEvents)
-	}
-	v.Close()
-	compare(t, g.dir, true, "after a refresh from the index")
-
-	// A damaged index is rebuilt from a replay.
-	putIndex(t, g.dir, []byte("junk"))
-	if err := Refresh(bg, g.b, 1); err != nil {
-		t.Fatal(err)
-	}
-	compare(t, g.dir, true, "rebuilt after damage")
-}
-
 // TestKeep: a worker's keeper writes the index when it stops, from the
 // queue's own state when there is none yet, and leaves no goroutine.
 func TestKeep(t *testing.T) {
