@@ -252,13 +252,14 @@ func (b *Backend) openSegment(readOnly, create bool) (*fsx.Log, error) {
 // walk is the one loop over records: it reads the units of a segment
 // from off (prev is the sequence before it, 0 at a segment's start) up to
 // limit (-1: the end) and calls fn with each whole unit, its start and
-// end offsets; fn must not keep evs (the events themselves it may), and
+// end offsets (fn nil: the records are only checked, and a batch is not
+// held whole); fn must not keep evs (the events themselves it may), and
 // its error is returned as is (the walker's own are readErr's). It
 // returns the offset and sequence after the last whole unit, and the torn
 // tail that stopped it, if one did (not an error: what a crash mid-append
 // or an append in progress leaves). Damage is a *queue.CorruptError.
 func (b *Backend) walk(l *fsx.Log, off, limit int64, prev uint64, want func(seq, unit uint64) bool, fn func(evs []*queue.Event, start, end int64) error) (end int64, last uint64, torn *tornError, err error) {
-	w := walker{rd: l.Lines(off, limit), path: b.logPath, want: want, prev: prev}
+	w := walker{rd: l.Lines(off, limit), path: b.logPath, want: want, prev: prev, checkOnly: fn == nil}
 	end, last = off, prev
 	for {
 		evs, start, e, err := w.next()
@@ -583,6 +584,24 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 		written += int64(len(buf))
 		buf = buf[:0]
 	}
+	needIndex, n := false, 0
+	for _, r := range batch {
+		n += len(r.ps)
+		for _, p := range r.ps {
+			needIndex = needIndex || !p.Any
+		}
+	}
+	// The events written are kept for the index only when there is one
+	// (a batch of generated ids into a queue no condition has needed yet
+	// keeps none); a large commit gets its buffer whole at once rather
+	// than by a dozen growths.
+	keepOwn := needIndex || b.idx.ok
+	if keepOwn && cap(own) < n+1 {
+		own = make([]*queue.Event, 0, n+1)
+	}
+	if n > 1024 && cap(buf) < writePiece+64<<10 {
+		buf = make([]byte, 0, writePiece+64<<10)
+	}
 	add := func(ev *queue.Event) {
 		seq++
 		ev.Seq = seq
@@ -591,19 +610,15 @@ func (b *Backend) writeLocked(batch []*request, torn *queue.TornTail) error {
 		}
 		buf = queue.AppendRecord(buf, ev)
 		buf = append(buf, '\n')
-		own = append(own, ev)
+		if keepOwn {
+			own = append(own, ev)
+		}
 		if len(buf) >= writePiece {
 			flush()
 		}
 	}
 	if torn != nil {
 		add(&queue.Event{Type: queue.EventTruncated, Offset: torn.Offset, Bytes: torn.Bytes, Reason: "torn tail cut by a writer opening the log"})
-	}
-	needIndex := false
-	for _, r := range batch {
-		for _, p := range r.ps {
-			needIndex = needIndex || !p.Any
-		}
 	}
 	if needIndex {
 		if err := b.ensureIndex(); err != nil {

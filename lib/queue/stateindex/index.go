@@ -559,7 +559,7 @@ func (v *View) copyInto(enc *encoder) error {
 		if k <= 0 || n >= uint64(len(body)-k) || body[k+int(n)] != v.states[i] {
 			return damaged("row %d: bad id or state", i)
 		}
-		if err := enc.addRaw(raw, string(body[k:k+int(n)]), v.states[i]); err != nil {
+		if err := enc.addRaw(raw, v.states[i]); err != nil {
 			return err
 		}
 	}

@@ -48,7 +48,6 @@ func Build(st *queue.State) (*Built, error) {
 type encoder struct {
 	states []byte
 	offs   []uint32
-	ids    []string
 	rows   []byte
 	counts [5]uint32
 }
@@ -56,7 +55,7 @@ type encoder struct {
 // newEncoder is an encoder for n tasks whose rows are expected to take
 // about rows bytes.
 func newEncoder(n, rows int) *encoder {
-	return &encoder{states: make([]byte, 0, n), offs: make([]uint32, 1, n+1), ids: make([]string, 0, n), rows: make([]byte, 0, rows)}
+	return &encoder{states: make([]byte, 0, n), offs: make([]uint32, 1, n+1), rows: make([]byte, 0, rows)}
 }
 
 func (e *encoder) add(t *queue.Task, program string) error {
@@ -71,12 +70,11 @@ func (e *encoder) add(t *queue.Task, program string) error {
 	e.states = append(e.states, byte(si))
 	e.counts[si]++
 	e.offs = append(e.offs, uint32(len(e.rows)))
-	e.ids = append(e.ids, t.ID)
 	return nil
 }
 
 // addRaw adds a row as stored by an earlier index (its CRC included).
-func (e *encoder) addRaw(raw []byte, id string, state byte) error {
+func (e *encoder) addRaw(raw []byte, state byte) error {
 	e.rows = append(e.rows, raw...)
 	if len(e.rows) > 1<<32-1 {
 		return errNotIndexable
@@ -84,8 +82,15 @@ func (e *encoder) addRaw(raw []byte, id string, state byte) error {
 	e.states = append(e.states, state)
 	e.counts[state]++
 	e.offs = append(e.offs, uint32(len(e.rows)))
-	e.ids = append(e.ids, id)
 	return nil
+}
+
+// id is the id of row i, read from the row itself (the encoder keeps no
+// copy of the ids: a large index is not held twice).
+func (e *encoder) id(i uint32) []byte {
+	r := e.rows[e.offs[i]:e.offs[i+1]]
+	n, k := binary.Uvarint(r)
+	return r[k : k+int(n)]
 }
 
 func (e *encoder) finish(seq uint64) (*Built, error) {
@@ -94,10 +99,10 @@ func (e *encoder) finish(seq uint64) (*Built, error) {
 	for i := range perm {
 		perm[i] = uint32(i)
 	}
-	slices.SortFunc(perm, func(a, b uint32) int { return strings.Compare(e.ids[a], e.ids[b]) })
+	slices.SortFunc(perm, func(a, b uint32) int { return bytes.Compare(e.id(a), e.id(b)) })
 	for i := 1; i < n; i++ {
-		if e.ids[perm[i]] == e.ids[perm[i-1]] {
-			return nil, fmt.Errorf("task %s twice: %w", e.ids[perm[i]], errNotIndexable)
+		if bytes.Equal(e.id(perm[i]), e.id(perm[i-1])) {
+			return nil, fmt.Errorf("task %s twice: %w", e.id(perm[i]), errNotIndexable)
 		}
 	}
 	b := &Built{h: header{seq: seq, tasks: uint32(n), counts: e.counts, rowsLen: uint64(len(e.rows))}}
