@@ -361,7 +361,7 @@ func (q *Queue) EnqueueBatch(ctx context.Context, b *Batch) (*BatchResult, error
 	}
 	// The backend returned the batch's own events (Proposal.Owned): the
 	// result holds them now, and b holds nothing more.
-	b.chunks, b.spent = nil, true
+	b.chunks, b.arena, b.scratch, b.spent = nil, nil, nil, true
 	res.evs, res.Created = evs, len(evs)
 	if len(evs) > 0 {
 		res.FirstSeq, res.LastSeq = evs[0].Seq, evs[len(evs)-1].Seq

@@ -85,6 +85,23 @@ func (e *encoder) addRaw(raw []byte, state byte) error {
 	return nil
 }
 
+// addAll adds o's rows after e's.
+func (e *encoder) addAll(o *encoder) error {
+	base := uint32(len(e.rows))
+	if uint64(len(e.rows))+uint64(len(o.rows)) > 1<<32-1 {
+		return errNotIndexable
+	}
+	e.rows = append(e.rows, o.rows...)
+	e.states = append(e.states, o.states...)
+	for _, off := range o.offs[1:] {
+		e.offs = append(e.offs, base+off)
+	}
+	for i, c := range o.counts {
+		e.counts[i] += c
+	}
+	return nil
+}
+
 // id is the id of row i, read from the row itself (the encoder keeps no
 // copy of the ids: a large index is not held twice).
 func (e *encoder) id(i uint32) []byte {
