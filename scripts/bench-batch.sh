@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `artq enqueue --batch` of N tasks (default 100,000), whole process, file
-# backend, a fresh queue each time, interleaved round by round with the
+# backend, into a fresh queue and into a queue that already holds N tasks
+# and their state index (a copy of one made at the start, so every run
+# starts from the same bytes), interleaved round by round with the
 # library's own Enqueue of a batch of 100,000 (BenchmarkEnqueueBatch100k)
 # and ReadBatch+EnqueueBatch in-process (BenchmarkReadBatch100k; both
-# always 100,000). Prints the
-# median of ROUNDS (default 5) for tasks/s, CPU-s (user+sys) and peak RSS.
+# always 100,000). Prints the median of ROUNDS (default 5) for tasks/s,
+# CPU-s (user+sys) and peak RSS (both enqueue runs write the state index).
 #
 #   scripts/bench-batch.sh [ROUNDS] [N]
 #   BEFORE=/path/to/older/artq scripts/bench-batch.sh   # also time that binary
@@ -22,9 +24,14 @@ awk -v n="$n" 'BEGIN{for(i=0;i<n;i++)print "{\"apiVersion\":\"art/v1alpha1\",\"k
 go test -c -o "$d/queue.test" ./lib/queue/
 echo "bench-batch: $n tasks, $rounds rounds, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
 
-# cli NAME BINARY: one whole-process run into a fresh queue.
+# The queue with N earlier tasks, made once by this tree's artq.
+bin/artq --dir "$d/prior" enqueue --batch --manifest "$d/in.jsonl" >/dev/null
+
+# cli NAME BINARY [FROM]: one whole-process run into a fresh queue, or
+# into a copy of the queue FROM.
 cli() {
 	rm -rf "$d/q"
+	[ -z "${3:-}" ] || cp -a "$3" "$d/q"
 	/usr/bin/time -f "%e %U %S %M" -o "$d/t" "$2" --dir "$d/q" enqueue --batch --manifest "$d/in.jsonl" >/dev/null
 	read -r wall user sys rss <"$d/t"
 	awk -v n="$n" -v name="$1" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
@@ -38,6 +45,8 @@ lib() {
 for r in $(seq "$rounds"); do
 	[ -n "${BEFORE:-}" ] && cli "before: artq enqueue --batch" "$BEFORE"
 	cli "artq enqueue --batch" bin/artq
+	[ -n "${BEFORE:-}" ] && cli "before: artq enqueue --batch, $n before" "$BEFORE" "$d/prior"
+	cli "artq enqueue --batch, $n before" bin/artq "$d/prior"
 	[ -n "${BEFORE_TEST:-}" ] && lib "before: library Enqueue (baseline)" "$BEFORE_TEST" BenchmarkEnqueueBatch100k
 	[ -n "${BEFORE_TEST:-}" ] && lib "before: library DecodeBatch+Enqueue" "$BEFORE_TEST" BenchmarkReadBatch100k
 	lib "library Enqueue (baseline)" "$d/queue.test" BenchmarkEnqueueBatch100k
