@@ -117,6 +117,10 @@ func buildQueue(ctx context.Context, q *queue.Queue) (*Built, error) {
 // tail, or a replay by a reader of its own. Other backends have no index:
 // it does nothing for them. Its error is only worth a warning (the index
 // is a cache).
+//
+// Call it last, keeping no reference to res: once the batch's rows are
+// encoded it lets res go, and the rest of the index reuses the batch's
+// memory.
 func AfterBatch(ctx context.Context, q *queue.Queue, res *queue.BatchResult) error {
 	_, err := afterBatch(ctx, q, res)
 	return err
@@ -168,6 +172,15 @@ func buildAfter(dir string, res *queue.BatchResult) (*Built, string, error) {
 	if first > 1 {
 		how = viaIndex
 	}
+	var base *View
+	if first > 1 {
+		// Checked before any work: without it, Refresh.
+		var err error
+		if base, err = loadAt(dir, first-1); err != nil {
+			return nil, how, err
+		}
+		defer base.Close()
+	}
 	batch, err := encodeBatch(res.Events(), first, last)
 	if err != nil {
 		return nil, how, err
@@ -175,12 +188,7 @@ func buildAfter(dir string, res *queue.BatchResult) (*Built, string, error) {
 	res = nil
 	runtime.GC()
 	enc := batch
-	if first > 1 {
-		base, err := loadAt(dir, first-1)
-		if err != nil {
-			return nil, how, err
-		}
-		defer base.Close()
+	if base != nil {
 		enc = newEncoder(int(base.h.tasks)+len(batch.states), int(base.h.rowsLen)+len(batch.rows))
 		if err := base.copyInto(enc); err != nil {
 			return nil, how, err
