@@ -47,6 +47,13 @@ type Options struct {
 	// calling process a child subreaper and, after the direct child exits,
 	// kills the orphans it inherited that started after the task did.
 	Supervised bool
+	// Pool, if non-nil, lends the task a long-lived supervisor instead of
+	// starting one for it, where that supervisor's own process state
+	// cannot depend on the task (see Pool); every other task, and every
+	// task without a Pool, gets a supervisor of its own as before. A
+	// process that runs many tasks (the queue worker, the agent) keeps
+	// one Pool for its life and closes it at the end.
+	Pool *Pool
 	// Stdin, if non-nil, is copied to the child's standard input after the
 	// task's context files (alone, when the task has none). Nil with no
 	// context means /dev/null.
@@ -86,6 +93,7 @@ func Run(ctx context.Context, p *Policy, t *Task, opt Options) (*Result, error) 
 		return nil, err
 	}
 	defer pl.close()
+	pl.pool = opt.Pool
 	return pl.run(ctx, &opt)
 }
 
