@@ -3,6 +3,7 @@
 package execx
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"sync"
@@ -238,8 +239,12 @@ func (s *poolSup) send(fds []int) error {
 
 // startPooled runs the task on a supervisor of pool: ok is false when the
 // pool is closed. A supervisor that was gone before it could take the
-// task (the send failed: nothing of the task started) is discarded and a
-// fresh one tried, once.
+// task — the send failed, or it exited 0 without a word, which it does
+// only when it stops (EOF, a signal) before a task started: a message
+// can still be queued to a process that is exiting — is discarded and a
+// fresh one tried, once. One that died otherwise (killed) before
+// reporting "started" may have started the program: that run fails, as
+// it does on a supervisor of its own.
 func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bool, err error) {
 	spec := pl.shimSpec(true).Encode()
 	for try := 0; ; try++ {
@@ -270,6 +275,12 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bo
 		sp := &superProc{pid: sup.pid, sup: sup, pool: pool}
 		_, werr := sh.SpecW.Write(spec)
 		pr, err := sp.begin(sh, werr)
+		if errors.Is(err, errNeverStarted) && try == 0 {
+			continue
+		}
 		return pr, true, err
 	}
 }
+
+// errNeverStarted: a pooled supervisor ended before it took the task.
+var errNeverStarted = exitcode.Errorf(exitcode.Internal, "supervisor: exited before it took the task")

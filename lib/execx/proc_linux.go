@@ -239,10 +239,12 @@ func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
 		switch {
 		case ok && first.Event == "error":
 			return nil, &shim.Error{Code: first.Code, Msg: first.Msg}
+		case !ok && sp.sup != nil && ex.status.Exited() && ex.status.ExitStatus() == 0:
+			return nil, errNeverStarted
 		case werr != nil:
 			return nil, exitcode.Errorf(exitcode.Internal, "supervisor: %w", werr)
 		}
-		return nil, exitcode.Errorf(exitcode.Internal, "supervisor exited before starting the task (wait status %#x)", uint32(ex.status))
+		return nil, exitcode.Errorf(exitcode.Internal, "supervisor %d exited before starting the task (wait status %#x)", sp.pid, uint32(ex.status))
 	}
 	go sp.watch()
 	return sp, nil

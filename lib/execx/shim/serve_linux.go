@@ -86,8 +86,8 @@ func serve() int {
 		if err != nil {
 			return exitcode.Internal
 		}
-		if !srv.run(fds) {
-			return 0
+		if again, code := srv.run(fds); !again {
+			return code
 		}
 	}
 }
@@ -156,8 +156,8 @@ func closeAll(fds []int) {
 }
 
 // run runs one task on fds and reports whether this supervisor may
-// serve another.
-func (srv *server) run(fds []int) bool {
+// serve another, and if not its exit status.
+func (srv *server) run(fds []int) (again bool, code int) {
 	status := os.NewFile(uintptr(fds[ServeStatus]), "status")
 	defer status.Close()
 	s, err := readSpecFrom(os.NewFile(uintptr(fds[ServeSpec]), "spec"))
@@ -173,8 +173,7 @@ func (srv *server) run(fds []int) bool {
 	}
 	if err != nil {
 		closeAll(fds[ServeCtl:])
-		reportErr(status, exitcode.Wrap(exitcode.Internal, err))
-		return false
+		return false, reportErr(status, exitcode.Wrap(exitcode.Internal, err))
 	}
 	// The program starts in the directory the runner opened and checked,
 	// through its descriptor: never a path resolved again.
@@ -183,8 +182,7 @@ func (srv *server) run(fds []int) bool {
 	if err != nil {
 		closeAll(fds[ServeCtl:ServeDir])
 		closeAll(fds[ServeStdin:])
-		reportErr(status, exitcode.Errorf(exitcode.Internal, "task directory: %w", err))
-		return false
+		return false, reportErr(status, exitcode.Errorf(exitcode.Internal, "task directory: %w", err))
 	}
 	// Belt and braces: the descriptors came close-on-exec, and nothing
 	// else of this process may reach the program either.
@@ -195,26 +193,25 @@ func (srv *server) run(fds []int) bool {
 		srv.mu.Unlock()
 		closeAll(fds[ServeCtl:ServeDir])
 		closeAll(fds[ServeStdin:])
-		return false
+		return false, 0
 	}
 	sv, err := startTask(s, tf) // under mu: a signal handler sees the task only once it exists
 	srv.cur = sv
 	srv.mu.Unlock()
 	if err != nil {
 		unix.Close(tf.ctl)
-		reportErr(status, err)
-		return false
+		return false, reportErr(status, err)
 	}
 	sv.supervise()
 	srv.mu.Lock()
 	srv.cur = nil
-	again := !srv.stopped
+	again = !srv.stopped
 	srv.mu.Unlock()
 	again = unix.Chdir("/") == nil && again && inheritedState() == srv.state
 	if again {
 		report(status, Msg{Event: "idle"})
 	}
-	return again
+	return again, 0
 }
 
 // procState is what a program inherits from its supervisor beyond what
