@@ -94,7 +94,7 @@ func (p *Pool) get() (sup *poolSup, ok bool, err error) {
 // put gives s back after a run: kept if clean, discarded otherwise.
 func (p *Pool) put(s *poolSup, clean bool) {
 	p.mu.Lock()
-	if clean && !p.closed && len(p.idle) < p.size && s.usable() {
+	if clean && !p.closed && len(p.idle) < max(p.size, 1) && s.usable() {
 		p.idle = append(p.idle, s)
 		p.mu.Unlock()
 		return

@@ -40,8 +40,8 @@ type Options struct {
 	// re-exec shim staying alive as subreaper and mini-init) even with
 	// isolation none. A process that runs several tasks at once (the queue
 	// worker, the agent) must set it so one task's orphans are never
-	// confused with another's. On Linux every task has its own supervisor
-	// whatever this says (it is what kills the task when the runner is
+	// confused with another's. On Linux every task has a supervisor (its
+	// own, or with Pool one lent for the run) whatever this says (it is what kills the task when the runner is
 	// killed, and the only process that may hold the task's restrictions
 	// apart from the task itself). Elsewhere, without it, Run makes the
 	// calling process a child subreaper and, after the direct child exits,
