@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -215,6 +216,9 @@ func TestPoolStateDoesNotLeak(t *testing.T) {
 		{"taskset", `taskset -p 1 $PPID >/dev/null`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if _, err := exec.LookPath(c.name); err != nil {
+				t.Skipf("%s not on PATH (Debian: util-linux)", c.name)
+			}
 			res, changed := runOn(t, pool, p, c.script)
 			if res.Status != StatusSucceeded {
 				t.Fatalf("%s: %s %q", c.script, res.Status, res.Output)
