@@ -68,7 +68,7 @@ func (c *Core) runTool(ctx context.Context, d *provider.Decision, m *Move, next 
 	t.Dir = m.Dir
 	t.Limits.Timeout = jsonx.Duration(timeout)
 	t.Limits.OutputBytes = c.outputCap()
-	res, err := execx.Run(ctx, c.tools, t, execx.Options{Supervised: true, Environ: c.cfg.Environ})
+	res, err := execx.Run(ctx, c.tools, t, execx.Options{Supervised: true, Pool: c.pool, Environ: c.cfg.Environ})
 	if err != nil {
 		return refused(fmt.Errorf("run_tool %s: %w", words.Quote(argv), err), next)
 	}
@@ -85,7 +85,7 @@ func (c *Core) runVerify(ctx context.Context, next transcript.State) *outcome {
 	t := execx.NewTask(c.verifyProg, c.cfg.Verify[1:]...)
 	t.Limits.Timeout = jsonx.Duration(c.cfg.VerifyTimeout)
 	t.Limits.OutputBytes = c.outputCap()
-	res, err := execx.Run(ctx, c.verify, t, execx.Options{Supervised: true, Environ: c.cfg.Environ})
+	res, err := execx.Run(ctx, c.verify, t, execx.Options{Supervised: true, Pool: c.pool, Environ: c.cfg.Environ})
 	out := &outcome{kind: EventVerify, state: next}
 	if err == nil {
 		out.timedOut, out.cancelled = res.TimedOut, res.Cancelled

@@ -43,6 +43,9 @@ type Core struct {
 	live       io.Writer
 	liveEvery  time.Duration
 	deadline   time.Time // zero: none
+	// pool lends tool and verify runs a long-lived supervisor (Run makes
+	// it and closes it at the end; nil: a supervisor per run).
+	pool *execx.Pool
 
 	turn chan struct{} // held for the whole of a step
 

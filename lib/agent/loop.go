@@ -72,6 +72,9 @@ func Run(ctx context.Context, cfg Config, p provider.Provider, opt Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	// One step at a time: one supervisor serves every tool and verify run.
+	c.pool = execx.NewPool(1)
+	defer c.pool.Close()
 	r := &runner{c: c, p: p}
 	if opt.Resume != nil {
 		if err := r.restore(opt.Resume, c.info()); err != nil {

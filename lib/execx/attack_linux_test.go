@@ -405,7 +405,8 @@ func attackExpected(mode string, u attackUser, attack string) bool {
 }
 
 // kill -9 of the runner leaves no process of the task running, in any
-// mode and as any user: not its direct child, not a grandchild, not one
+// mode and as any user, with or without a Pool (whose supervisors, the
+// task's and an idle one, end too): not its direct child, not a grandchild, not one
 // that left for a session of its own. The supervisor (which the task can
 // neither trace nor, under landlock and strict, signal) kills them when
 // its parent-death signal comes; under strict the PID namespace dies with
@@ -413,8 +414,9 @@ func attackExpected(mode string, u attackUser, attack string) bool {
 func TestRunnerKilledLeavesNothing(t *testing.T) {
 	e := newAttackEnv(t)
 	for _, u := range attackUsers() {
-		for _, mode := range []string{"none", "landlock", "strict"} {
-			t.Run(u.name+"/"+mode, func(t *testing.T) {
+		for _, name := range []string{"none", "landlock", "strict", "none+pool", "landlock+pool"} {
+			t.Run(u.name+"/"+name, func(t *testing.T) {
+				mode, pool := strings.CutSuffix(name, "+pool")
 				if mode != "none" {
 					needLandlock(t)
 				}
@@ -432,7 +434,7 @@ func TestRunnerKilledLeavesNothing(t *testing.T) {
 sh -c '%[1]s sleep %[2]s & wait' &
 setsid sh -c '%[1]s sleep %[2]s &' &
 wait`, attackName, marker)
-				cfg, _ := json.Marshal(attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script}})
+				cfg, _ := json.Marshal(attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script}, Pool: pool})
 				runner := exec.Command(e.exe, "-test.run=^$")
 				runner.Env = []string{"PATH=" + e.bin + ":/usr/bin:/bin", "TMPDIR=/tmp", "HOME=/", "EXECX_ATTACK_RUNNER=" + string(cfg)}
 				runner.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
@@ -457,6 +459,14 @@ wait`, attackName, marker)
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
+				// The pool's supervisors (the task's and an idle one);
+				// as root, landlock's mount view is not pooled.
+				sups := serveSupervisors(runner.Process.Pid)
+				viewed := mode == "landlock" && u.uid() == 0 && stage.HasCap(unix.CAP_SYS_ADMIN)
+				if want := map[bool]int{true: 2}[pool && !viewed]; len(sups) != want {
+					_ = runner.Process.Kill()
+					t.Fatalf("the runner has pooled supervisors %v; want %d", sups, want)
+				}
 				if err := runner.Process.Kill(); err != nil {
 					t.Fatal(err)
 				}
@@ -464,6 +474,11 @@ wait`, attackName, marker)
 				killed := time.Now()
 				for {
 					left, _ := systest.PidsWithArg(marker)
+					for _, s := range sups {
+						if running(s) {
+							left = append(left, s)
+						}
+					}
 					if len(left) == 0 {
 						t.Logf("every process of the task gone %v after the runner's SIGKILL", time.Since(killed).Round(time.Millisecond))
 						return

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -30,6 +31,9 @@ type attackRunner struct {
 	Args    []string      `json:"args"`
 	Targets attackTargets `json:"targets"` // Runner and Canary are filled in by the runner
 	TTY     bool          `json:"tty"`     // replace "{tty}" in Args by the runner's terminal
+	// Pool: run the task on a supervisor of a Pool, with another one of
+	// the pool idle beside it.
+	Pool bool `json:"pool,omitempty"`
 }
 
 type attackReport struct {
@@ -89,7 +93,12 @@ func attackRunnerMain(cfgJSON string) int {
 		p := &Policy{Allow: []string{attackName, "sh"}, Workspace: cfg.WS,
 			Path: []string{cfg.Bin, "/usr/bin", "/bin"}, Isolation: Isolation(cfg.Mode)}
 		p.Default()
-		res, err := Run(context.Background(), p, NewTask(cfg.Program, args...), Options{})
+		var opt Options
+		if cfg.Pool {
+			opt.Pool = NewPool(2)
+			warmPool(p, opt)
+		}
+		res, err := Run(context.Background(), p, NewTask(cfg.Program, args...), opt)
 		if err != nil {
 			rep.Error = err.Error()
 		} else {
@@ -101,4 +110,18 @@ func attackRunnerMain(cfgJSON string) int {
 	b, _ := json.Marshal(rep)
 	fmt.Printf("REPORT %s\n", b)
 	return 0
+}
+
+// warmPool leaves two supervisors of opt.Pool idle: two short tasks at
+// once, each on its own.
+func warmPool(p *Policy, opt Options) {
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = Run(context.Background(), p, NewTask("sh", "-c", "sleep 0.2"), opt)
+		}()
+	}
+	wg.Wait()
 }

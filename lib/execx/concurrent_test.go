@@ -15,6 +15,15 @@ import (
 // gets its own output and status, and each one's escapee and leftovers are
 // killed with it while the others run on.
 func TestConcurrentSupervised(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		pool *Pool
+	}{{"own", nil}, {"pooled", testPool}} {
+		t.Run(c.name, func(t *testing.T) { concurrentSupervised(t, c.pool) })
+	}
+}
+
+func concurrentSupervised(t *testing.T, pool *Pool) {
 	p := policyFor(t, IsolationNone, "sh")
 	const n = 6
 	var wg sync.WaitGroup
@@ -29,7 +38,7 @@ func TestConcurrentSupervised(t *testing.T) {
 				while [ ! -s esc%d ]; do sleep 0.01; done
 				echo task %d; exit %d`, i, i, i, i, i))
 			task.Limits.Timeout = jsonx.Duration(20 * time.Second)
-			results[i], errs[i] = Run(context.Background(), p, task, Options{Supervised: true})
+			results[i], errs[i] = Run(context.Background(), p, task, Options{Supervised: true, Pool: pool})
 		}()
 	}
 	wg.Wait()

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 )
@@ -114,3 +115,14 @@ func writeFile(t testing.TB, path, data string) {
 
 // baseLayers are the isolation layers every Linux run has, whatever its mode.
 var baseLayers = []string{"supervisor", "runner.non_dumpable", "session.new"}
+
+// serveSupervisors are the pooled supervisors among pid's children.
+func serveSupervisors(pid int) []int {
+	var out []int
+	for _, c := range shim.ChildrenOf(pid) {
+		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(c) + "/cmdline"); string(b) == shim.Arg0+"\x00serve\x00" {
+			out = append(out, c)
+		}
+	}
+	return out
+}

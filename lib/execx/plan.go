@@ -50,6 +50,7 @@ type plan struct {
 	contexts  []*os.File
 	iso       isoPlan
 	stderr    bool // the program's stderr is a pipe of its own (Options.Stderr)
+	pool      *Pool
 }
 
 func (pl *plan) close() {

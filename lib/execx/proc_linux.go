@@ -115,22 +115,36 @@ func procStartTicks(pid int) (uint64, bool) {
 // it to see what happens on a kernel that refuses them.
 var startNamespaced = startProcess
 
-// superProc is a task under its own supervisor shim (Options.Supervised,
-// and always for strict, where the shim is PID 1 of the new namespace).
+// superProc is a task under a supervisor shim (on Linux, every task):
+// one started for it (and always for strict, where the shim is PID 1 of
+// the new namespace), or a pooled one (sup, from pool) lent for the run.
 type superProc struct {
 	pid      int
 	ctl      *os.File
-	waited   <-chan exitInfo // the shim itself; read only by watch
-	shimDone chan struct{}   // closed when the shim has been reaped
+	waited   <-chan exitInfo // a per-task shim's own end; read only by watch
+	shimDone chan struct{}   // closed when the shim has been reaped, or a pooled one is done with the task
 	exitC    chan exitInfo   // the task's main process
 	exitOne  sync.Once
 	msgs     chan shim.Msg
+
+	sup       *poolSup
+	pool      *Pool
+	sawExited bool // read after shimDone
+	sawIdle   bool
+	discarded bool
 }
 
-// startSupervised starts the supervisor shim with the program's stdin as
+// startSupervised starts the task under a supervisor: a pooled one when
+// the run has a Pool and the supervisor needs nothing of the task
+// (poolable), else one of its own, started with the program's stdin as
 // its fd 0, the output pipe as fd 6 and a separate stderr pipe, if any,
 // as fd 7 (the spec says which); its own stdout and stderr are /dev/null.
 func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
+	if pl.pool != nil && poolable(&pl.iso) {
+		if pr, ok, err := startPooled(pl.pool, pl, stdin, out, errw); ok {
+			return pr, err
+		}
+	}
 	sh, err := shim.NewPipes(true)
 	if err != nil {
 		return nil, err
@@ -182,14 +196,24 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		return nil, err
 	}
 	sh.CloseChildEnds()
-	sp := &superProc{pid: pid, waited: waited, shimDone: make(chan struct{}),
-		exitC: make(chan exitInfo, 1), msgs: make(chan shim.Msg, 4)}
+	sp := &superProc{pid: pid, waited: waited}
 	_, werr := sh.SpecW.Write(pl.shimSpec(true).Encode())
+	return sp.begin(sh, werr)
+}
+
+// begin takes over the status and control pipes of sh once the spec was
+// written (werr: how that went), reads the shim's reports from their own
+// goroutine and waits for the first: "started", or why not. It then
+// watches the task.
+func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
+	sp.shimDone, sp.exitC, sp.msgs = make(chan struct{}), make(chan exitInfo, 1), make(chan shim.Msg, 4)
 	sh.SpecW.Close()
 	sh.SpecW = nil
 	statusR := sh.StatusR
 	sh.StatusR = nil
-	go func() { // the shim's reports, until it exits
+	sp.ctl = sh.CtlW
+	sh.CtlW = nil
+	go func() { // the shim's reports, until it closes its status pipe
 		defer close(sp.msgs)
 		defer statusR.Close()
 		sc := bufio.NewScanner(statusR)
@@ -203,36 +227,54 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	}()
 	first, ok := <-sp.msgs
 	if !ok || first.Event != "started" {
-		ctl := sh.CtlW
-		ctl.Close()
-		sh.CtlW = nil
-		ex := <-waited
+		sp.ctl.Close()
+		var ex exitInfo
+		if sp.sup != nil { // never reused after a failed start
+			ex = sp.sup.discard()
+		} else {
+			ex = <-sp.waited
+		}
 		for range sp.msgs {
 		}
 		switch {
 		case ok && first.Event == "error":
 			return nil, &shim.Error{Code: first.Code, Msg: first.Msg}
+		case !ok && sp.sup != nil && ex.status.Exited() && ex.status.ExitStatus() == 0:
+			return nil, errNeverStarted
 		case werr != nil:
 			return nil, exitcode.Errorf(exitcode.Internal, "supervisor: %w", werr)
 		}
-		return nil, exitcode.Errorf(exitcode.Internal, "supervisor exited before starting the task (wait status %#x)", uint32(ex.status))
+		return nil, exitcode.Errorf(exitcode.Internal, "supervisor %d exited before starting the task (wait status %#x)", sp.pid, uint32(ex.status))
 	}
-	sp.ctl = sh.CtlW
-	sh.CtlW = nil
 	go sp.watch()
 	return sp, nil
 }
 
 // watch turns the supervisor's "exited" report — or, if it dies without
-// one, its own end — into the task's exit, and reaps the supervisor.
+// one, its own end — into the task's exit. A per-task supervisor is
+// reaped; a pooled one is done with the task at EOF on the status pipe,
+// and is discarded there if it did not report the exit (it was killed,
+// or broke the protocol): its own end is then the task's.
 func (sp *superProc) watch() {
 	defer func() {
-		ex := <-sp.waited // msgs closed: the shim closed its status pipe by exiting
-		close(sp.shimDone)
-		sp.exit(ex) // no-op if the task's exit was reported
+		switch {
+		case sp.sup == nil:
+			ex := <-sp.waited // msgs closed: the shim closed its status pipe by exiting
+			close(sp.shimDone)
+			sp.exit(ex) // no-op if the task's exit was reported
+		case !sp.sawExited:
+			ex := sp.sup.discard()
+			sp.discarded = true
+			close(sp.shimDone)
+			sp.exit(ex)
+		default:
+			close(sp.shimDone)
+		}
 	}()
 	for m := range sp.msgs {
-		if m.Event == "exited" {
+		switch m.Event {
+		case "exited":
+			sp.sawExited = true
 			sp.exit(exitInfo{
 				status: syscall.WaitStatus(m.Status),
 				rusage: syscall.Rusage{
@@ -241,6 +283,8 @@ func (sp *superProc) watch() {
 					Maxrss: m.MaxRSS,
 				},
 			})
+		case "idle":
+			sp.sawIdle = sp.sawExited
 		}
 	}
 }
@@ -262,16 +306,25 @@ func (sp *superProc) signal(sig unix.Signal) {
 }
 
 // finish tells the supervisor to kill and reap everything left and waits
-// for it to exit; a supervisor that does not is killed with its group.
+// until it is done with the task — a per-task one exits, a pooled one
+// closes its status pipe — within reapWait; one that is not is killed
+// with its group. A pooled supervisor goes back to its pool only when the
+// run ended cleanly: it reported the exit and then "idle", in time, and
+// was never stopped.
 func (sp *superProc) finish() {
 	_, _ = sp.ctl.Write([]byte{'K'})
 	sp.ctl.Close()
+	timedOut := false
 	select {
 	case <-sp.shimDone:
 	case <-time.After(reapWait):
+		timedOut = true
 		_ = unix.Kill(-sp.pid, unix.SIGKILL)
 		_ = unix.Kill(sp.pid, unix.SIGKILL)
 		<-sp.shimDone
+	}
+	if sp.sup != nil && !sp.discarded {
+		sp.pool.put(sp.sup, sp.sawIdle && !timedOut)
 	}
 }
 

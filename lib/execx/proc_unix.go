@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -87,17 +88,9 @@ func startProcess(path string, argv []string, attr *os.ProcAttr, restrict func()
 		live[pid] = true
 		procMu.Unlock()
 		sc <- started{pid: pid}
-		var ex exitInfo
-		for {
-			// wait4 on this one pid never steals another child's status.
-			_, err := syscall.Wait4(pid, &ex.status, 0, &ex.rusage)
-			if err != syscall.EINTR {
-				if err != nil {
-					ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
-				}
-				break
-			}
-		}
+		// wait4 on this one pid never steals another child's status.
+		ex := waitChild(pid, len(argv) == 2 && argv[0] == shim.Arg0 && argv[1] == "supervise")
+
 		procMu.Lock()
 		delete(live, pid)
 		procMu.Unlock()
@@ -230,5 +223,46 @@ func reapPid(pid int, deadline time.Time) {
 			return
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitChild waits for our child pid to end. A supervisor (supervisor) is
+// also continued whenever it stops: a task running as the same user can
+// SIGSTOP it, which would leave the run waiting for ever for a report.
+func waitChild(pid int, supervisor bool) exitInfo {
+	if supervisor {
+		var stopped atomic.Bool
+		return waitSupervisor(pid, &stopped)
+	}
+	var ex exitInfo
+	for {
+		_, err := syscall.Wait4(pid, &ex.status, 0, &ex.rusage)
+		if err != syscall.EINTR {
+			if err != nil {
+				ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
+			}
+			return ex
+		}
+	}
+}
+
+// waitSupervisor waits for the supervisor pid to end, continuing it each
+// time it stops (and noting it in stopped).
+func waitSupervisor(pid int, stopped *atomic.Bool) exitInfo {
+	var ex exitInfo
+	for {
+		wpid, err := syscall.Wait4(pid, &ex.status, syscall.WUNTRACED, &ex.rusage)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
+			return ex
+		case wpid == pid && ex.status.Stopped():
+			stopped.Store(true)
+			_ = unix.Kill(pid, unix.SIGCONT)
+			continue
+		}
+		return ex
 	}
 }

@@ -40,13 +40,20 @@ type Options struct {
 	// re-exec shim staying alive as subreaper and mini-init) even with
 	// isolation none. A process that runs several tasks at once (the queue
 	// worker, the agent) must set it so one task's orphans are never
-	// confused with another's. On Linux every task has its own supervisor
-	// whatever this says (it is what kills the task when the runner is
+	// confused with another's. On Linux every task has a supervisor (its
+	// own, or with Pool one lent for the run) whatever this says (it is what kills the task when the runner is
 	// killed, and the only process that may hold the task's restrictions
 	// apart from the task itself). Elsewhere, without it, Run makes the
 	// calling process a child subreaper and, after the direct child exits,
 	// kills the orphans it inherited that started after the task did.
 	Supervised bool
+	// Pool, if non-nil, lends the task a long-lived supervisor instead of
+	// starting one for it, where that supervisor's own process state
+	// cannot depend on the task (see Pool); every other task, and every
+	// task without a Pool, gets a supervisor of its own as before. A
+	// process that runs many tasks (the queue worker, the agent) keeps
+	// one Pool for its life and closes it at the end.
+	Pool *Pool
 	// Stdin, if non-nil, is copied to the child's standard input after the
 	// task's context files (alone, when the task has none). Nil with no
 	// context means /dev/null.
@@ -86,6 +93,7 @@ func Run(ctx context.Context, p *Policy, t *Task, opt Options) (*Result, error) 
 		return nil, err
 	}
 	defer pl.close()
+	pl.pool = opt.Pool
 	return pl.run(ctx, &opt)
 }
 

@@ -54,6 +54,11 @@ var startModes = []startMode{
 	{name: "landlock", iso: IsolationLandlock, landlock: true},
 	{name: "landlock+supervised", iso: IsolationLandlock, opt: Options{Supervised: true}, landlock: true},
 	{name: "strict", iso: IsolationStrict, landlock: true, strict: true},
+	// On a long-lived supervisor of the shared test pool, which ran other
+	// tasks before (with rlimits: its exec stage).
+	{name: "pooled", iso: IsolationNone, opt: Options{Supervised: true, Pool: testPool}},
+	{name: "pooled+stage", iso: IsolationNone, opt: Options{Supervised: true, Pool: testPool}, rlimits: true},
+	{name: "landlock+pooled", iso: IsolationLandlock, opt: Options{Supervised: true, Pool: testPool}, landlock: true},
 }
 
 // setup skips a mode this kernel cannot run and returns a policy and a

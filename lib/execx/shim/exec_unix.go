@@ -17,6 +17,8 @@ func run(mode string) int {
 		return execStage()
 	case "supervise":
 		return supervise()
+	case "serve":
+		return serve()
 	case "probe":
 		return 0
 	}

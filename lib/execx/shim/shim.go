@@ -73,8 +73,9 @@ type Spec struct {
 // different binaries (an artexec-shim installed beside the tool): a shim
 // refuses a spec of another protocol and any field it does not know, so a
 // stale artexec-shim never runs a task with less than the runner asked for.
-// Bump it whenever the meaning of a field changes.
-const Protocol = 1
+// Bump it whenever the meaning of a field changes. 2: the serve mode
+// (a long-lived supervisor, see ServeRun) and its "idle" report.
+const Protocol = 2
 
 // Encode is the spec as sent on fd 3, stamped with Protocol.
 func (s *Spec) Encode() []byte {
@@ -98,8 +99,10 @@ func (s *Spec) errFD() uintptr {
 	return OutFD
 }
 
-func readSpec() (*Spec, error) {
-	f := os.NewFile(3, "spec")
+func readSpec() (*Spec, error) { return readSpecFrom(os.NewFile(3, "spec")) }
+
+// readSpecFrom reads a whole spec from f and closes it.
+func readSpecFrom(f *os.File) (*Spec, error) {
 	if f == nil {
 		return nil, fmt.Errorf("shim: no spec descriptor")
 	}

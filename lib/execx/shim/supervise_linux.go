@@ -20,7 +20,8 @@ import (
 // under strict), it starts the program, reports its exit, reaps every
 // process of the task, and on the runner's command — or the runner's
 // death — kills them all. It owns all waiting in its process, so its
-// wait4(-1) races nobody.
+// wait4(-1) races nobody. It serves one task and exits; serve is the
+// long-lived form of the same supervisor.
 func supervise() int {
 	runtime.LockOSThread() // the program's Pdeathsig is tied to this thread
 	status := os.NewFile(4, "status")
@@ -55,60 +56,67 @@ func supervise() int {
 			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
 		}
 	}
-	var pid int
-	if s.Direct {
-		// Nothing to apply but a new session: fork does that.
-		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
-			Env:   s.Stage.Env,
-			Files: []uintptr{0, OutFD, s.errFD()},
-			Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
-		})
-		if err != nil {
-			return reportErr(status, StartError(s.Stage.Path, err))
-		}
-	} else if pid, err = forkExecStage(s); err != nil {
-		// The exec stage applies everything to itself and becomes the
-		// program: this process stays unrestricted.
+	sv, err := startTask(s, taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, status: status})
+	if err != nil {
 		return reportErr(status, err)
 	}
-	// Hold neither the program's stdin nor its output pipes: EOF on them
-	// must mean the task's processes closed them.
-	if null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
-		_ = unix.Dup3(null, 0, 0)
-		unix.Close(null)
-	}
-	unix.Close(OutFD)
-	if s.Stderr {
-		unix.Close(ErrFD)
-	}
-	report(status, Msg{Event: "started"})
-
-	sv := &supervisor{target: pid, pidns: s.PIDNS, status: status}
-	// Commands from the runner, and the runner's death (its parent-death
-	// signal, or EOF on the control pipe), are acted on from their own
-	// goroutines: signalling needs nothing from the reaping loop below.
 	go func() {
 		<-sigs
 		sv.kill()
 	}()
-	go func() {
-		f := os.NewFile(5, "control")
-		b := make([]byte, 1)
-		for {
-			n, err := f.Read(b)
-			switch {
-			case n == 1 && b[0] == 'T':
-				sv.signalAll(unix.SIGTERM)
-			case n == 1:
-				sv.kill()
-			case err != nil: // the runner is gone: nothing of the task may outlive it
-				sv.kill()
-				return
-			}
-		}
-	}()
-	sv.reapAll()
+	sv.supervise()
 	return 0
+}
+
+// taskFDs are one task's descriptors in its supervisor: the program's
+// stdin, output and stderr (the same as out without Spec.Stderr), the
+// runner's control pipe and the status pipe the reports go to. The
+// one-shot supervisor has them at fixed numbers (0, 6, 7, 5, 4); a
+// serving one at whatever numbers they were received as.
+type taskFDs struct {
+	stdin, out, err, ctl int
+	status               *os.File
+}
+
+// startTask starts the program of s — itself (Direct) or through the
+// exec stage — in a new session, lets go of the program's stdin and
+// output, and reports "started". On error nothing of the task runs.
+func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
+	var pid int
+	var err error
+	std := []uintptr{uintptr(fds.stdin), uintptr(fds.out), uintptr(fds.err)}
+	if s.Direct {
+		// Nothing to apply but a new session: fork does that.
+		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
+			Env:   s.Stage.Env,
+			Files: std,
+			Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+		})
+		if err != nil {
+			return nil, StartError(s.Stage.Path, err)
+		}
+	} else if pid, err = forkExecStage(s, std); err != nil {
+		// The exec stage applies everything to itself and becomes the
+		// program: this process stays unrestricted.
+		return nil, err
+	}
+	// Hold neither the program's stdin nor its output pipes: EOF on them
+	// must mean the task's processes closed them. Descriptor 0 is kept
+	// open (on /dev/null) so nothing else gets that number.
+	if fds.stdin == 0 {
+		if null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
+			_ = unix.Dup3(null, 0, 0)
+			unix.Close(null)
+		}
+	} else {
+		unix.Close(fds.stdin)
+	}
+	unix.Close(fds.out)
+	if fds.err != fds.out {
+		unix.Close(fds.err)
+	}
+	report(fds.status, Msg{Event: "started"})
+	return &supervisor{target: pid, pidns: s.PIDNS, status: fds.status, ctl: fds.ctl}, nil
 }
 
 // mapIDs maps uid and gid (ours in the parent namespace) to themselves in
@@ -132,22 +140,58 @@ func mapIDs(uid, gid int) error {
 	return nil
 }
 
-// supervisor is the state of a supervise shim. Only reapAll waits; kill
-// and signalAll may be called from any goroutine.
+// supervisor is the state of one supervised task. Only reapAll waits;
+// kill and signalAll may be called from any goroutine.
 type supervisor struct {
 	target  int
 	pidns   bool
 	status  *os.File
+	ctl     int
 	killing atomic.Bool
+	// done: reapAll saw ECHILD, nothing of the task is left. A kill
+	// asked for later (the runner's last 'K', the control pipe's EOF) has
+	// nothing to do, and must not signal the program's process group id,
+	// which no longer belongs to the task.
+	done atomic.Bool
 }
 
-// reapAll is the supervisor's whole life once the program started: it
-// blocks in wait4(-1) — it is the only waiter in this process, so it
-// steals nobody's status — reports the program's end when it comes, and
-// returns when no process of the task is left. Once kill was asked for,
-// every reaped process is followed by another SIGKILL round, for the
+// supervise is the task's whole life once the program started: commands
+// from the runner and the runner's death (EOF on the control pipe) are
+// acted on from their own goroutine — signalling needs nothing from the
+// reaping loop — while reapAll collects every process of the task. It
+// returns when no process of the task is left and the runner closed the
+// control pipe, which it does once it is done with the task.
+func (sv *supervisor) supervise() {
+	ctlDone := make(chan struct{})
+	go func() {
+		defer close(ctlDone)
+		f := os.NewFile(uintptr(sv.ctl), "control")
+		defer f.Close()
+		b := make([]byte, 1)
+		for {
+			n, err := f.Read(b)
+			switch {
+			case n == 1 && b[0] == 'T':
+				sv.signalAll(unix.SIGTERM)
+			case n == 1:
+				sv.kill()
+			case err != nil: // the runner is done, or gone: nothing of the task may outlive it
+				sv.kill()
+				return
+			}
+		}
+	}()
+	sv.reapAll()
+	<-ctlDone
+}
+
+// reapAll blocks in wait4(-1) — it is the only waiter in this process, so
+// it steals nobody's status — reports the program's end when it comes,
+// and returns when no process of the task is left. Once kill was asked
+// for, every reaped process is followed by another SIGKILL round, for the
 // orphans its death handed to us.
 func (sv *supervisor) reapAll() {
+	defer sv.done.Store(true)
 	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
@@ -168,8 +212,7 @@ func (sv *supervisor) reapAll() {
 	}
 }
 
-// kill makes every process of the task die; reapAll collects them and the
-// supervisor exits when none is left.
+// kill makes every process of the task die; reapAll collects them.
 func (sv *supervisor) kill() {
 	sv.killing.Store(true)
 	sv.signalAll(unix.SIGKILL)
@@ -180,6 +223,9 @@ func (sv *supervisor) kill() {
 // every descendant of the supervisor (escapees included: as subreaper it
 // inherits them).
 func (sv *supervisor) signalAll(sig unix.Signal) {
+	if sv.done.Load() {
+		return
+	}
 	if sv.pidns {
 		_ = unix.Kill(-1, sig)
 		return
@@ -191,11 +237,12 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 }
 
 // forkExecStage starts the exec stage as the program's process, in a new
-// session: it applies every restriction to itself and execs the program.
-// The stage is this supervisor's own binary (/proc/self/exe: the very file
-// the runner checked and started, even if it was replaced since), so a
-// supervisor that is the minimal binary starts a minimal stage too.
-func forkExecStage(s *Spec) (int, error) {
+// session, with std as its 0-2: it applies every restriction to itself
+// and execs the program. The stage is this supervisor's own binary
+// (/proc/self/exe: the very file the runner checked and started, even if
+// it was replaced since), so a supervisor that is the minimal binary
+// starts a minimal stage too.
+func forkExecStage(s *Spec, std []uintptr) (int, error) {
 	sh, err := NewPipes(false)
 	if err != nil {
 		return 0, err
@@ -203,7 +250,7 @@ func forkExecStage(s *Spec) (int, error) {
 	defer sh.CloseAll()
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{Arg0, "exec"}, &syscall.ProcAttr{
 		Env:   Env,
-		Files: []uintptr{0, OutFD, s.errFD(), sh.SpecR.Fd(), sh.StatusW.Fd()},
+		Files: append(std, sh.SpecR.Fd(), sh.StatusW.Fd()),
 		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {

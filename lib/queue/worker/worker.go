@@ -213,6 +213,10 @@ type worker struct {
 	// to cancel tasks whose cancel was requested.
 	smu   sync.Mutex
 	slots map[uint64]*slot
+
+	// pool lends the worker's runs long-lived supervisors, one per slot
+	// (execx.Pool): made when work starts, closed when it returns.
+	pool *execx.Pool
 }
 
 // slot is one running claim. Slots are keyed by claim (the started
@@ -291,6 +295,8 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 		return Stats{}, err
 	}
 	defer lease.Release()
+	w.pool = execx.NewPool(w.cfg.Concurrency)
+	defer w.pool.Close() // after every run returned: each path out waits for them
 
 	// Appends and runs are not bound to ctx: a SIGTERM stops claiming and
 	// cancels children explicitly, and a result already in hand is still
@@ -635,7 +641,7 @@ func (w *worker) run(tctx, bg context.Context, t *queue.Task, lease queue.Lease)
 // the events it emits itself name it as their cause.
 func (w *worker) runOne(ctx context.Context, tw *taskWorkspace, task *execx.Task, attempt int, step string) (*execx.Result, error) {
 	r := &Run{Task: task, Policy: tw.pol, Attempt: attempt, Step: step, Workspace: tw.describe()}
-	res, err := w.cfg.Hooks.Runner(r, w.cfg.Run)(ctx, tw.pol, task, execx.Options{Supervised: true})
+	res, err := w.cfg.Hooks.Runner(r, w.cfg.Run)(ctx, tw.pol, task, execx.Options{Supervised: true, Pool: w.pool})
 	return res, err
 }
 

@@ -215,7 +215,7 @@ func (w *worker) removeWorkspace(ctx context.Context, root *os.Root, tw *taskWor
 func (w *worker) git(ctx context.Context, dir, what string, args ...string) error {
 	t := &execx.Task{TypeMeta: jsonx.Meta(execx.KindTask), Program: "git", Args: args, Dir: dir,
 		Limits: execx.Limits{Timeout: jsonx.Duration(5 * time.Minute)}}
-	res, err := execx.Run(ctx, w.pol, t, execx.Options{Supervised: true})
+	res, err := execx.Run(ctx, w.pol, t, execx.Options{Supervised: true, Pool: w.pool})
 	if err != nil {
 		// A refusal (git not allowed: 126) or a missing git (127) keeps
 		// its code: the task is rejected, not the worker broken.

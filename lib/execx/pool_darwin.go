@@ -1,0 +1,7 @@
+package execx
+
+// poolState: macOS has no supervisor, nothing to keep.
+type poolState struct{ size int }
+
+// Close does nothing on macOS.
+func (p *Pool) Close() {}

@@ -1,0 +1,286 @@
+//go:build linux
+
+package execx
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/execx/shim"
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+type poolState struct {
+	size   int
+	mu     sync.Mutex
+	idle   []*poolSup
+	live   int  // supervisors started (or being started) and not yet reaped
+	closed bool // Close was called: nothing returns to idle, nothing new starts
+	// forks is the forker's queue; nil while no forker runs. The forker
+	// ends when the pool is closed and the last supervisor reaped.
+	forks      chan chan forkResult
+	forkerDone chan struct{}
+}
+
+// poolSup is one long-lived supervisor, as its runner sees it.
+type poolSup struct {
+	pid     int
+	sock    int // our end of its socket; closed by discard
+	sockOne sync.Once
+	done    chan struct{} // closed once it is reaped; ex is then set
+	ex      exitInfo
+	stopped atomic.Bool // it was seen stopped: never reused
+}
+
+type forkResult struct {
+	sup *poolSup
+	err error
+}
+
+// poolable: a supervisor whose process state depends on nothing of the
+// task — no clone flags (strict's namespaces, landlock's mount namespace
+// as root), hence no mount view, no PID namespace, no ID maps.
+func poolable(ip *isoPlan) bool { return !ip.namespaces && !ip.mountNS }
+
+// get returns an idle supervisor or a new one; ok is false when the pool
+// is closed (the caller starts a supervisor of its own).
+func (p *Pool) get() (sup *poolSup, ok bool, err error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, false, nil
+	}
+	var dead []*poolSup
+	for len(p.idle) > 0 {
+		s := p.idle[len(p.idle)-1]
+		p.idle = p.idle[:len(p.idle)-1]
+		if s.usable() {
+			sup = s
+			break
+		}
+		dead = append(dead, s) // killed while idle
+	}
+	if sup == nil {
+		p.live++
+		if p.forks == nil {
+			p.forks, p.forkerDone = make(chan chan forkResult), make(chan struct{})
+			go p.forker(p.forks, p.forkerDone)
+		}
+	}
+	reqs := p.forks // stays open while our count is in live
+	p.mu.Unlock()
+	for _, s := range dead {
+		s.discard()
+	}
+	if sup != nil {
+		return sup, true, nil
+	}
+	reply := make(chan forkResult, 1)
+	reqs <- reply
+	r := <-reply
+	if r.err != nil {
+		p.release()
+		return nil, true, r.err
+	}
+	return r.sup, true, nil
+}
+
+// put gives s back after a run: kept if clean, discarded otherwise.
+func (p *Pool) put(s *poolSup, clean bool) {
+	p.mu.Lock()
+	if clean && !p.closed && len(p.idle) < max(p.size, 1) && s.usable() {
+		p.idle = append(p.idle, s)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	s.discard()
+}
+
+// release counts one supervisor gone, and ends the forker after the last
+// one of a closed pool.
+func (p *Pool) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.live--
+	if p.closed && p.live == 0 && p.forks != nil {
+		close(p.forks)
+		p.forks = nil
+	}
+}
+
+// Close kills the idle supervisors and waits until every supervisor of
+// the pool is gone: a run still in progress finishes first, and its
+// supervisor is then discarded. Runs after Close start supervisors of
+// their own. Close may be called more than once.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	done := p.forkerDone
+	if p.live == 0 && p.forks != nil {
+		close(p.forks)
+		p.forks = nil
+	}
+	p.mu.Unlock()
+	for _, s := range idle {
+		s.discard()
+	}
+	if done != nil {
+		<-done
+	}
+}
+
+// forker starts every supervisor of the pool from one goroutine locked to
+// its OS thread: a supervisor's parent-death signal fires when the thread
+// that forked it exits, so that thread must live as long as the pool's
+// supervisors do. It is never unlocked; when the goroutine returns (the
+// pool closed and its last supervisor reaped) the runtime ends the thread.
+func (p *Pool) forker(reqs <-chan chan forkResult, done chan<- struct{}) {
+	defer close(done)
+	runtime.LockOSThread()
+	for reply := range reqs {
+		s, err := p.fork()
+		reply <- forkResult{s, err}
+	}
+}
+
+// fork starts one serving supervisor: /dev/null as its 0-2, its end of a
+// new SOCK_SEQPACKET socket pair as fd 3, in a process group of its own,
+// in /, SIGTERM when this thread dies.
+func (p *Pool) fork() (*poolSup, error) {
+	sweepFDs()
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "supervisor socket: %w", err)
+	}
+	defer unix.Close(pair[1])
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Close(pair[0])
+		return nil, exitcode.Errorf(exitcode.Internal, "%s: %w", os.DevNull, err)
+	}
+	defer unix.Close(null)
+	n := uintptr(null)
+	path := shimExe()
+	procMu.Lock()
+	pid, err := syscall.ForkExec(path, []string{shim.Arg0, "serve"}, &syscall.ProcAttr{
+		Dir: "/", Env: shim.Env,
+		Files: []uintptr{n, n, n, uintptr(pair[1])},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
+	})
+	if err != nil {
+		procMu.Unlock()
+		unix.Close(pair[0])
+		return nil, shim.StartError(path, err)
+	}
+	live[pid] = true
+	procMu.Unlock()
+	s := &poolSup{pid: pid, sock: pair[0], done: make(chan struct{})}
+	go s.wait(p)
+	return s, nil
+}
+
+// wait reaps s, and continues it whenever it is stopped (a task running
+// as the same user can SIGSTOP it): a stopped supervisor would leave its
+// run waiting for ever, so it is let go on with its task and marked never
+// to be reused.
+func (s *poolSup) wait(p *Pool) {
+	s.ex = waitSupervisor(s.pid, &s.stopped)
+	procMu.Lock()
+	delete(live, s.pid)
+	procMu.Unlock()
+	close(s.done)
+	p.release()
+}
+
+// usable: not reaped, never stopped.
+func (s *poolSup) usable() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return !s.stopped.Load()
+	}
+}
+
+// discard kills s and its process group, closes our end of its socket
+// and waits until it is reaped; it returns how s ended.
+func (s *poolSup) discard() exitInfo {
+	select {
+	case <-s.done:
+	default:
+		_ = unix.Kill(-s.pid, unix.SIGKILL)
+		_ = unix.Kill(s.pid, unix.SIGKILL)
+	}
+	s.closeSock()
+	<-s.done
+	return s.ex
+}
+
+func (s *poolSup) closeSock() { s.sockOne.Do(func() { unix.Close(s.sock) }) }
+
+// send hands s one task: the descriptors in the order of shim.Serve*.
+func (s *poolSup) send(fds []int) error {
+	for {
+		err := unix.Sendmsg(s.sock, []byte{shim.ServeRun}, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// startPooled runs the task on a supervisor of pool: ok is false when the
+// pool is closed. A supervisor that was gone before it could take the
+// task — the send failed, or it exited 0 without a word, which it does
+// only when it stops (EOF, a signal) before a task started: a message
+// can still be queued to a process that is exiting — is discarded and a
+// fresh one tried, once. One that died otherwise (killed) before
+// reporting "started" may have started the program: that run fails, as
+// it does on a supervisor of its own.
+func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bool, err error) {
+	spec := pl.shimSpec(true).Encode()
+	for try := 0; ; try++ {
+		sup, ok, err := pool.get()
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		sh, err := shim.NewPipes(true)
+		if err != nil {
+			pool.put(sup, true)
+			return nil, true, err
+		}
+		// Fd() also puts each of our files in blocking mode, as
+		// startProcess does for what it passes on.
+		fds := []int{int(sh.SpecR.Fd()), int(sh.StatusW.Fd()), int(sh.CtlR.Fd()), int(pl.dir.Fd()), int(stdin.Fd()), int(out.Fd())}
+		if errw != nil {
+			fds = append(fds, int(errw.Fd()))
+		}
+		if err := sup.send(fds); err != nil {
+			sh.CloseAll()
+			ex := sup.discard()
+			if try == 0 {
+				continue
+			}
+			return nil, true, exitcode.Errorf(exitcode.Internal, "supervisor: send the task: %v (wait status %#x)", err, uint32(ex.status))
+		}
+		sh.CloseChildEnds()
+		sp := &superProc{pid: sup.pid, sup: sup, pool: pool}
+		_, werr := sh.SpecW.Write(spec)
+		pr, err := sp.begin(sh, werr)
+		if errors.Is(err, errNeverStarted) && try == 0 {
+			continue
+		}
+		return pr, true, err
+	}
+}
+
+// errNeverStarted: a pooled supervisor ended before it took the task.
+var errNeverStarted = exitcode.Errorf(exitcode.Internal, "supervisor: exited before it took the task")

@@ -1,0 +1,244 @@
+//go:build linux
+
+package shim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+// The serve protocol. A serving supervisor (argv Arg0 "serve") holds a
+// unix SOCK_SEQPACKET socket on fd 3 for its whole life and runs one task
+// per message on it, one task at a time. A message is the single byte
+// ServeRun with the task's descriptors attached (SCM_RIGHTS), in the
+// order of the Serve* indexes: the spec pipe's read end (the Spec, as on
+// fd 3 of a one-shot supervisor), the status pipe's write end, the
+// control pipe's read end, the task's working directory (opened), the
+// program's stdin and output and, with Spec.Stderr, its stderr. Then it
+// is the one-shot supervisor on those descriptors: reports "started" and
+// "exited" on the status pipe, obeys 'T' and 'K' and EOF on the control
+// pipe, reaps until wait4 says ECHILD. Once nothing of the task is left
+// and the runner closed the control pipe, it reports "idle" — only when
+// it may serve again — and closes the status pipe: EOF there is the
+// runner's sign that the supervisor is done with the task. Without
+// "idle" the supervisor exits and the runner must not reuse it. EOF on
+// the socket (the runner is gone, or closed the pool), a protocol error
+// or SIGTERM, SIGINT or SIGHUP (its parent-death signal is SIGTERM): it
+// kills the task it runs, if any, and exits.
+const ServeRun = 'R'
+
+// The descriptors of a serve message, in order.
+const (
+	ServeSpec = iota
+	ServeStatus
+	ServeCtl
+	ServeDir
+	ServeStdin
+	ServeOut
+	ServeErr
+)
+
+// maxServeFDs is more than a message ever carries: a message with more is
+// refused (after closing them all), as is one the kernel had to truncate.
+const maxServeFDs = 8
+
+// serve is the long-lived supervisor. Its process state must not depend
+// on a task: it refuses a spec with a mount view, a PID namespace or ID
+// maps (those supervisors are made for one task by the runner), and after
+// each task it checks that what the next task would inherit from it —
+// its resource limits, its forking thread's nice value and CPU affinity —
+// is what it was when it started; a task running as the same user could
+// have changed them (prlimit, setpriority, sched_setaffinity), and such a
+// supervisor exits instead of serving again.
+func serve() int {
+	runtime.LockOSThread() // every program's Pdeathsig is tied to this thread
+	MarkCloexecFrom(3)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return exitcode.Internal
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return exitcode.Internal
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return exitcode.Internal
+	}
+	srv := &server{state: inheritedState()}
+	go func() {
+		<-sigs
+		srv.stop()
+	}()
+	for {
+		fds, err := recvTask(3)
+		if errors.Is(err, io.EOF) {
+			return 0
+		}
+		if err != nil {
+			return exitcode.Internal
+		}
+		if again, code := srv.run(fds); !again {
+			return code
+		}
+	}
+}
+
+// server is a serving supervisor: the task it runs, if any, and whether
+// a signal told it to stop.
+type server struct {
+	state   procState
+	mu      sync.Mutex
+	cur     *supervisor
+	stopped bool
+}
+
+// stop is the signal handler: kill the task (the serve loop exits once it
+// is reaped), or, idle, exit at once — nothing of a task exists then.
+func (srv *server) stop() {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	srv.stopped = true
+	if srv.cur == nil {
+		os.Exit(0)
+	}
+	srv.cur.kill()
+}
+
+// recvTask receives one message: its descriptors, checked for number and
+// truncation, and close-on-exec from the start (MSG_CMSG_CLOEXEC).
+func recvTask(sock int) ([]int, error) {
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(maxServeFDs*4))
+	var n, oobn, flags int
+	var err error
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
+		for i := range msgs {
+			if got, err := unix.ParseUnixRights(&msgs[i]); err == nil {
+				fds = append(fds, got...)
+			}
+		}
+	}
+	bad := flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n != 1 || buf[0] != ServeRun ||
+		len(fds) < ServeErr || len(fds) > ServeErr+1
+	if n == 0 && oobn == 0 {
+		return nil, io.EOF
+	}
+	if bad {
+		closeAll(fds)
+		return nil, fmt.Errorf("shim: bad serve message (%d bytes, %d descriptors, flags %#x)", n, len(fds), flags)
+	}
+	return fds, nil
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// run runs one task on fds and reports whether this supervisor may
+// serve another, and if not its exit status.
+func (srv *server) run(fds []int) (again bool, code int) {
+	status := os.NewFile(uintptr(fds[ServeStatus]), "status")
+	defer status.Close()
+	s, err := readSpecFrom(os.NewFile(uintptr(fds[ServeSpec]), "spec"))
+	errFD := fds[ServeOut]
+	switch {
+	case err != nil:
+	case s.View != nil || s.PIDNS || s.MapIDs:
+		err = errors.New("shim: a serving supervisor runs no task with a mount view, a PID namespace or ID maps")
+	case s.Stderr != (len(fds) == ServeErr+1):
+		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v", len(fds), s.Stderr)
+	case s.Stderr:
+		errFD = fds[ServeErr]
+	}
+	if err != nil {
+		closeAll(fds[ServeCtl:])
+		return false, reportErr(status, exitcode.Wrap(exitcode.Internal, err))
+	}
+	// The program starts in the directory the runner opened and checked,
+	// through its descriptor: never a path resolved again.
+	err = unix.Fchdir(fds[ServeDir])
+	unix.Close(fds[ServeDir])
+	if err != nil {
+		closeAll(fds[ServeCtl:ServeDir])
+		closeAll(fds[ServeStdin:])
+		return false, reportErr(status, exitcode.Errorf(exitcode.Internal, "task directory: %w", err))
+	}
+	// Belt and braces: the descriptors came close-on-exec, and nothing
+	// else of this process may reach the program either.
+	MarkCloexecFrom(3)
+	tf := taskFDs{stdin: fds[ServeStdin], out: fds[ServeOut], err: errFD, ctl: fds[ServeCtl], status: status}
+	srv.mu.Lock()
+	if srv.stopped {
+		srv.mu.Unlock()
+		closeAll(fds[ServeCtl:ServeDir])
+		closeAll(fds[ServeStdin:])
+		return false, 0
+	}
+	sv, err := startTask(s, tf) // under mu: a signal handler sees the task only once it exists
+	srv.cur = sv
+	srv.mu.Unlock()
+	if err != nil {
+		unix.Close(tf.ctl)
+		return false, reportErr(status, err)
+	}
+	sv.supervise()
+	srv.mu.Lock()
+	srv.cur = nil
+	again = !srv.stopped
+	srv.mu.Unlock()
+	again = unix.Chdir("/") == nil && again && inheritedState() == srv.state
+	if again {
+		report(status, Msg{Event: "idle"})
+	}
+	return again, 0
+}
+
+// procState is what a program inherits from its supervisor beyond what
+// the spec says: resource limits, and the forking thread's nice value and
+// CPU affinity.
+type procState struct {
+	rlimits  [unix.RLIMIT_RTTIME + 1]unix.Rlimit
+	nice     int
+	affinity unix.CPUSet
+	err      bool
+}
+
+// inheritedState reads procState on the calling (the forking, locked)
+// thread.
+func inheritedState() procState {
+	var st procState
+	for r := range st.rlimits {
+		if unix.Getrlimit(r, &st.rlimits[r]) != nil {
+			st.err = true
+		}
+	}
+	var err error
+	if st.nice, err = unix.Getpriority(unix.PRIO_PROCESS, 0); err != nil {
+		st.err = true
+	}
+	if unix.SchedGetaffinity(0, &st.affinity) != nil {
+		st.err = true
+	}
+	return st
+}
