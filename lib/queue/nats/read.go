@@ -234,8 +234,14 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 	if st.LastSeq < *next {
 		return nil
 	}
+	// A cursor behind the position is kept and its deliveries up to the
+	// position skipped: the queue applies its own appends without reading
+	// them (a worker's claim, trace and result move `after` past the
+	// cursor three times a task), and recreating the consumer each time
+	// cost a create and a delete request (and the server's work for both)
+	// per catch-up, more than pulling the few events again.
 	c := b.rc
-	if c != nil && c.next != *next {
+	if c != nil && (c.next > *next || *next-c.next > reuseWithin) {
 		c.close(b)
 		c, b.rc = nil, nil
 	}
@@ -252,10 +258,19 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 		// Ask for exactly the messages known to exist, so that the pull
 		// ends full without waiting for more. (Below the newest snapshot
 		// there may be fewer, but the first gap ends the read.)
-		n := min(readBatch, int(st.LastSeq-*next)+1)
+		from := c.next
+		n := min(readBatch, int(st.LastSeq-from)+1)
 		full, err := c.pull(ctx, b, n, false, b.opts.Timeout, func(d delivery) error {
 			if d.seq < *next {
-				return nil // not asked for; cannot happen
+				// Skipped (applied already). A gap here means the
+				// events were compacted away behind the reader: the
+				// pull would wait for messages that are gone, so the
+				// cursor is dropped and made again at the position.
+				if d.seq != from {
+					return errSkipGap
+				}
+				from++
+				return nil
 			}
 			if d.seq > *next {
 				return b.gap(ctx, *next, d.seq)
@@ -273,6 +288,11 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 			}
 			return nil
 		})
+		if se, ok := err.(*stopErr); ok && se.err == errSkipGap {
+			c.close(b)
+			b.rc = nil
+			return &retryErr{errSkipGap}
+		}
 		if err == nil && !full {
 			err = fmt.Errorf("consumer %s: the stream holds %d but the pull expired at %d", c.name, st.LastSeq, *next-1)
 		}
@@ -284,6 +304,10 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 	}
 	return nil
 }
+
+// errSkipGap is a cursor that found events missing between its position
+// and the reader's: it is made again at the reader's position.
+var errSkipGap = errors.New("events missing behind the reader's position")
 
 // streamState is the stream's first and last sequence now, from its leader.
 type streamState struct {
