@@ -75,6 +75,16 @@ func (c *cursor) close(b *Backend) {
 	}
 }
 
+// request asks the consumer for up to batch messages to the cursor's inbox.
+func (c *cursor) request(b *Backend, batch int, noWait bool, expires time.Duration) error {
+	req, _ := json.Marshal(struct {
+		Batch   int           `json:"batch"`
+		NoWait  bool          `json:"no_wait,omitempty"`
+		Expires time.Duration `json:"expires,omitempty"`
+	}{batch, noWait, expires})
+	return b.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+b.stream+"."+c.name, c.inbox, req)
+}
+
 // delivery is one message of a pull.
 type delivery struct {
 	msg *nats.Msg
@@ -92,12 +102,7 @@ func (e *stopErr) Error() string { return e.err.Error() }
 // ended the request (nothing more now, or it expired). After an error the
 // cursor's inbox may still receive this request's messages: drop the cursor.
 func (c *cursor) pull(ctx context.Context, b *Backend, batch int, noWait bool, expires time.Duration, fn func(delivery) error) (full bool, err error) {
-	req, _ := json.Marshal(struct {
-		Batch   int           `json:"batch"`
-		NoWait  bool          `json:"no_wait,omitempty"`
-		Expires time.Duration `json:"expires,omitempty"`
-	}{batch, noWait, expires})
-	if err := b.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+b.stream+"."+c.name, c.inbox, req); err != nil {
+	if err := c.request(b, batch, noWait, expires); err != nil {
 		return false, err
 	}
 	wait := b.opts.Timeout
@@ -402,17 +407,31 @@ func (b *Backend) decode(subject string, seq uint64, data []byte) (*queue.Event,
 // ---- Wait ------------------------------------------------------------------
 
 // watcher is Wait's own cursor (headers only: it needs sequences, not
-// events) and what it has learned: the highest sequence delivered to it.
+// events), what it has learned (the highest sequence delivered to it), and
+// its standing pull: one request for up to waitBatch messages that the
+// server answers as events are stored, kept open across calls. A request
+// per call would cost a request per wake; a worker's watcher wakes for
+// every other worker's append (three per task each), so with four workers
+// that was about two requests per task.
 type watcher struct {
 	c    *cursor
 	last uint64
+	// open is how many more messages the standing pull may deliver (0:
+	// none is open); until is when the server expires it.
+	open  int
+	until time.Time
 }
 
-// waitPoll bounds one long pull of Wait.
-const waitPoll = 30 * time.Second
+const (
+	// waitPoll bounds one standing pull of Wait.
+	waitPoll = 30 * time.Second
+	// waitBatch is how many deliveries one standing pull asks for.
+	waitBatch = 256
+)
 
-// Wait implements queue.Backend: a long pull on a headers-only consumer that
-// the server answers the moment an event after `after` is stored.
+// Wait implements queue.Backend: it returns once the watcher's consumer
+// (headers only) has delivered an event after `after`; the server sends
+// each the moment it is stored, on a pull left open across calls.
 func (b *Backend) Wait(ctx context.Context, after uint64) error {
 	for {
 		ok, err := b.streamExists(ctx)
@@ -453,37 +472,55 @@ func (b *Backend) Wait(ctx context.Context, after uint64) error {
 		w = &watcher{c: c, last: after}
 		b.wc = w
 	}
+	drop := func(err error) error {
+		w.c.close(b)
+		b.wc = nil
+		return b.waitFailed(ctx, err)
+	}
 	for {
-		expires := waitPoll
-		if dl, ok := ctx.Deadline(); ok {
-			expires = min(expires, max(time.Until(dl), 10*time.Millisecond))
-		}
-		// Ask for the messages the cursor holds up to `after` (they exist:
-		// they are skipped at once) and one more, the one waited for. Only
-		// delivered sequences count: a consumer's pending count can be
+		// Only delivered sequences count: a consumer's pending count can be
 		// stale, and trusting it could make Wait return at once forever.
-		n := 1
-		if w.c.next <= after {
-			n += int(after + 1 - w.c.next)
-		}
-		_, err := w.c.pull(ctx, b, n, false, expires, func(d delivery) error {
-			w.last = max(w.last, d.seq)
-			return nil
-		})
-		if err != nil {
-			w.c.close(b)
-			b.wc = nil
-			var se *stopErr
-			if errors.As(err, &se) {
-				return se.err
+		if w.open == 0 || time.Now().After(w.until) {
+			if err := w.c.request(b, waitBatch, false, waitPoll); err != nil {
+				return drop(err)
 			}
-			return b.waitFailed(ctx, err)
+			w.open, w.until = waitBatch, time.Now().Add(waitPoll)
 		}
+		// A pull the server should have ended by now (lost in a reconnect,
+		// a server restart) is given up after a request timeout more.
+		mctx, cancel := context.WithDeadline(ctx, w.until.Add(b.opts.Timeout))
+		m, err := w.c.sub.NextMsgWithContext(mctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				// The caller gave up; the pull stays open for the next
+				// call (its deliveries wait in the inbox).
+				return context.Cause(ctx)
+			}
+			return drop(err)
+		}
+		if len(m.Data) == 0 && m.Reply == "" {
+			switch st := m.Header.Get("Status"); st {
+			case "404", "408":
+				w.open = 0 // the pull ended: expired, or nothing more
+				continue
+			case "100":
+				continue // heartbeat
+			case "":
+			default:
+				// 409: the consumer was deleted, leadership changed, ...
+				return drop(fmt.Errorf("consumer %s: status %s %s", w.c.name, st, m.Header.Get("Description")))
+			}
+		}
+		seq, _, ok := ackMeta(m.Reply)
+		if !ok {
+			return drop(fmt.Errorf("consumer %s: a delivery without stream metadata", w.c.name))
+		}
+		w.open--
+		w.c.next = max(w.c.next, seq+1)
+		w.last = max(w.last, seq)
 		if w.last > after {
 			return nil
-		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
 		}
 	}
 }
