@@ -8,11 +8,14 @@
 # (the product's go.mod never requires them); every peer's job runs `true`
 # as a real process, as an artq task does.
 #
-#   scripts/bench-queue.sh [quick|full] [ROUNDS]
+#   scripts/bench-queue.sh [quick|full|nats] [ROUNDS]
 #
 #   quick   1 round, 500 tasks per drain, batch of 100,000, status over
 #           200,000: about 5 minutes on 2 cores (the default)
 #   full    3 rounds (or ROUNDS), 2,000 tasks per drain
+#   nats    only artq's NATS drains with 1, 2 and 4 worker processes
+#           (3 rounds or ROUNDS, 500 tasks each), no peers: tasks/s, CPU
+#           per task of every process and of nats-server alone
 #
 # Environment: TASKS, BATCH, STATUS_N override the sizes; KEEP=1 keeps the
 # work directory (logs, data) for a look afterwards.
@@ -39,8 +42,9 @@ mode="${1:-quick}"
 case "$mode" in
 quick) rounds="${2:-1}" tasks="${TASKS:-500}" ;;
 full) rounds="${2:-3}" tasks="${TASKS:-2000}" ;;
+nats) rounds="${2:-3}" tasks="${TASKS:-500}" ;;
 *)
-	echo "usage: scripts/bench-queue.sh [quick|full] [ROUNDS]" >&2
+	echo "usage: scripts/bench-queue.sh [quick|full|nats] [ROUNDS]" >&2
 	exit 2
 	;;
 esac
@@ -54,8 +58,10 @@ for d in /usr/lib/postgresql/*/bin; do
 	[ -x "$d/initdb" ] && pgbin=$d
 done
 need=()
-[ -n "$pgbin" ] || command -v initdb >/dev/null || need+=(postgresql)
-command -v redis-server >/dev/null || need+=(redis-server)
+if [ "$mode" != nats ]; then
+	[ -n "$pgbin" ] || command -v initdb >/dev/null || need+=(postgresql)
+	command -v redis-server >/dev/null || need+=(redis-server)
+fi
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 		echo "bench-queue: installing ${need[*]} (Debian packages)" >&2
@@ -68,7 +74,7 @@ if [ ${#need[@]} -gt 0 ]; then
 		exit 1
 	fi
 fi
-[ -n "$pgbin" ] || pgbin=$(dirname "$(command -v initdb)")
+[ -n "$pgbin" ] || [ "$mode" = nats ] || pgbin=$(dirname "$(command -v initdb)")
 
 work=$(mktemp -d /tmp/bench-queue.XXXXXX)
 chmod 755 "$work"
@@ -121,6 +127,7 @@ waitport() { # port name
 }
 
 # --- servers ---------------------------------------------------------------
+if [ "$mode" != nats ]; then
 pgdata=$work/pg
 mkdir -p "$pgdata"
 [ "$(id -u)" = 0 ] && chown postgres "$pgdata"
@@ -139,6 +146,7 @@ redis-server --port "$rport" --bind 127.0.0.1 --dir "$work/redis" --appendonly y
 rpid=$!
 pids+=("$rpid")
 waitport "$rport" redis-server
+fi
 
 nport=$($benchq port)
 mkdir -p "$work/nats"
@@ -159,8 +167,10 @@ gen() { # n file
 	[ -f "$2" ] || awk -v n="$1" -v m="$manifest" 'BEGIN { for (i = 0; i < n; i++) print m }' >"$2"
 }
 gen "$tasks" "$work/tasks.jsonl"
-gen "$batch" "$work/batch.jsonl"
-gen "$statusn" "$work/status.jsonl"
+if [ "$mode" != nats ]; then
+	gen "$batch" "$work/batch.jsonl"
+	gen "$statusn" "$work/status.jsonl"
+fi
 results=$work/results
 : >"$results"
 
@@ -171,10 +181,10 @@ record() {
 	local out in=()
 	[ -n "${STDIN:-}" ] && in=(-stdin "$STDIN")
 	out=$($benchq measure -servers "$servers" -procs "$procs" "${in[@]}" -- "$@")
-	read -r wall cpu _ _ <<<"$out"
-	awk -v k="$key" -v n="$n" -v w="$wall" -v c="$cpu" \
-		'BEGIN { printf "%s tps %.1f\n%s cpu_ms %.4f\n", k, n / w, k, c * 1000 / n }' >>"$results"
-	echo "  $key: $(tail -2 "$results" | awk '{ printf "%s %s  ", $2, $3 }')" >&2
+	read -r wall cpu _ server <<<"$out"
+	awk -v k="$key" -v n="$n" -v w="$wall" -v c="$cpu" -v s="$server" \
+		'BEGIN { printf "%s tps %.1f\n%s cpu_ms %.4f\n%s server_ms %.4f\n", k, n / w, k, c * 1000 / n, k, s * 1000 / n }' >>"$results"
+	echo "  $key: $(tail -3 "$results" | awk '{ printf "%s %s  ", $2, $3 }')" >&2
 }
 
 seq_no=0
@@ -217,6 +227,34 @@ peer_batch() { # peer n
 }
 
 echo "bench-queue: $mode, $rounds round(s), $tasks tasks per drain, batch $batch, status over $statusn; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+if [ "$mode" = nats ]; then
+	for r in $(seq "$rounds"); do
+		echo "round $r of $rounds" >&2
+		for w in 1 2 4; do
+			artq_drain nats "$w" 1
+		done
+	done
+	sort -k1,1 -k2,2 -k3,3g "$results" | awk '
+		{ key = $1 " " $2; v[key, ++n[key]] = $3; keys[key] = 1 }
+		END {
+			for (k in keys) {
+				c = n[k]
+				m = (c % 2) ? v[k, (c + 1) / 2] : (v[k, c / 2] + v[k, c / 2 + 1]) / 2
+				print k, m
+			}
+		}' | sort >"$work/medians"
+	get() { awk -v k="$1" -v m="$2" '$1 == k && $2 == m { print $3 }' "$work/medians"; }
+	echo
+	echo "nats: medians of $rounds round(s), $tasks tasks per drain; $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+	echo
+	echo "| workers | tasks/s | CPU ms per task, all processes | of which nats-server | tasks/s / 1 worker |"
+	echo "|---|---|---|---|---|"
+	for w in 1 2 4; do
+		k=drain/artq-nats/w$w/c1
+		echo "| $w | $(get $k tps) | $(get $k cpu_ms) | $(get $k server_ms) | $(awk -v a="$(get $k tps)" -v b="$(get drain/artq-nats/w1/c1 tps)" 'BEGIN { printf "%.2f×", a / b }') |"
+	done
+	exit 0
+fi
 for r in $(seq "$rounds"); do
 	echo "round $r of $rounds" >&2
 	for c in 1 2 8; do

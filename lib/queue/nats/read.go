@@ -75,6 +75,16 @@ func (c *cursor) close(b *Backend) {
 	}
 }
 
+// request asks the consumer for up to batch messages to the cursor's inbox.
+func (c *cursor) request(b *Backend, batch int, noWait bool, expires time.Duration) error {
+	req, _ := json.Marshal(struct {
+		Batch   int           `json:"batch"`
+		NoWait  bool          `json:"no_wait,omitempty"`
+		Expires time.Duration `json:"expires,omitempty"`
+	}{batch, noWait, expires})
+	return b.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+b.stream+"."+c.name, c.inbox, req)
+}
+
 // delivery is one message of a pull.
 type delivery struct {
 	msg *nats.Msg
@@ -92,12 +102,7 @@ func (e *stopErr) Error() string { return e.err.Error() }
 // ended the request (nothing more now, or it expired). After an error the
 // cursor's inbox may still receive this request's messages: drop the cursor.
 func (c *cursor) pull(ctx context.Context, b *Backend, batch int, noWait bool, expires time.Duration, fn func(delivery) error) (full bool, err error) {
-	req, _ := json.Marshal(struct {
-		Batch   int           `json:"batch"`
-		NoWait  bool          `json:"no_wait,omitempty"`
-		Expires time.Duration `json:"expires,omitempty"`
-	}{batch, noWait, expires})
-	if err := b.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+b.stream+"."+c.name, c.inbox, req); err != nil {
+	if err := c.request(b, batch, noWait, expires); err != nil {
 		return false, err
 	}
 	wait := b.opts.Timeout
@@ -234,8 +239,14 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 	if st.LastSeq < *next {
 		return nil
 	}
+	// A cursor behind the position is kept and its deliveries up to the
+	// position skipped: the queue applies its own appends without reading
+	// them (a worker's claim, trace and result move `after` past the
+	// cursor three times a task), and recreating the consumer each time
+	// cost a create and a delete request (and the server's work for both)
+	// per catch-up, more than pulling the few events again.
 	c := b.rc
-	if c != nil && c.next != *next {
+	if c != nil && (c.next > *next || *next-c.next > reuseWithin) {
 		c.close(b)
 		c, b.rc = nil, nil
 	}
@@ -252,10 +263,19 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 		// Ask for exactly the messages known to exist, so that the pull
 		// ends full without waiting for more. (Below the newest snapshot
 		// there may be fewer, but the first gap ends the read.)
-		n := min(readBatch, int(st.LastSeq-*next)+1)
+		from := c.next
+		n := min(readBatch, int(st.LastSeq-from)+1)
 		full, err := c.pull(ctx, b, n, false, b.opts.Timeout, func(d delivery) error {
 			if d.seq < *next {
-				return nil // not asked for; cannot happen
+				// Skipped (applied already). A gap here means the
+				// events were compacted away behind the reader: the
+				// pull would wait for messages that are gone, so the
+				// cursor is dropped and made again at the position.
+				if d.seq != from {
+					return errSkipGap
+				}
+				from++
+				return nil
 			}
 			if d.seq > *next {
 				return b.gap(ctx, *next, d.seq)
@@ -273,6 +293,11 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 			}
 			return nil
 		})
+		if se, ok := err.(*stopErr); ok && se.err == errSkipGap {
+			c.close(b)
+			b.rc = nil
+			return &retryErr{errSkipGap}
+		}
 		if err == nil && !full {
 			err = fmt.Errorf("consumer %s: the stream holds %d but the pull expired at %d", c.name, st.LastSeq, *next-1)
 		}
@@ -284,6 +309,10 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 	}
 	return nil
 }
+
+// errSkipGap is a cursor that found events missing between its position
+// and the reader's: it is made again at the reader's position.
+var errSkipGap = errors.New("events missing behind the reader's position")
 
 // streamState is the stream's first and last sequence now, from its leader.
 type streamState struct {
@@ -378,17 +407,31 @@ func (b *Backend) decode(subject string, seq uint64, data []byte) (*queue.Event,
 // ---- Wait ------------------------------------------------------------------
 
 // watcher is Wait's own cursor (headers only: it needs sequences, not
-// events) and what it has learned: the highest sequence delivered to it.
+// events), what it has learned (the highest sequence delivered to it), and
+// its standing pull: one request for up to waitBatch messages that the
+// server answers as events are stored, kept open across calls. A request
+// per call would cost a request per wake; a worker's watcher wakes for
+// every other worker's append (three per task each), so with four workers
+// that was about two requests per task.
 type watcher struct {
 	c    *cursor
 	last uint64
+	// open is how many more messages the standing pull may deliver (0:
+	// none is open); until is when the server expires it.
+	open  int
+	until time.Time
 }
 
-// waitPoll bounds one long pull of Wait.
-const waitPoll = 30 * time.Second
+const (
+	// waitPoll bounds one standing pull of Wait.
+	waitPoll = 30 * time.Second
+	// waitBatch is how many deliveries one standing pull asks for.
+	waitBatch = 256
+)
 
-// Wait implements queue.Backend: a long pull on a headers-only consumer that
-// the server answers the moment an event after `after` is stored.
+// Wait implements queue.Backend: it returns once the watcher's consumer
+// (headers only) has delivered an event after `after`; the server sends
+// each the moment it is stored, on a pull left open across calls.
 func (b *Backend) Wait(ctx context.Context, after uint64) error {
 	for {
 		ok, err := b.streamExists(ctx)
@@ -429,37 +472,55 @@ func (b *Backend) Wait(ctx context.Context, after uint64) error {
 		w = &watcher{c: c, last: after}
 		b.wc = w
 	}
+	drop := func(err error) error {
+		w.c.close(b)
+		b.wc = nil
+		return b.waitFailed(ctx, err)
+	}
 	for {
-		expires := waitPoll
-		if dl, ok := ctx.Deadline(); ok {
-			expires = min(expires, max(time.Until(dl), 10*time.Millisecond))
-		}
-		// Ask for the messages the cursor holds up to `after` (they exist:
-		// they are skipped at once) and one more, the one waited for. Only
-		// delivered sequences count: a consumer's pending count can be
+		// Only delivered sequences count: a consumer's pending count can be
 		// stale, and trusting it could make Wait return at once forever.
-		n := 1
-		if w.c.next <= after {
-			n += int(after + 1 - w.c.next)
-		}
-		_, err := w.c.pull(ctx, b, n, false, expires, func(d delivery) error {
-			w.last = max(w.last, d.seq)
-			return nil
-		})
-		if err != nil {
-			w.c.close(b)
-			b.wc = nil
-			var se *stopErr
-			if errors.As(err, &se) {
-				return se.err
+		if w.open == 0 || time.Now().After(w.until) {
+			if err := w.c.request(b, waitBatch, false, waitPoll); err != nil {
+				return drop(err)
 			}
-			return b.waitFailed(ctx, err)
+			w.open, w.until = waitBatch, time.Now().Add(waitPoll)
 		}
+		// A pull the server should have ended by now (lost in a reconnect,
+		// a server restart) is given up after a request timeout more.
+		mctx, cancel := context.WithDeadline(ctx, w.until.Add(b.opts.Timeout))
+		m, err := w.c.sub.NextMsgWithContext(mctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				// The caller gave up; the pull stays open for the next
+				// call (its deliveries wait in the inbox).
+				return context.Cause(ctx)
+			}
+			return drop(err)
+		}
+		if len(m.Data) == 0 && m.Reply == "" {
+			switch st := m.Header.Get("Status"); st {
+			case "404", "408":
+				w.open = 0 // the pull ended: expired, or nothing more
+				continue
+			case "100":
+				continue // heartbeat
+			case "":
+			default:
+				// 409: the consumer was deleted, leadership changed, ...
+				return drop(fmt.Errorf("consumer %s: status %s %s", w.c.name, st, m.Header.Get("Description")))
+			}
+		}
+		seq, _, ok := ackMeta(m.Reply)
+		if !ok {
+			return drop(fmt.Errorf("consumer %s: a delivery without stream metadata", w.c.name))
+		}
+		w.open--
+		w.c.next = max(w.c.next, seq+1)
+		w.last = max(w.last, seq)
 		if w.last > after {
 			return nil
-		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
 		}
 	}
 }
