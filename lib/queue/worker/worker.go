@@ -345,9 +345,14 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			// appends), and none of them is news to the worker. Only
 			// what the view took from the log (another process's
 			// append, read by this catch-up or by a claim's) is looked
-			// at; Wait from the new position returns at once if
-			// something else came meanwhile.
+			// at. A busy worker commits three times a task, so such a
+			// wake counts as one for coalescing (below): the next Wait,
+			// from the new position, comes watchCoalesce later and
+			// returns at once if another process appended meanwhile.
 			if w.q.Seq() > after && w.q.EventsRead() == seen {
+				if !sleep(watchCoalesce) {
+					return
+				}
 				continue
 			}
 			// The catch-up that sees the new events also looks for
@@ -390,6 +395,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 	ticker := time.NewTicker(w.cfg.Poll)
 	defer ticker.Stop()
 	claimed := 0
+	mine := make(map[string]bool, w.cfg.Concurrency) // the running tasks' ids, for ClaimN
 	var lastRecover time.Time
 	var failure error
 	look := true // whether this turn reads the state for cancel requests
@@ -458,7 +464,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 				stop(errShutdown)
 				return w.snapshot(), errLeaseLost(w.self)
 			}
-			mine := make(map[string]bool, len(slots))
+			clear(mine)
 			for _, s := range slots {
 				mine[s.id] = true
 			}
