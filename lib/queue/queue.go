@@ -34,7 +34,10 @@ import (
 
 // Queue is a replayed view of one queue's log and the operations on it. It is
 // safe for concurrent use; operations catch up on the log before deciding,
-// and append optimistically (see Backend).
+// and append optimistically (see Backend). Finish, whose appends concern one
+// task this process usually wrote the last event of, decides on the view as
+// it stands and catches up only when the append's condition says the view
+// missed something (updateTask).
 type Queue struct {
 	b  Backend
 	mu sync.Mutex // guards st and loaded
