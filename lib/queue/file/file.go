@@ -1141,14 +1141,7 @@ func (b *Backend) Wait(ctx context.Context, after uint64) error {
 	for {
 		b.wmu.Lock()
 		ch := b.notify
-		// The log's last sequence only grows (a compaction's new
-		// segment ends in a compacted event after it): a cached one
-		// past after (this process's commit set it) needs no stat.
-		known := b.tailSeg != nil && b.tailSeq > after
 		b.wmu.Unlock()
-		if known {
-			return nil
-		}
 		seq, err := b.lastSeq()
 		if err != nil {
 			return err
