@@ -244,3 +244,41 @@ func FuzzOpenBeneath(f *testing.F) {
 		}
 	})
 }
+
+// TestLockerSetInfo: a holder's info replaces the lock file's contents,
+// in place when it is as long as the last (one write, no truncate); a
+// longer line another holder wrote meanwhile leaves its tail after ours,
+// and the first line is still ours; info of another length truncates.
+func TestLockerSetInfo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	l := NewLocker(path, 0)
+	defer l.Close()
+	if err := l.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	l.SetInfo([]byte("one 1\n"))
+	l.SetInfo([]byte("two 2\n"))
+	if got := read(); got != "two 2\n" {
+		t.Fatalf("after two infos of one length the file holds %q", got)
+	}
+	// Another process wrote a longer line (as a holder between our locks).
+	if err := os.WriteFile(path, []byte("another holder's longer line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l.SetInfo([]byte("six 6\n"))
+	got := read()
+	if first, _, _ := strings.Cut(got, "\n"); first != "six 6" {
+		t.Fatalf("first line %q (file %q); want ours", first, got)
+	}
+	l.SetInfo([]byte("a longer one\n"))
+	if got := read(); got != "a longer one\n" {
+		t.Fatalf("info of another length: file holds %q", got)
+	}
+}

@@ -201,6 +201,9 @@ type Locker struct {
 	path string
 	wait time.Duration
 	f    *os.File
+	// infoLen is the length of the info this Locker wrote last (0: none
+	// since the file was opened), for SetInfo.
+	infoLen int
 }
 
 // NewLocker returns a Locker on path whose Lock waits at most wait. It
@@ -240,9 +243,26 @@ func (l *Locker) Unlock() error {
 
 // SetInfo replaces the lock file's contents with info while the lock is
 // held (who holds it, for the messages of those who wait). Best effort.
+//
+// A holder that locks once per commit writes its info every time, so the
+// common case is one pwrite(2): when info is as long as what this Locker
+// wrote last, it overwrites it in place without truncating first (a
+// truncate frees the file's block and the write allocates it again, the
+// dearer half). Another process may have written a longer info meanwhile,
+// whose tail then follows ours: info ends in a newline, and readers take
+// the first line only (HeldInfo callers).
 func (l *Locker) SetInfo(info []byte) {
-	if l.f != nil && l.f.Truncate(0) == nil {
-		l.f.WriteAt(info, 0)
+	if l.f == nil {
+		return
+	}
+	if len(info) != l.infoLen || len(info) == 0 || info[len(info)-1] != '\n' {
+		l.infoLen = 0
+		if l.f.Truncate(0) != nil {
+			return
+		}
+	}
+	if n, err := l.f.WriteAt(info, 0); err == nil && n == len(info) {
+		l.infoLen = len(info)
 	}
 }
 
@@ -252,6 +272,6 @@ func (l *Locker) Close() error {
 		return nil
 	}
 	err := l.f.Close()
-	l.f = nil
+	l.f, l.infoLen = nil, 0
 	return err
 }

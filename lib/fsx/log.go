@@ -487,22 +487,33 @@ func (s *LineReader) fill() error {
 type Group[T any] struct {
 	mu      sync.Mutex
 	pending []*groupReq[T]
+	spare   []*groupReq[T] // the last batch's queue, emptied: the next pending
 	leading bool
 	commits atomic.Uint64
 	batch   []T // the leader's, reused: commit must not keep it
+	// reqs are spent requests, reused: a commit costs no allocation for
+	// its callers' places in the queue.
+	reqs sync.Pool
 }
 
 type groupReq[T any] struct {
-	r    T
-	wake chan struct{} // closed when done, or when made leader
-	done bool          // set before wake is closed
+	r T
+	// wake gets one signal when the request is done, or when its caller
+	// is made leader (buffered, so the signaller never waits; a channel
+	// that is never closed can be reused).
+	wake chan struct{}
+	done bool // set before wake is signalled
 }
 
 // Do queues r and returns once a commit covering it has run. commit runs
 // in exactly one goroutine at a time, with the requests in arrival order;
 // it must not keep the batch slice (it is reused).
 func (g *Group[T]) Do(r T, commit func(batch []T)) {
-	q := &groupReq[T]{r: r, wake: make(chan struct{})}
+	q, _ := g.reqs.Get().(*groupReq[T])
+	if q == nil {
+		q = &groupReq[T]{wake: make(chan struct{}, 1)}
+	}
+	q.r, q.done = r, false
 	g.mu.Lock()
 	g.pending = append(g.pending, q)
 	lead := !g.leading
@@ -511,12 +522,13 @@ func (g *Group[T]) Do(r T, commit func(batch []T)) {
 	if !lead {
 		<-q.wake
 		if q.done {
+			g.put(q)
 			return
 		}
 	}
 	g.mu.Lock()
 	queued := g.pending
-	g.pending = nil
+	g.pending, g.spare = g.spare[:0], nil
 	g.mu.Unlock()
 	batch := g.batch[:0]
 	for _, p := range queued {
@@ -530,15 +542,26 @@ func (g *Group[T]) Do(r T, commit func(batch []T)) {
 	for _, p := range queued {
 		p.done = true
 		if p != q {
-			close(p.wake)
+			// Its caller puts it back once woken; nothing here
+			// touches it after the signal.
+			p.wake <- struct{}{}
 		}
 	}
 	if len(g.pending) > 0 {
-		close(g.pending[0].wake) // not done: it leads next
+		g.pending[0].wake <- struct{}{} // not done: it leads next
 	} else {
 		g.leading = false
 	}
+	clear(queued)
+	g.spare = queued[:0]
 	g.mu.Unlock()
+	g.put(q)
+}
+
+func (g *Group[T]) put(q *groupReq[T]) {
+	var zero T
+	q.r = zero
+	g.reqs.Put(q)
 }
 
 // Commits is how many commits have run.

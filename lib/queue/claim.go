@@ -189,13 +189,14 @@ func withID(m map[string]bool, id string) map[string]bool {
 // held and the claim is still the task's current one: a worker that lost
 // its lease, or whose task was recovered and claimed again, records
 // nothing for the old run (it returns ""). The append's condition (the
-// task's latest event) makes that check and the write one step.
+// task's latest event) makes that check and the write one step, which is
+// also why neither append reads the log first (updateTask).
 func (q *Queue) Finish(ctx context.Context, lease Lease, worker string, run *Task, tr *Trace) (EventType, error) {
 	id, attempt, claim := run.ID, run.Attempt, run.Claim
 	ours := func(t *Task) bool {
 		return lease.Held() && t != nil && t.State == StateRunning && t.Worker == worker && t.Attempt == attempt && t.Claim == claim
 	}
-	_, err := q.update(ctx, func(st *State) ([]Proposal, error) {
+	_, err := q.updateTask(ctx, func(st *State) ([]Proposal, error) {
 		t := st.Task(id)
 		if !ours(t) || t.Trace != nil {
 			return nil, nil
@@ -211,7 +212,7 @@ func (q *Queue) Finish(ctx context.Context, lease Lease, worker string, run *Tas
 	}
 	Failpoint("after-trace")
 	var term EventType
-	_, err = q.update(ctx, func(st *State) ([]Proposal, error) {
+	_, err = q.updateTask(ctx, func(st *State) ([]Proposal, error) {
 		t := st.Task(id)
 		term = ""
 		if !ours(t) || t.Trace == nil {

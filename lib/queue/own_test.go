@@ -116,3 +116,123 @@ func TestOwnAppendsAreNotReadBack(t *testing.T) {
 		}
 	}
 }
+
+// readCalls counts Read calls, not events: the catch-ups a queue makes.
+type readCalls struct {
+	*file.Backend
+	calls int
+}
+
+func (c *readCalls) Read(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
+	c.calls++
+	return c.Backend.Read(ctx, after, fn)
+}
+
+// TestFinishDecidesOnItsOwnView: Finish records the trace and the result
+// without reading the log when its view of the task is current (the
+// append's condition is the check), and when another process changed
+// the log meanwhile it still does what a caught-up view says: an event
+// of another task in between (its own appends no longer continue the
+// view) still gets both recorded, a cancel request for the task still
+// lets the finished run record its trace and result, and a recovery by
+// another process (the run is no longer the task's current claim)
+// records nothing.
+func TestFinishDecidesOnItsOwnView(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		other func(t *testing.T, oq *queue.Queue, ob *file.Backend) // another process, between claim and Finish
+		term  queue.EventType
+		state queue.TaskState
+		reads int // Read calls Finish makes
+	}{
+		{name: "alone", term: queue.EventSucceeded, state: queue.StateSucceeded, reads: 0},
+		{name: "another task changed", other: func(t *testing.T, oq *queue.Queue, _ *file.Backend) {
+			if _, err := oq.Cancel(bg, "b"); err != nil {
+				t.Fatal(err)
+			}
+		}, term: queue.EventSucceeded, state: queue.StateSucceeded, reads: 1},
+		{name: "cancel requested", other: func(t *testing.T, oq *queue.Queue, _ *file.Backend) {
+			if _, err := oq.Cancel(bg, "a"); err != nil {
+				t.Fatal(err)
+			}
+		}, term: queue.EventSucceeded, state: queue.StateSucceeded, reads: 1},
+		{name: "recovered", other: func(t *testing.T, oq *queue.Queue, ob *file.Backend) {
+			var ev *queue.Event
+			var last uint64
+			if err := oq.View(bg, func(st *queue.State) error {
+				task := st.Task("a")
+				ev, last = queue.RecoveryEvent(task, time.Now().UTC()), task.LastSeq
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ob.Append(bg, []queue.Proposal{{Event: ev, Expect: last}}); err != nil {
+				t.Fatal(err)
+			}
+		}, term: "", state: queue.StateQueued, reads: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "q")
+			fb, err := file.Open(dir, file.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fb.Close()
+			b := &readCalls{Backend: fb}
+			q, err := queue.Open(bg, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lease, err := fb.AcquireLease(bg, "w", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lease.Release()
+			if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "a", Task: benchTask, MaxAttempts: 1}, {ID: "b", Task: benchTask, MaxAttempts: 1}}); err != nil {
+				t.Fatal(err)
+			}
+			run, err := q.Claim(bg, "w", nil)
+			if err != nil || run == nil || run.ID != "a" {
+				t.Fatalf("Claim = %+v, %v", run, err)
+			}
+			if tc.other != nil {
+				ob, err := file.Open(dir, file.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				oq, err := queue.Inspect(bg, ob)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc.other(t, oq, ob)
+				ob.Close()
+			}
+			b.calls = 0
+			term, err := q.Finish(bg, lease, "w", run, &queue.Trace{Status: execx.StatusSucceeded})
+			if err != nil || term != tc.term {
+				t.Fatalf("Finish = %q, %v; want %q", term, err, tc.term)
+			}
+			if b.calls != tc.reads {
+				t.Errorf("Finish read the log %d times; want %d", b.calls, tc.reads)
+			}
+			st, err := q.Status(bg, "a")
+			if err != nil || st.State != tc.state {
+				t.Fatalf("status of a = %+v, %v; want %s", st, err, tc.state)
+			}
+			// Whatever happened, the log says the same as the view.
+			ro, err := file.Open(dir, file.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ro.Close()
+			fresh, err := queue.Inspect(bg, ro)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := fresh.Status(bg, "a")
+			if !reflect.DeepEqual(st, f) {
+				t.Errorf("view %+v; replay %+v", st, f)
+			}
+		})
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/art-runtime/art/lib/execx"
@@ -33,7 +34,10 @@ import (
 
 // Queue is a replayed view of one queue's log and the operations on it. It is
 // safe for concurrent use; operations catch up on the log before deciding,
-// and append optimistically (see Backend).
+// and append optimistically (see Backend). Finish, whose appends concern one
+// task this process usually wrote the last event of, decides on the view as
+// it stands and catches up only when the append's condition says the view
+// missed something (updateTask).
 type Queue struct {
 	b  Backend
 	mu sync.Mutex // guards st and loaded
@@ -41,6 +45,10 @@ type Queue struct {
 	// loaded is false until the snapshot (if any) has been read.
 	loaded bool
 	now    func() time.Time
+	// read counts the changes the view took from the log rather than
+	// from this Queue's own appends (events read, snapshots loaded):
+	// see EventsRead.
+	read atomic.Uint64
 }
 
 // maxStale bounds how often one operation re-decides after losing a race.
@@ -105,11 +113,13 @@ func (q *Queue) catchUpLocked(ctx context.Context) error {
 				}
 			}
 			q.st, q.loaded = st, true
+			q.read.Add(1)
 		}
 		err := q.b.Read(ctx, q.st.Seq, func(ev *Event) error {
 			if err := q.st.Apply(ev); err != nil {
 				return &CorruptError{Path: "log", Offset: -1, Seq: ev.Seq, Why: "illegal event: " + err.Error(), Err: err}
 			}
+			q.read.Add(1)
 			return nil
 		})
 		var ce *CompactedError
@@ -257,6 +267,37 @@ func IdempotentIDs(key string, reqs []EnqueueRequest) error {
 	return nil
 }
 
+// updateTask is update for a decision about one existing task, which the
+// append's condition (the task's latest event) guards: it decides first on
+// the view as it stands, without reading the log, and catches up only if
+// that decision finds nothing to do, fails, or loses its condition (then
+// it is update). A task's state is a function of its own events alone, so
+// when its latest event is unchanged a fresher view would have decided the
+// same; a view that missed one of its events fails the condition, and the
+// backend appends nothing. The worker's trace and terminal event, which
+// this process usually appended the task's previous event for, cost no
+// log read.
+func (q *Queue) updateTask(ctx context.Context, decide func(*State) ([]Proposal, error)) ([]*Event, error) {
+	q.mu.Lock()
+	var ps []Proposal
+	var err error
+	if q.loaded {
+		ps, err = decide(q.st)
+	}
+	q.mu.Unlock()
+	if err != nil || len(ps) == 0 {
+		return q.update(ctx, decide)
+	}
+	evs, err := q.b.Append(ctx, ps)
+	if errors.Is(err, ErrStale) {
+		return q.update(ctx, decide)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return evs, q.applyOwn(evs)
+}
+
 // updateMaybe is update, except that a decision that needs no state (only
 // generated ids) skips catching up, so enqueueing into a large log costs one
 // append, not a replay.
@@ -362,6 +403,13 @@ func (q *Queue) Status(ctx context.Context, id string) (TaskStatus, error) {
 	})
 	return ts, err
 }
+
+// EventsRead counts the changes the view took from the log rather than from
+// this Queue's own appends: events read by catch-ups and snapshots loaded.
+// A watcher that finds it unchanged since its last look, and Seq moved
+// on, knows that everything since was this Queue's own (which the worker
+// needs not look at for cancel requests).
+func (q *Queue) EventsRead() uint64 { return q.read.Load() }
 
 // Seq is the sequence of the last event applied.
 func (q *Queue) Seq() uint64 {

@@ -6,13 +6,16 @@
 // requires the peers.
 //
 //	benchq measure [-servers PID,PID] [-procs N] [-stdin FILE] -- ARGV...
+//	benchq self -- ARGV...
 //	benchq port
 //	benchq river  -dsn URL     -op reset|enqueue|drain|count [-n N] [-c C]
 //	benchq asynq  -addr H:P    -op reset|enqueue|drain|count [-n N] [-c C]
 //	benchq goqite -db FILE     -op reset|enqueue|drain|count [-n N] [-c C]
 //
 // port prints a free TCP port on loopback for a server to listen on.
-// measure prints one line: wall_s cpu_s client_cpu_s server_cpu_s. The
+// measure prints one line: wall_s cpu_s client_cpu_s server_cpu_s; self
+// prints wall_s self_cpu_s children_cpu_s (the command's own CPU apart
+// from its children's: an artq worker's, apart from its tasks'). The
 // peers' count prints the query's own time in seconds (the process around
 // it is what measure times).
 package main
@@ -33,6 +36,8 @@ func main() {
 	switch os.Args[1] {
 	case "measure":
 		err = measure(os.Args[2:])
+	case "self":
+		err = self(os.Args[2:])
 	case "port":
 		err = freePort()
 	case "river":
@@ -51,7 +56,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchq measure|river|asynq|goqite ... (see the package comment)")
+	fmt.Fprintln(os.Stderr, "usage: benchq measure|self|port|river|asynq|goqite ... (see the package comment)")
 	os.Exit(2)
 }
 

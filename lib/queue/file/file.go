@@ -120,6 +120,7 @@ type Backend struct {
 
 	rmu sync.Mutex
 	rc  *cursor
+	rst unix.Stat_t // Read's lstat of the path, reused
 	// own are this process's commits that the cursor has not passed yet,
 	// by start offset: Read steps over them when the caller already holds
 	// their events.
@@ -131,6 +132,7 @@ type Backend struct {
 	tailSeg  os.FileInfo
 	tailSize int64
 	tailSeq  uint64
+	wst      unix.Stat_t // lastSeq's lstat, reused
 }
 
 var (
@@ -345,10 +347,9 @@ func (b *Backend) prepareLocked() (*queue.TornTail, error) {
 		}
 		return nil, nil
 	}
-	size, err := b.w.Size()
-	if err != nil {
-		return nil, b.ioErr("stat", err)
-	}
+	// The path's lstat is the segment's (same file): its size is the
+	// segment's, no fstat needed.
+	size := st.Size
 	switch {
 	case size == b.wEnd:
 		return nil, nil
@@ -1077,19 +1078,24 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 			}
 			c = &cursor{log: l}
 			b.rc = c
-			if err := b.readFrom(ctx, c, after, true, fn); err != nil {
+			if err := b.readFrom(ctx, c, after, true, -1, fn); err != nil {
 				return err
 			}
-		} else if err := b.readFrom(ctx, c, after, false, fn); err != nil {
-			return err
 		}
 		// A compaction renames a new segment over events.log; the old one
-		// is frozen from then on. Finish it, then continue in the new one.
-		fi, err := os.Stat(b.logPath)
-		if err != nil || os.SameFile(fi, c.log.Info()) {
-			return nil
+		// is frozen from then on. While the path is still the cursor's
+		// segment, read it up to the size the path shows (nothing at all
+		// when the cursor is there already: a catch-up that finds nothing
+		// new costs this one lstat); once replaced, finish the old one,
+		// then continue in the new one.
+		if err := lstat(b.logPath, &b.rst); err != nil || sameFile(c.log.Info(), &b.rst) {
+			size := int64(-1)
+			if err == nil {
+				size = b.rst.Size
+			}
+			return b.readFrom(ctx, c, after, false, size, fn)
 		}
-		if err := b.readFrom(ctx, c, after, false, fn); err != nil {
+		if err := b.readFrom(ctx, c, after, false, -1, fn); err != nil {
 			return err
 		}
 		l, err := b.openSegment(true, false)
@@ -1100,7 +1106,7 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 		nc := &cursor{log: l}
 		b.rc = nc
 		after = max(after, c.seq)
-		if err := b.readFrom(ctx, nc, after, true, fn); err != nil {
+		if err := b.readFrom(ctx, nc, after, true, -1, fn); err != nil {
 			return err
 		}
 		c = nc
@@ -1113,8 +1119,10 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 // tells whether earlier events were compacted away. Records the caller
 // already has are only checked (checksum, sequence), not decoded; this
 // process's own commits that the caller already has are not read at all.
-// Called with rmu held.
-func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh bool, fn func(*queue.Event) error) error {
+// size, when not -1, is the segment's size as just seen: nothing past the
+// cursor then means nothing to read (no read(2) to find the end). Called
+// with rmu held.
+func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh bool, size int64, fn func(*queue.Event) error) error {
 	first := fresh || c.seq == 0
 	prev := c.seq
 	if first {
@@ -1128,7 +1136,13 @@ func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh b
 		delete(b.own, c.off)
 		c.off, c.seq, prev = run.end, run.to, run.to
 	}
-	_, _, _, err := b.walk(c.log, c.off, -1, prev, func(seq, unit uint64) bool { return seq > after }, func(evs []*queue.Event, _, end int64) error {
+	if !first && size >= 0 && c.off >= size {
+		b.forgetOwnBefore(c.off)
+		return nil
+	}
+	// Up to the size seen, when one was: past it is what was appended
+	// since, for the next Read (and no read(2) just to find the end).
+	_, _, _, err := b.walk(c.log, c.off, size, prev, func(seq, unit uint64) bool { return seq > after }, func(evs []*queue.Event, _, end int64) error {
 		if first {
 			first = false
 			if s := evs[0].Seq; s > after+1 {
@@ -1146,14 +1160,20 @@ func (b *Backend) readFrom(ctx context.Context, c *cursor, after uint64, fresh b
 		}
 		return context.Cause(ctx)
 	})
-	for off := range b.own {
-		if off < c.off {
-			delete(b.own, off)
-		}
-	}
+	b.forgetOwnBefore(c.off)
 	// Stopped at the end, or before a torn last line (or an append in
 	// progress), or by fn.
 	return err
+}
+
+// forgetOwnBefore drops the remembered commits the cursor has passed.
+// Called with rmu held.
+func (b *Backend) forgetOwnBefore(off int64) {
+	for o := range b.own {
+		if o < off {
+			delete(b.own, o)
+		}
+	}
 }
 
 // Wait implements queue.Backend.
@@ -1186,14 +1206,15 @@ func (b *Backend) Wait(ctx context.Context, after uint64) error {
 func (b *Backend) lastSeq() (uint64, error) {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	fi, err := os.Stat(b.logPath)
+	st := &b.wst
+	err := lstat(b.logPath, st)
 	if errors.Is(err, os.ErrNotExist) {
 		return b.snapshotSeq()
 	}
 	if err != nil {
 		return 0, b.ioErr("stat", err)
 	}
-	if b.tailSeg != nil && os.SameFile(fi, b.tailSeg) && fi.Size() == b.tailSize {
+	if b.tailSeg != nil && sameFile(b.tailSeg, st) && st.Size == b.tailSize {
 		return b.tailSeq, nil
 	}
 	f, err := os.Open(b.logPath)

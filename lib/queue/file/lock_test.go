@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,5 +74,37 @@ func TestLockTimeoutNamesStoppedHolder(t *testing.T) {
 	appendAll(t, w, enq("after"))
 	if h, err := w.LockHolder(); err != nil || h != nil {
 		t.Errorf("LockHolder after the holder died = %v, %v; want none", h, err)
+	}
+}
+
+// TestLockHolderFirstLine: the holder's line is padded to one length (so
+// each commit rewrites it in place), and the holder is read from the
+// first line even when a longer line of an earlier holder left its tail
+// after it.
+func TestLockHolderFirstLine(t *testing.T) {
+	dir := t.TempDir()
+	b := open(t, dir, Options{})
+	defer b.Close()
+	if err := b.lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.unlock()
+	path := filepath.Join(dir, LockName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != holderLen || data[len(data)-1] != '\n' {
+		t.Fatalf("lock file holds %d bytes ending %q; want one line of %d", len(data), data[len(data)-1:], holderLen)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`another holder's tail"}` + "\n")
+	f.Close()
+	h, err := b.LockHolder()
+	if err != nil || h == nil || h.PID != os.Getpid() {
+		t.Fatalf("LockHolder = %+v, %v; want pid %d", h, err, os.Getpid())
 	}
 }

@@ -327,20 +327,51 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 	watchers.Add(1)
 	go func() {
 		defer watchers.Done()
+		pause := time.NewTimer(time.Hour) // one timer for every pause
+		pause.Stop()
+		defer pause.Stop()
+		sleep := func(d time.Duration) bool {
+			pause.Reset(d)
+			select {
+			case <-wctx.Done():
+				return false
+			case <-pause.C:
+				return true
+			}
+		}
+		var seen uint64 // w.q.EventsRead() as of the last look
 		for {
 			after := w.q.Seq()
 			if err := b.Wait(wctx, after); err != nil {
 				return
 			}
+			// Every commit of this process wakes the watch, the
+			// worker's own claims, traces and results too: they moved
+			// the view on by themselves (the queue applies its own
+			// appends), and none of them is news to the worker. Only
+			// what the view took from the log (another process's
+			// append, read by this catch-up or by a claim's) is looked
+			// at. A busy worker commits three times a task, so such a
+			// wake counts as one for coalescing (below): the next Wait,
+			// from the new position, comes watchCoalesce later and
+			// returns at once if another process appended meanwhile.
+			if w.q.Seq() > after && w.q.EventsRead() == seen {
+				if !sleep(watchCoalesce) {
+					return
+				}
+				continue
+			}
 			// The catch-up that sees the new events also looks for
 			// cancel requests among them: one log read per change, not
 			// one here and another in the main loop.
-			if err := w.q.View(wctx, w.seeCancels); err != nil && wctx.Err() == nil {
+			err := w.q.View(wctx, func(st *queue.State) error {
+				seen = w.q.EventsRead()
+				return w.seeCancels(st)
+			})
+			if err != nil && wctx.Err() == nil {
 				// Reported by the main loop's own catch-up; back off.
-				select {
-				case <-wctx.Done():
+				if !sleep(w.cfg.Poll) {
 					return
-				case <-time.After(w.cfg.Poll):
 				}
 			}
 			select {
@@ -354,10 +385,8 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 			// watchCoalesce of the last one waits out the rest of it
 			// and catches up once for all of them; a change after a
 			// quiet spell is still seen at once.
-			select {
-			case <-wctx.Done():
+			if !sleep(watchCoalesce) {
 				return
-			case <-time.After(watchCoalesce):
 			}
 		}
 	}()
@@ -372,6 +401,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 	ticker := time.NewTicker(w.cfg.Poll)
 	defer ticker.Stop()
 	claimed := 0
+	mine := make(map[string]bool, w.cfg.Concurrency) // the running tasks' ids, for ClaimN
 	var lastRecover time.Time
 	var failure error
 	look := true // whether this turn reads the state for cancel requests
@@ -440,7 +470,7 @@ func (w *worker) work(ctx context.Context) (Stats, error) {
 				stop(errShutdown)
 				return w.snapshot(), errLeaseLost(w.self)
 			}
-			mine := make(map[string]bool, len(slots))
+			clear(mine)
 			for _, s := range slots {
 				mine[s.id] = true
 			}
