@@ -24,6 +24,7 @@
 # ignores ARTQ_FAILPOINT and is refused, exit 2), and jq. Prints what held
 # and exits 1 on the first violated invariant.
 set -euo pipefail
+# The repository root, taken before the cd below: $0 may be relative.
 
 n="${1:-${ART_CRASH_ITERS:-200}}"
 command -v artq >/dev/null || { echo "crash-queue: artq not on PATH (run make crash, or go build -tags failpoint ./cmd/artq)" >&2; exit 2; }
@@ -197,7 +198,6 @@ done
 # against an embedded nats-server.
 zombie="${ART_ZOMBIE_TRIALS:-50}"
 i=zombie
-root="$(cd "$(dirname "$0")/.." && pwd)"
 zres="skipped (no go toolchain)"
 if command -v go >/dev/null && [ "$zombie" -gt 0 ]; then
 	(cd "$root" && ART_ZOMBIE_TRIALS="$zombie" go test -count=1 -run '^TestZombieReclaim$' -v ./lib/queue/nats/) >zombie.txt 2>&1 ||
