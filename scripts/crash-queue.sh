@@ -25,6 +25,7 @@
 # and exits 1 on the first violated invariant.
 set -euo pipefail
 # The repository root, taken before the cd below: $0 may be relative.
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 n="${1:-${ART_CRASH_ITERS:-200}}"
 command -v artq >/dev/null || { echo "crash-queue: artq not on PATH (run make crash, or go build -tags failpoint ./cmd/artq)" >&2; exit 2; }
