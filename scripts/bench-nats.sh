@@ -16,6 +16,7 @@
 # connection, concurrency 4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 rounds="${1:-5}"
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
@@ -41,15 +42,7 @@ for r in $(seq "$rounds"); do
 done
 
 # name metric value -> median per (name, metric); then ratios to file.
-sort -k1,1 -k2,2 -k3,3g "$work/results" | awk '
-	{ key = $1 " " $2; v[key, ++n[key]] = $3; keys[key] = 1 }
-	END {
-		for (k in keys) {
-			c = n[k]
-			m = (c % 2) ? v[k, (c + 1) / 2] : (v[k, c / 2] + v[k, c / 2 + 1]) / 2
-			print k, m
-		}
-	}' | sort >"$work/medians"
+sort -k1,1 -k2,2 -k3,3g "$work/results" | awk -f "$root/scripts/medians.awk" | sort >"$work/medians"
 
 printf "%-38s %-10s %12s %12s %8s %12s %8s\n" benchmark metric file nats ratio nats-nosync ratio
 awk '

@@ -234,15 +234,7 @@ if [ "$mode" = nats ]; then
 			artq_drain nats "$w" 1
 		done
 	done
-	sort -k1,1 -k2,2 -k3,3g "$results" | awk '
-		{ key = $1 " " $2; v[key, ++n[key]] = $3; keys[key] = 1 }
-		END {
-			for (k in keys) {
-				c = n[k]
-				m = (c % 2) ? v[k, (c + 1) / 2] : (v[k, c / 2] + v[k, c / 2 + 1]) / 2
-				print k, m
-			}
-		}' | sort >"$work/medians"
+	sort -k1,1 -k2,2 -k3,3g "$results" | awk -f "$root/scripts/medians.awk" | sort >"$work/medians"
 	get() { awk -v k="$1" -v m="$2" '$1 == k && $2 == m { print $3 }' "$work/medians"; }
 	echo
 	echo "nats: medians of $rounds round(s), $tasks tasks per drain; $(date -u +%Y-%m-%d), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
@@ -311,15 +303,7 @@ done
 
 # --- report ------------------------------------------------------------------
 medians=$work/medians
-sort -k1,1 -k2,2 -k3,3g "$results" | awk '
-	{ key = $1 " " $2; v[key, ++n[key]] = $3; keys[key] = 1 }
-	END {
-		for (k in keys) {
-			c = n[k]
-			m = (c % 2) ? v[k, (c + 1) / 2] : (v[k, c / 2] + v[k, c / 2 + 1]) / 2
-			print k, m
-		}
-	}' | sort >"$medians"
+sort -k1,1 -k2,2 -k3,3g "$results" | awk -f "$root/scripts/medians.awk" | sort >"$medians"
 get() { awk -v k="$1" -v m="$2" '$1 == k && $2 == m { print $3 }' "$medians"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "—"; else printf "%.2f×", a / b }'; }
 
