@@ -12,18 +12,40 @@ import (
 	"github.com/art-runtime/art/lib/queue/file"
 )
 
-// countingBackend counts the events Read delivers: what a Queue reads back
-// from the log.
+// countingBackend counts what a Queue reads back from its backend: the
+// events Read delivers (read) and the Read calls, the catch-ups (calls).
 type countingBackend struct {
 	*file.Backend
-	read int
+	read, calls int
 }
 
 func (c *countingBackend) Read(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
+	c.calls++
 	return c.Backend.Read(ctx, after, func(ev *queue.Event) error {
 		c.read++
 		return fn(ev)
 	})
+}
+
+// openCounted opens a file queue in a temp dir through a countingBackend,
+// with a lease held by worker "w"; all closed when the test ends.
+func openCounted(t *testing.T) (q *queue.Queue, fb *file.Backend, b *countingBackend, dir string, lease queue.Lease) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "q")
+	fb, err := file.Open(dir, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fb.Close() })
+	b = &countingBackend{Backend: fb}
+	if q, err = queue.Open(bg, b); err != nil {
+		t.Fatal(err)
+	}
+	if lease, err = fb.AcquireLease(bg, "w", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lease.Release() })
+	return q, fb, b, dir, lease
 }
 
 // TestOwnAppendsAreNotReadBack: a queue keeps its view current from its
@@ -31,22 +53,7 @@ func (c *countingBackend) Read(ctx context.Context, after uint64, fn func(*queue
 // read nothing back from the log, and the view equals a fresh replay. An
 // append by another process in between is read from the tail, and only it.
 func TestOwnAppendsAreNotReadBack(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "q")
-	fb, err := file.Open(dir, file.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fb.Close()
-	b := &countingBackend{Backend: fb}
-	q, err := queue.Open(bg, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lease, err := fb.AcquireLease(bg, "w", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lease.Release()
+	q, fb, b, dir, lease := openCounted(t)
 	for _, id := range []string{"a", "b", "c", "d"} {
 		if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: id, Task: benchTask, MaxAttempts: 1}}); err != nil {
 			t.Fatal(err)
@@ -117,17 +124,6 @@ func TestOwnAppendsAreNotReadBack(t *testing.T) {
 	}
 }
 
-// readCalls counts Read calls, not events: the catch-ups a queue makes.
-type readCalls struct {
-	*file.Backend
-	calls int
-}
-
-func (c *readCalls) Read(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
-	c.calls++
-	return c.Backend.Read(ctx, after, fn)
-}
-
 // TestFinishDecidesOnItsOwnView: Finish records the trace and the result
 // without reading the log when its view of the task is current (the
 // append's condition is the check), and when another process changed
@@ -172,22 +168,7 @@ func TestFinishDecidesOnItsOwnView(t *testing.T) {
 		}, term: "", state: queue.StateQueued, reads: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "q")
-			fb, err := file.Open(dir, file.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fb.Close()
-			b := &readCalls{Backend: fb}
-			q, err := queue.Open(bg, b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lease, err := fb.AcquireLease(bg, "w", time.Minute)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lease.Release()
+			q, _, b, dir, lease := openCounted(t)
 			if _, err := q.Enqueue(bg, []queue.EnqueueRequest{{ID: "a", Task: benchTask, MaxAttempts: 1}, {ID: "b", Task: benchTask, MaxAttempts: 1}}); err != nil {
 				t.Fatal(err)
 			}
