@@ -305,15 +305,15 @@ func (sp *superProc) signal(sig unix.Signal) {
 	}
 }
 
-// finish tells the supervisor to kill and reap everything left and waits
+// finish tells the supervisor to kill and reap everything left (by
+// closing the control pipe: its EOF means exactly that) and waits
 // until it is done with the task — a per-task one exits, a pooled one
 // closes its status pipe — within reapWait; one that is not is killed
 // with its group. A pooled supervisor goes back to its pool only when the
 // run ended cleanly: it reported the exit and then "idle", in time, and
 // was never stopped.
 func (sp *superProc) finish() {
-	_, _ = sp.ctl.Write([]byte{'K'})
-	sp.ctl.Close()
+	sp.ctl.Close() // EOF is the kill: no 'K' needed first
 	timedOut := false
 	select {
 	case <-sp.shimDone:
