@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -207,8 +208,10 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 // watches the task.
 func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
 	sp.shimDone, sp.exitC, sp.msgs = make(chan struct{}), make(chan exitInfo, 1), make(chan shim.Msg, 4)
-	sh.SpecW.Close()
-	sh.SpecW = nil
+	if sh.SpecW != nil { // a pooled supervisor got its spec in the serve message
+		sh.SpecW.Close()
+		sh.SpecW = nil
+	}
 	statusR := sh.StatusR
 	sh.StatusR = nil
 	sp.ctl = sh.CtlW
@@ -300,7 +303,13 @@ func (sp *superProc) signal(sig unix.Signal) {
 	if sig == unix.SIGKILL {
 		cmd[0] = 'K'
 	}
-	if _, err := sp.ctl.Write(cmd); err != nil {
+	_, err := sp.ctl.Write(cmd)
+	switch {
+	case err == nil:
+	case errors.Is(err, syscall.EPIPE):
+		// The supervisor closed the control pipe: nothing of the task is
+		// left (or the supervisor is gone, which watch sees).
+	default:
 		_ = unix.Kill(-sp.pid, sig) // the supervisor is gone or stuck: its group at least
 	}
 }

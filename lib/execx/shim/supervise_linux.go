@@ -162,8 +162,9 @@ type supervisor struct {
 // all of it) until the program ends; then reaps what has ended, and while
 // processes of the task are left (orphans it inherited) waits for the
 // runner's next command; once killing, reaps until wait4 says ECHILD. It
-// returns when no process of the task is left and the runner closed the
-// control pipe, which it does once it is done with the task. One thread,
+// returns, closing its end of the control pipe, when no process of the
+// task is left: a command the runner sends after that has nothing to act
+// on (the runner's write fails with EPIPE, which it ignores). One thread,
 // no goroutine and no second blocked thread per task: that is most of a
 // pooled task's cost in this process. Without pidfds (Linux before 5.3)
 // it falls back to superviseThreads.
@@ -201,9 +202,6 @@ func (sv *supervisor) supervise() {
 		eof = sv.command()
 	}
 	sv.reapAll()
-	for !eof {
-		eof = sv.command()
-	}
 }
 
 // command reads and obeys one command of the runner on the control pipe
@@ -228,7 +226,9 @@ func (sv *supervisor) command() (eof bool) {
 
 // superviseThreads is supervise without pidfds: commands from the runner
 // and its death (EOF on the control pipe) are acted on from their own
-// goroutine while reapAll collects every process of the task.
+// goroutine while reapAll collects every process of the task; it returns
+// once both are done (the runner closes the control pipe when it is done
+// with the task).
 func (sv *supervisor) superviseThreads() {
 	ctlDone := make(chan struct{})
 	go func() {
