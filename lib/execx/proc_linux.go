@@ -5,7 +5,6 @@ package execx
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -219,11 +218,13 @@ func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
 	go func() { // the shim's reports, until it closes its status pipe
 		defer close(sp.msgs)
 		defer statusR.Close()
+		buf := statusBufs.Get().(*[]byte)
+		defer statusBufs.Put(buf)
 		sc := bufio.NewScanner(statusR)
-		sc.Buffer(make([]byte, 4096), 1<<20)
+		sc.Buffer(*buf, 1<<20)
 		for sc.Scan() {
 			var m shim.Msg
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
+			if decodeMsg(sc.Bytes(), &m) == nil {
 				sp.msgs <- m
 			}
 		}

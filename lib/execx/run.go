@@ -292,8 +292,9 @@ func drain(r *os.File, w io.Writer) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]byte, 64<<10)
-		_, _ = io.CopyBuffer(w, onlyReader{r}, buf)
+		buf := drainBufs.Get().(*[]byte)
+		_, _ = io.CopyBuffer(w, onlyReader{r}, *buf)
+		drainBufs.Put(buf)
 	}()
 	return done
 }
