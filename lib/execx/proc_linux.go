@@ -125,7 +125,6 @@ type superProc struct {
 	shimDone chan struct{}   // closed when the shim has been reaped, or a pooled one is done with the task
 	exitC    chan exitInfo   // the task's main process
 	exitOne  sync.Once
-	msgs     chan shim.Msg
 
 	sup       *poolSup
 	pool      *Pool
@@ -203,10 +202,11 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 
 // begin takes over the status and control pipes of sh once the spec was
 // written (werr: how that went), reads the shim's reports from their own
-// goroutine and waits for the first: "started", or why not. It then
-// watches the task.
+// goroutine and waits for the first: "started", or why not. The same
+// goroutine then watches the task (one goroutine per run, not a reader
+// and a watcher handing each report over).
 func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
-	sp.shimDone, sp.exitC, sp.msgs = make(chan struct{}), make(chan exitInfo, 1), make(chan shim.Msg, 4)
+	sp.shimDone, sp.exitC = make(chan struct{}), make(chan exitInfo, 1)
 	if sh.SpecW != nil { // a pooled supervisor got its spec in the serve message
 		sh.SpecW.Close()
 		sh.SpecW = nil
@@ -215,22 +215,38 @@ func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
 	sh.StatusR = nil
 	sp.ctl = sh.CtlW
 	sh.CtlW = nil
-	go func() { // the shim's reports, until it closes its status pipe
-		defer close(sp.msgs)
+	type firstMsg struct {
+		m  shim.Msg
+		ok bool
+	}
+	firstC := make(chan firstMsg, 1)
+	readerDone := make(chan struct{}) // a failed start: the reader saw EOF
+	go func() {                       // the shim's reports, until it closes its status pipe
 		defer statusR.Close()
 		buf := statusBufs.Get().(*[]byte)
 		defer statusBufs.Put(buf)
 		sc := bufio.NewScanner(statusR)
 		sc.Buffer(*buf, 1<<20)
-		for sc.Scan() {
-			var m shim.Msg
-			if decodeMsg(sc.Bytes(), &m) == nil {
-				sp.msgs <- m
+		next := func() (m shim.Msg, ok bool) {
+			for sc.Scan() {
+				if decodeMsg(sc.Bytes(), &m) == nil {
+					return m, true
+				}
 			}
+			return m, false
 		}
+		m, ok := next()
+		firstC <- firstMsg{m, ok}
+		if !ok || m.Event != "started" {
+			for _, more := next(); more; _, more = next() {
+			}
+			close(readerDone)
+			return
+		}
+		sp.watch(next)
 	}()
-	first, ok := <-sp.msgs
-	if !ok || first.Event != "started" {
+	first := <-firstC
+	if !first.ok || first.m.Event != "started" {
 		sp.ctl.Close()
 		var ex exitInfo
 		if sp.sup != nil { // never reused after a failed start
@@ -238,32 +254,31 @@ func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
 		} else {
 			ex = <-sp.waited
 		}
-		for range sp.msgs {
-		}
+		<-readerDone
 		switch {
-		case ok && first.Event == "error":
-			return nil, &shim.Error{Code: first.Code, Msg: first.Msg}
-		case !ok && sp.sup != nil && ex.status.Exited() && ex.status.ExitStatus() == 0:
+		case first.ok && first.m.Event == "error":
+			return nil, &shim.Error{Code: first.m.Code, Msg: first.m.Msg}
+		case !first.ok && sp.sup != nil && ex.status.Exited() && ex.status.ExitStatus() == 0:
 			return nil, errNeverStarted
 		case werr != nil:
 			return nil, exitcode.Errorf(exitcode.Internal, "supervisor: %w", werr)
 		}
 		return nil, exitcode.Errorf(exitcode.Internal, "supervisor %d exited before starting the task (wait status %#x)", sp.pid, uint32(ex.status))
 	}
-	go sp.watch()
 	return sp, nil
 }
 
 // watch turns the supervisor's "exited" report — or, if it dies without
-// one, its own end — into the task's exit. A per-task supervisor is
-// reaped; a pooled one is done with the task at EOF on the status pipe,
-// and is discarded there if it did not report the exit (it was killed,
-// or broke the protocol): its own end is then the task's.
-func (sp *superProc) watch() {
+// one, its own end — into the task's exit; next is its next report, false
+// at EOF on the status pipe. A per-task supervisor is reaped; a pooled one
+// is done with the task at EOF on the status pipe, and is discarded there
+// if it did not report the exit (it was killed, or broke the protocol):
+// its own end is then the task's.
+func (sp *superProc) watch(next func() (shim.Msg, bool)) {
 	defer func() {
 		switch {
 		case sp.sup == nil:
-			ex := <-sp.waited // msgs closed: the shim closed its status pipe by exiting
+			ex := <-sp.waited // EOF: the shim closed its status pipe by exiting
 			close(sp.shimDone)
 			sp.exit(ex) // no-op if the task's exit was reported
 		case !sp.sawExited:
@@ -275,7 +290,7 @@ func (sp *superProc) watch() {
 			close(sp.shimDone)
 		}
 	}()
-	for m := range sp.msgs {
+	for m, ok := next(); ok; m, ok = next() {
 		switch m.Event {
 		case "exited":
 			sp.sawExited = true
