@@ -259,7 +259,7 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bo
 		if !ok || err != nil {
 			return nil, ok, err
 		}
-		sh, err := shim.NewServePipes()
+		sh, err := servePipes()
 		if err != nil {
 			pool.put(sup, true)
 			return nil, true, err
@@ -287,6 +287,22 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bo
 		}
 		return pr, true, err
 	}
+}
+
+// servePipes are the pipes of a serve message, status and control: ours
+// the status pipe's read end, polled, and the control pipe's write end,
+// blocking (one byte at a time, never more than the pipe holds).
+func servePipes() (*shim.Pipes, error) {
+	sh := &shim.Pipes{}
+	var err error
+	if sh.StatusR, sh.StatusW, err = childPipe(0, true); err == nil {
+		sh.CtlR, sh.CtlW, err = childPipe(1, false)
+	}
+	if err != nil {
+		sh.CloseAll()
+		return nil, exitcode.Errorf(exitcode.Internal, "supervisor pipes: %w", err)
+	}
+	return sh, nil
 }
 
 // errNeverStarted: a pooled supervisor ended before it took the task.

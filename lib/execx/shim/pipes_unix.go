@@ -66,17 +66,6 @@ func (sh *Pipes) CloseAll() {
 	}
 }
 
-// NewServePipes are the pipes of a serve message: status and control;
-// the spec travels in the message itself.
-func NewServePipes() (*Pipes, error) {
-	sh := &Pipes{}
-	if err := sh.statusCtl(true); err != nil {
-		sh.CloseAll()
-		return nil, exitcode.Errorf(exitcode.Internal, "shim pipes: %w", err)
-	}
-	return sh, nil
-}
-
 func (sh *Pipes) statusCtl(control bool) error {
 	var err error
 	if sh.StatusR, sh.StatusW, err = os.Pipe(); err == nil && control {
