@@ -198,8 +198,9 @@ func (sv *supervisor) supervise() {
 	}
 	// The program ended: while orphans of the task are left and nobody
 	// asked for the kill, only the runner's next command can end them.
+	// (EOF kills, so the loop ends there too.)
 	for !sv.killing.Load() && sv.reapReady() {
-		eof = sv.command()
+		sv.command()
 	}
 	sv.reapAll()
 }
