@@ -222,6 +222,17 @@ func classifyOpen(err error) error {
 // that are set in environ, then the task's Set. The task's allow list
 // defaults to the policy's; a name in it or in Set that the policy does
 // not allow is refused, never silently dropped.
+// lookupEnv is the value of name in environ; the last entry wins, as it
+// would in a map built from environ.
+func lookupEnv(environ []string, name string) (v string, ok bool) {
+	for _, kv := range environ {
+		if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
+			v, ok = kv[len(name)+1:], true
+		}
+	}
+	return v, ok
+}
+
 func buildEnv(p *Policy, t *Task, environ []string, dir, tmpdir string) ([]string, error) {
 	allow := p.EnvAllow
 	if t.Env.Allow != nil {
@@ -237,15 +248,11 @@ func buildEnv(p *Policy, t *Task, environ []string, dir, tmpdir string) ([]strin
 			return nil, fmt.Errorf("task.env.set: %s: %w", name, ErrEnvNotAllowed)
 		}
 	}
-	src := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			src[k] = v
-		}
-	}
-	vals := map[string]string{}
+	// The allow list is short: look each name up in environ rather than
+	// building a map of the whole environment for every run.
+	vals := make(map[string]string, len(allow)+len(t.Env.Set)+1)
 	for _, name := range allow {
-		if v, ok := src[name]; ok {
+		if v, ok := lookupEnv(environ, name); ok {
 			vals[name] = v
 		}
 	}

@@ -227,10 +227,11 @@ func (s *poolSup) discard() exitInfo {
 
 func (s *poolSup) closeSock() { s.sockOne.Do(func() { unix.Close(s.sock) }) }
 
-// send hands s one task: the descriptors in the order of shim.Serve*.
-func (s *poolSup) send(fds []int) error {
+// send hands s one task: msg (shim.ServeRun and the spec) and the
+// descriptors in the order of shim.Serve*.
+func (s *poolSup) send(msg []byte, fds []int) error {
 	for {
-		err := unix.Sendmsg(s.sock, []byte{shim.ServeRun}, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
+		err := unix.Sendmsg(s.sock, msg, unix.UnixRights(fds...), nil, unix.MSG_NOSIGNAL)
 		if err != unix.EINTR {
 			return err
 		}
@@ -245,25 +246,32 @@ func (s *poolSup) send(fds []int) error {
 // fresh one tried, once. One that died otherwise (killed) before
 // reporting "started" may have started the program: that run fails, as
 // it does on a supervisor of its own.
+//
+// A task whose spec is longer than a serve message carries
+// (shim.MaxServeSpec: a large environment) is not pooled: ok is false.
 func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bool, err error) {
-	spec := pl.shimSpec(true).Encode()
+	msg := append([]byte{shim.ServeRun}, pl.shimSpec(true).Encode()...)
+	if len(msg) > 1+shim.MaxServeSpec {
+		return nil, false, nil
+	}
 	for try := 0; ; try++ {
 		sup, ok, err := pool.get()
 		if !ok || err != nil {
 			return nil, ok, err
 		}
-		sh, err := shim.NewPipes(true)
+		sh, err := servePipes()
 		if err != nil {
 			pool.put(sup, true)
 			return nil, true, err
 		}
 		// Fd() also puts each of our files in blocking mode, as
 		// startProcess does for what it passes on.
-		fds := []int{int(sh.SpecR.Fd()), int(sh.StatusW.Fd()), int(sh.CtlR.Fd()), int(pl.dir.Fd()), int(stdin.Fd()), int(out.Fd())}
+		var fdsBuf [shim.ServeErr + 1]int
+		fds := append(fdsBuf[:0], int(sh.StatusW.Fd()), int(sh.CtlR.Fd()), int(pl.dir.Fd()), int(stdin.Fd()), int(out.Fd()))
 		if errw != nil {
 			fds = append(fds, int(errw.Fd()))
 		}
-		if err := sup.send(fds); err != nil {
+		if err := sup.send(msg, fds); err != nil {
 			sh.CloseAll()
 			ex := sup.discard()
 			if try == 0 {
@@ -273,13 +281,28 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bo
 		}
 		sh.CloseChildEnds()
 		sp := &superProc{pid: sup.pid, sup: sup, pool: pool}
-		_, werr := sh.SpecW.Write(spec)
-		pr, err := sp.begin(sh, werr)
+		pr, err := sp.begin(sh, nil)
 		if errors.Is(err, errNeverStarted) && try == 0 {
 			continue
 		}
 		return pr, true, err
 	}
+}
+
+// servePipes are the pipes of a serve message, status and control: ours
+// the status pipe's read end, polled, and the control pipe's write end,
+// blocking (one byte at a time, never more than the pipe holds).
+func servePipes() (*shim.Pipes, error) {
+	sh := &shim.Pipes{}
+	var err error
+	if sh.StatusR, sh.StatusW, err = childPipe(0, true); err == nil {
+		sh.CtlR, sh.CtlW, err = childPipe(1, false)
+	}
+	if err != nil {
+		sh.CloseAll()
+		return nil, exitcode.Errorf(exitcode.Internal, "supervisor pipes: %w", err)
+	}
+	return sh, nil
 }
 
 // errNeverStarted: a pooled supervisor ended before it took the task.

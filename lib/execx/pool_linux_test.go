@@ -244,38 +244,30 @@ func TestPoolProtocolError(t *testing.T) {
 		}
 		return fd
 	}
-	pipeWith := func(data string) int {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = w.WriteString(data)
-		w.Close()
-		fd, _ := unix.Dup(int(r.Fd()))
-		r.Close()
-		return fd
-	}
 	dir, err := os.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dir.Close()
 	spec := func(s *shim.Spec) string { return string(s.Encode()) }
+	run := func(spec string) []byte { return append([]byte{shim.ServeRun}, spec...) }
 	good := &shim.Spec{Stage: stage.Spec{Path: "/bin/true", Argv: []string{"true"}}, Direct: true, Supervise: true}
 	for _, c := range []struct {
 		name  string
 		data  []byte
-		spec  string
 		nfds  int
 		error string // the report on the status pipe, if any
 	}{
-		{name: "too few descriptors", data: []byte{shim.ServeRun}, nfds: 2},
-		{name: "too many descriptors", data: []byte{shim.ServeRun}, nfds: 8},
-		{name: "not a run", data: []byte{'X'}, nfds: 6},
-		{name: "two bytes", data: []byte{shim.ServeRun, shim.ServeRun}, nfds: 6},
-		{name: "bad spec", data: []byte{shim.ServeRun}, spec: `{"proto":1}`, nfds: 6, error: "spec protocol 1"},
-		{name: "pid namespace", data: []byte{shim.ServeRun}, spec: spec(&shim.Spec{Stage: good.Stage, Direct: true, PIDNS: true}), nfds: 6, error: "no task with a mount view"},
-		{name: "stderr mismatch", data: []byte{shim.ServeRun}, spec: spec(good), nfds: 7, error: "7 descriptors"},
+		{name: "too few descriptors", data: run(spec(good)), nfds: 2},
+		{name: "too many descriptors", data: run(spec(good)), nfds: 8},
+		{name: "not a run", data: append([]byte{'X'}, spec(good)...), nfds: 5},
+		{name: "no spec", data: []byte{shim.ServeRun}, nfds: 5, error: "decode spec"},
+		{name: "two runs", data: []byte{shim.ServeRun, shim.ServeRun}, nfds: 5, error: "decode spec"},
+		{name: "spec too long", data: run(spec(good) + strings.Repeat(" ", shim.MaxServeSpec)), nfds: 5},
+		{name: "unknown field", data: run(fmt.Sprintf(`{"proto":%d,"stage":{},"more":true}`, shim.Protocol)), nfds: 5, error: "unknown field"},
+		{name: "bad spec", data: run(`{"proto":1}`), nfds: 5, error: "spec protocol 1"},
+		{name: "pid namespace", data: run(spec(&shim.Spec{Stage: good.Stage, Direct: true, PIDNS: true})), nfds: 5, error: "no task with a mount view"},
+		{name: "stderr mismatch", data: run(spec(good)), nfds: 6, error: "6 descriptors"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pool := NewPool(1)
@@ -292,8 +284,6 @@ func TestPoolProtocolError(t *testing.T) {
 			var fds []int
 			for i := range c.nfds {
 				switch i {
-				case shim.ServeSpec:
-					fds = append(fds, pipeWith(c.spec))
 				case shim.ServeStatus:
 					fds = append(fds, int(statusW.Fd()))
 				case shim.ServeDir:

@@ -5,7 +5,7 @@ package execx
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -125,7 +125,6 @@ type superProc struct {
 	shimDone chan struct{}   // closed when the shim has been reaped, or a pooled one is done with the task
 	exitC    chan exitInfo   // the task's main process
 	exitOne  sync.Once
-	msgs     chan shim.Msg
 
 	sup       *poolSup
 	pool      *Pool
@@ -203,30 +202,51 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 
 // begin takes over the status and control pipes of sh once the spec was
 // written (werr: how that went), reads the shim's reports from their own
-// goroutine and waits for the first: "started", or why not. It then
-// watches the task.
+// goroutine and waits for the first: "started", or why not. The same
+// goroutine then watches the task (one goroutine per run, not a reader
+// and a watcher handing each report over).
 func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
-	sp.shimDone, sp.exitC, sp.msgs = make(chan struct{}), make(chan exitInfo, 1), make(chan shim.Msg, 4)
-	sh.SpecW.Close()
-	sh.SpecW = nil
+	sp.shimDone, sp.exitC = make(chan struct{}), make(chan exitInfo, 1)
+	if sh.SpecW != nil { // a pooled supervisor got its spec in the serve message
+		sh.SpecW.Close()
+		sh.SpecW = nil
+	}
 	statusR := sh.StatusR
 	sh.StatusR = nil
 	sp.ctl = sh.CtlW
 	sh.CtlW = nil
-	go func() { // the shim's reports, until it closes its status pipe
-		defer close(sp.msgs)
+	type firstMsg struct {
+		m  shim.Msg
+		ok bool
+	}
+	firstC := make(chan firstMsg, 1)
+	readerDone := make(chan struct{}) // a failed start: the reader saw EOF
+	go func() {                       // the shim's reports, until it closes its status pipe
 		defer statusR.Close()
+		buf := statusBufs.Get().(*[]byte)
+		defer statusBufs.Put(buf)
 		sc := bufio.NewScanner(statusR)
-		sc.Buffer(make([]byte, 4096), 1<<20)
-		for sc.Scan() {
-			var m shim.Msg
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				sp.msgs <- m
+		sc.Buffer(*buf, 1<<20)
+		next := func() (m shim.Msg, ok bool) {
+			for sc.Scan() {
+				if decodeMsg(sc.Bytes(), &m) == nil {
+					return m, true
+				}
 			}
+			return m, false
 		}
+		m, ok := next()
+		firstC <- firstMsg{m, ok}
+		if !ok || m.Event != "started" {
+			for _, more := next(); more; _, more = next() {
+			}
+			close(readerDone)
+			return
+		}
+		sp.watch(next)
 	}()
-	first, ok := <-sp.msgs
-	if !ok || first.Event != "started" {
+	first := <-firstC
+	if !first.ok || first.m.Event != "started" {
 		sp.ctl.Close()
 		var ex exitInfo
 		if sp.sup != nil { // never reused after a failed start
@@ -234,32 +254,31 @@ func (sp *superProc) begin(sh *shim.Pipes, werr error) (proc, error) {
 		} else {
 			ex = <-sp.waited
 		}
-		for range sp.msgs {
-		}
+		<-readerDone
 		switch {
-		case ok && first.Event == "error":
-			return nil, &shim.Error{Code: first.Code, Msg: first.Msg}
-		case !ok && sp.sup != nil && ex.status.Exited() && ex.status.ExitStatus() == 0:
+		case first.ok && first.m.Event == "error":
+			return nil, &shim.Error{Code: first.m.Code, Msg: first.m.Msg}
+		case !first.ok && sp.sup != nil && ex.status.Exited() && ex.status.ExitStatus() == 0:
 			return nil, errNeverStarted
 		case werr != nil:
 			return nil, exitcode.Errorf(exitcode.Internal, "supervisor: %w", werr)
 		}
 		return nil, exitcode.Errorf(exitcode.Internal, "supervisor %d exited before starting the task (wait status %#x)", sp.pid, uint32(ex.status))
 	}
-	go sp.watch()
 	return sp, nil
 }
 
 // watch turns the supervisor's "exited" report — or, if it dies without
-// one, its own end — into the task's exit. A per-task supervisor is
-// reaped; a pooled one is done with the task at EOF on the status pipe,
-// and is discarded there if it did not report the exit (it was killed,
-// or broke the protocol): its own end is then the task's.
-func (sp *superProc) watch() {
+// one, its own end — into the task's exit; next is its next report, false
+// at EOF on the status pipe. A per-task supervisor is reaped; a pooled one
+// is done with the task at EOF on the status pipe, and is discarded there
+// if it did not report the exit (it was killed, or broke the protocol):
+// its own end is then the task's.
+func (sp *superProc) watch(next func() (shim.Msg, bool)) {
 	defer func() {
 		switch {
 		case sp.sup == nil:
-			ex := <-sp.waited // msgs closed: the shim closed its status pipe by exiting
+			ex := <-sp.waited // EOF: the shim closed its status pipe by exiting
 			close(sp.shimDone)
 			sp.exit(ex) // no-op if the task's exit was reported
 		case !sp.sawExited:
@@ -271,7 +290,7 @@ func (sp *superProc) watch() {
 			close(sp.shimDone)
 		}
 	}()
-	for m := range sp.msgs {
+	for m, ok := next(); ok; m, ok = next() {
 		switch m.Event {
 		case "exited":
 			sp.sawExited = true
@@ -300,20 +319,26 @@ func (sp *superProc) signal(sig unix.Signal) {
 	if sig == unix.SIGKILL {
 		cmd[0] = 'K'
 	}
-	if _, err := sp.ctl.Write(cmd); err != nil {
+	_, err := sp.ctl.Write(cmd)
+	switch {
+	case err == nil:
+	case errors.Is(err, syscall.EPIPE):
+		// The supervisor closed the control pipe: nothing of the task is
+		// left (or the supervisor is gone, which watch sees).
+	default:
 		_ = unix.Kill(-sp.pid, sig) // the supervisor is gone or stuck: its group at least
 	}
 }
 
-// finish tells the supervisor to kill and reap everything left and waits
+// finish tells the supervisor to kill and reap everything left (by
+// closing the control pipe: its EOF means exactly that) and waits
 // until it is done with the task — a per-task one exits, a pooled one
 // closes its status pipe — within reapWait; one that is not is killed
 // with its group. A pooled supervisor goes back to its pool only when the
 // run ended cleanly: it reported the exit and then "idle", in time, and
 // was never stopped.
 func (sp *superProc) finish() {
-	_, _ = sp.ctl.Write([]byte{'K'})
-	sp.ctl.Close()
+	sp.ctl.Close() // EOF is the kill: no 'K' needed first
 	timedOut := false
 	select {
 	case <-sp.shimDone:

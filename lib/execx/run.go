@@ -127,7 +127,7 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := childPipe(0, true)
 	if err != nil {
 		stdin.Close()
 		feeder.stop()
@@ -292,8 +292,9 @@ func drain(r *os.File, w io.Writer) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf := make([]byte, 64<<10)
-		_, _ = io.CopyBuffer(w, onlyReader{r}, buf)
+		buf := drainBufs.Get().(*[]byte)
+		_, _ = io.CopyBuffer(w, onlyReader{r}, *buf)
+		drainBufs.Put(buf)
 	}()
 	return done
 }
@@ -408,11 +409,14 @@ func (f *stdinFeeder) stop() {
 // cut there), then Options.Stdin.
 func (pl *plan) openStdin(opt *Options) (*os.File, *stdinFeeder, error) {
 	if len(pl.contexts) == 0 && opt.Stdin == nil {
-		f, err := os.Open(os.DevNull)
+		// Opened blocking and wrapped, not os.Open: the child's stdin
+		// needs no poller registration (which /dev/null refuses anyway,
+		// after two fcntl each way).
+		fd, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return nil, nil, exitcode.Errorf(exitcode.Internal, "stdin: %w", err)
 		}
-		return f, nil, nil
+		return os.NewFile(uintptr(fd), os.DevNull), nil, nil
 	}
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -58,3 +58,6 @@ func maxRSSKB(ru *syscall.Rusage) int64 { return ru.Maxrss / 1024 } // macOS rep
 
 // markNonDumpable: macOS has no such flag; nothing to do.
 func markNonDumpable() {}
+
+// childPipe is os.Pipe here: Fd() makes the child's end blocking.
+func childPipe(int, bool) (r, w *os.File, err error) { return os.Pipe() }

@@ -37,3 +37,26 @@ var dumpableOnce sync.Once
 func markNonDumpable() {
 	dumpableOnce.Do(func() { _ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) })
 }
+
+// childPipe is a pipe between the runner and a child: the end the
+// runner keeps (ours: 0 the read end, 1 the write end) in non-blocking
+// mode for the runtime's poller if poll is set, the other blocking from
+// the start, as a child expects it. Both are close-on-exec (a child gets
+// its end through ProcAttr.Files or SCM_RIGHTS). os.Pipe makes both ends
+// pollable and Fd() on the child's end then makes it blocking again: per
+// pipe, four fcntl, one poller registration and its removal more than
+// this, on every run.
+func childPipe(ours int, poll bool) (r, w *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	if poll {
+		if err := unix.SetNonblock(p[ours], true); err != nil {
+			unix.Close(p[0])
+			unix.Close(p[1])
+			return nil, nil, err
+		}
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+}

@@ -39,9 +39,7 @@ func NewPipes(control bool) (*Pipes, error) {
 	sh := &Pipes{}
 	var err error
 	if sh.SpecR, sh.SpecW, err = os.Pipe(); err == nil {
-		if sh.StatusR, sh.StatusW, err = os.Pipe(); err == nil && control {
-			sh.CtlR, sh.CtlW, err = os.Pipe()
-		}
+		err = sh.statusCtl(control)
 	}
 	if err != nil {
 		sh.CloseAll()
@@ -66,6 +64,14 @@ func (sh *Pipes) CloseAll() {
 			f.Close()
 		}
 	}
+}
+
+func (sh *Pipes) statusCtl(control bool) error {
+	var err error
+	if sh.StatusR, sh.StatusW, err = os.Pipe(); err == nil && control {
+		sh.CtlR, sh.CtlW, err = os.Pipe()
+	}
+	return err
 }
 
 // Handshake sends the spec and waits for the exec shim's verdict: EOF on

@@ -16,10 +16,14 @@ import (
 // through one directory descriptor into one buffer rather than globbing
 // paths: it runs whenever a task may have left orphans.
 func ChildrenOf(pid int) []int {
-	dir, err := os.Open("/proc/" + strconv.Itoa(pid) + "/task")
+	// Opened blocking and wrapped, not os.Open: a supervisor that never
+	// opens a file through os never starts the runtime's network poller,
+	// and then no thread is woken to poll whenever it blocks in a syscall.
+	dfd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/task", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
+	dir := os.NewFile(uintptr(dfd), "task")
 	defer dir.Close()
 	tids, _ := dir.Readdirnames(-1)
 	var out []int

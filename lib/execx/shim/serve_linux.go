@@ -18,18 +18,21 @@ import (
 
 // The serve protocol. A serving supervisor (argv Arg0 "serve") holds a
 // unix SOCK_SEQPACKET socket on fd 3 for its whole life and runs one task
-// per message on it, one task at a time. A message is the single byte
-// ServeRun with the task's descriptors attached (SCM_RIGHTS), in the
-// order of the Serve* indexes: the spec pipe's read end (the Spec, as on
-// fd 3 of a one-shot supervisor), the status pipe's write end, the
-// control pipe's read end, the task's working directory (opened), the
-// program's stdin and output and, with Spec.Stderr, its stderr. Then it
-// is the one-shot supervisor on those descriptors: reports "started" and
-// "exited" on the status pipe, obeys 'T' and 'K' and EOF on the control
-// pipe, reaps until wait4 says ECHILD. Once nothing of the task is left
-// and the runner closed the control pipe, it reports "idle" — only when
-// it may serve again — and closes the status pipe: EOF there is the
-// runner's sign that the supervisor is done with the task. Without
+// per message on it, one task at a time. A message is the byte ServeRun
+// followed by the task's Spec (its JSON, as on fd 3 of a one-shot
+// supervisor, at most MaxServeSpec bytes: a larger task gets a supervisor
+// of its own), with the task's descriptors attached (SCM_RIGHTS), in the
+// order of the Serve* indexes: the status pipe's write end, the control
+// pipe's read end, the task's working directory (opened), the program's
+// stdin and output and, with Spec.Stderr, its stderr. One message, one
+// recvmsg: the spec needs no pipe of its own. Then it is the one-shot
+// supervisor on those descriptors: reports "started" and "exited" on the
+// status pipe, obeys 'T' and 'K' and EOF on the control pipe, reaps until
+// wait4 says ECHILD. Once nothing of the task is left it closes its end
+// of the control pipe (a command after that finds nothing to act on),
+// reports "idle" — only when it may serve again — and closes the status
+// pipe: EOF there is the runner's sign that the supervisor is done with
+// the task. Without
 // "idle" the supervisor exits and the runner must not reuse it. EOF on
 // the socket (the runner is gone, or closed the pool), a protocol error
 // or SIGTERM, SIGINT or SIGHUP (its parent-death signal is SIGTERM): it
@@ -38,8 +41,7 @@ const ServeRun = 'R'
 
 // The descriptors of a serve message, in order.
 const (
-	ServeSpec = iota
-	ServeStatus
+	ServeStatus = iota
 	ServeCtl
 	ServeDir
 	ServeStdin
@@ -50,6 +52,13 @@ const (
 // maxServeFDs is more than a message ever carries: a message with more is
 // refused (after closing them all), as is one the kernel had to truncate.
 const maxServeFDs = 8
+
+// MaxServeSpec bounds the spec a serve message carries: well under a unix
+// socket's default send buffer (about 208 KiB), and the receive buffer a
+// serving supervisor keeps for its life. A spec that long (a task with a
+// large environment) is refused as truncated; the runner gives such a
+// task a supervisor of its own instead.
+const MaxServeSpec = 64 << 10
 
 // serve is the long-lived supervisor. Its process state must not depend
 // on a task: it refuses a spec with a mount view, a PID namespace or ID
@@ -73,20 +82,20 @@ func serve() int {
 	if err := unix.Chdir("/"); err != nil {
 		return exitcode.Internal
 	}
-	srv := &server{state: inheritedState()}
+	srv := &server{state: inheritedState(), buf: make([]byte, 1+MaxServeSpec+1)}
 	go func() {
 		<-sigs
 		srv.stop()
 	}()
 	for {
-		fds, err := recvTask(3)
+		spec, fds, err := recvTask(3, srv.buf)
 		if errors.Is(err, io.EOF) {
 			return 0
 		}
 		if err != nil {
 			return exitcode.Internal
 		}
-		if again, code := srv.run(fds); !again {
+		if again, code := srv.run(spec, fds); !again {
 			return code
 		}
 	}
@@ -96,6 +105,7 @@ func serve() int {
 // a signal told it to stop.
 type server struct {
 	state   procState
+	buf     []byte // one message: ServeRun and the spec, one byte over to see truncation
 	mu      sync.Mutex
 	cur     *supervisor
 	stopped bool
@@ -113,23 +123,21 @@ func (srv *server) stop() {
 	srv.cur.kill()
 }
 
-// recvTask receives one message: its descriptors, checked for number and
-// truncation, and close-on-exec from the start (MSG_CMSG_CLOEXEC).
-func recvTask(sock int) ([]int, error) {
-	buf := make([]byte, 16)
-	oob := make([]byte, unix.CmsgSpace(maxServeFDs*4))
+// recvTask receives one message into buf: the spec it carries and its
+// descriptors, checked for number and truncation, and close-on-exec from
+// the start (MSG_CMSG_CLOEXEC).
+func recvTask(sock int, buf []byte) (spec []byte, fds []int, err error) {
+	var oob [64]byte // unix.CmsgSpace(maxServeFDs*4) is 48
 	var n, oobn, flags int
-	var err error
 	for {
-		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob[:unix.CmsgSpace(maxServeFDs*4)], unix.MSG_CMSG_CLOEXEC)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var fds []int
 	if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
 		for i := range msgs {
 			if got, err := unix.ParseUnixRights(&msgs[i]); err == nil {
@@ -137,16 +145,16 @@ func recvTask(sock int) ([]int, error) {
 			}
 		}
 	}
-	bad := flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n != 1 || buf[0] != ServeRun ||
+	bad := flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n < 1 || n > 1+MaxServeSpec || buf[0] != ServeRun ||
 		len(fds) < ServeErr || len(fds) > ServeErr+1
 	if n == 0 && oobn == 0 {
-		return nil, io.EOF
+		return nil, nil, io.EOF
 	}
 	if bad {
 		closeAll(fds)
-		return nil, fmt.Errorf("shim: bad serve message (%d bytes, %d descriptors, flags %#x)", n, len(fds), flags)
+		return nil, nil, fmt.Errorf("shim: bad serve message (%d bytes, %d descriptors, flags %#x)", n, len(fds), flags)
 	}
-	return fds, nil
+	return buf[1:n], fds, nil
 }
 
 func closeAll(fds []int) {
@@ -157,10 +165,10 @@ func closeAll(fds []int) {
 
 // run runs one task on fds and reports whether this supervisor may
 // serve another, and if not its exit status.
-func (srv *server) run(fds []int) (again bool, code int) {
+func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	status := os.NewFile(uintptr(fds[ServeStatus]), "status")
 	defer status.Close()
-	s, err := readSpecFrom(os.NewFile(uintptr(fds[ServeSpec]), "spec"))
+	s, err := decodeSpec(spec)
 	errFD := fds[ServeOut]
 	switch {
 	case err != nil:

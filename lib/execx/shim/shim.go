@@ -74,8 +74,10 @@ type Spec struct {
 // refuses a spec of another protocol and any field it does not know, so a
 // stale artexec-shim never runs a task with less than the runner asked for.
 // Bump it whenever the meaning of a field changes. 2: the serve mode
-// (a long-lived supervisor, see ServeRun) and its "idle" report.
-const Protocol = 2
+// (a long-lived supervisor, see ServeRun) and its "idle" report. 3: the
+// serve message carries the spec, and a supervisor closes its control
+// pipe once nothing of the task is left.
+const Protocol = 3
 
 // Encode is the spec as sent on fd 3, stamped with Protocol.
 func (s *Spec) Encode() []byte {

@@ -13,8 +13,8 @@ func TestDecodeSpec(t *testing.T) {
 		t.Fatalf("decodeSpec(%s) = %+v, %v", good, s, err)
 	}
 	for _, c := range []struct{ name, in, want string }{
-		{"unknown field", `{"proto":2,"stage":{"path":"/bin/true","argv":["true"],"env":null},"sandbox":"x"}`, `unknown field "sandbox"`},
-		{"unknown stage field", `{"proto":2,"stage":{"path":"/bin/true","argv":["true"],"env":null,"new_limit":1}}`, `unknown field "new_limit"`},
+		{"unknown field", `{"proto":3,"stage":{"path":"/bin/true","argv":["true"],"env":null},"sandbox":"x"}`, `unknown field "sandbox"`},
+		{"unknown stage field", `{"proto":3,"stage":{"path":"/bin/true","argv":["true"],"env":null,"new_limit":1}}`, `unknown field "new_limit"`},
 		{"other protocol", `{"proto":9,"stage":{"path":"/bin/true","argv":["true"],"env":null}}`, "spec protocol 9"},
 		{"no protocol", `{"stage":{"path":"/bin/true","argv":["true"],"env":null}}`, "spec protocol 0"},
 		{"not json", `{`, "decode spec"},

@@ -155,30 +155,87 @@ type supervisor struct {
 	done atomic.Bool
 }
 
-// supervise is the task's whole life once the program started: commands
-// from the runner and the runner's death (EOF on the control pipe) are
-// acted on from their own goroutine — signalling needs nothing from the
-// reaping loop — while reapAll collects every process of the task. It
-// returns when no process of the task is left and the runner closed the
-// control pipe, which it does once it is done with the task.
+// supervise is the task's whole life once the program started, on the
+// calling (locked) thread alone: it polls the control pipe and a pidfd
+// of the program, acting on the runner's commands ('T': SIGTERM to the
+// task, anything else or EOF — the runner is done, or gone — SIGKILL to
+// all of it) until the program ends; then reaps what has ended, and while
+// processes of the task are left (orphans it inherited) waits for the
+// runner's next command; once killing, reaps until wait4 says ECHILD. It
+// returns, closing its end of the control pipe, when no process of the
+// task is left: a command the runner sends after that has nothing to act
+// on (the runner's write fails with EPIPE, which it ignores). One thread,
+// no goroutine and no second blocked thread per task: that is most of a
+// pooled task's cost in this process. Without pidfds (Linux before 5.3)
+// it falls back to superviseThreads.
 func (sv *supervisor) supervise() {
+	pfd, err := unix.PidfdOpen(sv.target, 0)
+	if err != nil {
+		sv.superviseThreads()
+		return
+	}
+	defer unix.Close(pfd)
+	defer unix.Close(sv.ctl)
+	eof := false
+	fds := []unix.PollFd{{Fd: int32(sv.ctl), Events: unix.POLLIN}, {Fd: int32(pfd), Events: unix.POLLIN}}
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		_, err := unix.Poll(fds, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil { // cannot happen: go on as if the program had ended
+			break
+		}
+		if fds[0].Revents != 0 && !eof {
+			if eof = sv.command(); eof {
+				fds[0].Fd = -1 // poll skips it from now on
+			}
+		}
+		if fds[1].Revents != 0 {
+			break
+		}
+	}
+	// The program ended: while orphans of the task are left and nobody
+	// asked for the kill, only the runner's next command can end them.
+	// (EOF kills, so the loop ends there too.)
+	for !sv.killing.Load() && sv.reapReady() {
+		sv.command()
+	}
+	sv.reapAll()
+}
+
+// command reads and obeys one command of the runner on the control pipe
+// and reports whether that was its EOF.
+func (sv *supervisor) command() (eof bool) {
+	var b [1]byte
+	n, err := unix.Read(sv.ctl, b[:])
+	for errors.Is(err, unix.EINTR) {
+		n, err = unix.Read(sv.ctl, b[:])
+	}
+	switch {
+	case n == 1 && b[0] == 'T':
+		sv.signalAll(unix.SIGTERM)
+	case n == 1:
+		sv.kill()
+	default: // the runner is done, or gone: nothing of the task may outlive it
+		sv.kill()
+		return true
+	}
+	return false
+}
+
+// superviseThreads is supervise without pidfds: commands from the runner
+// and its death (EOF on the control pipe) are acted on from their own
+// goroutine while reapAll collects every process of the task; it returns
+// once both are done (the runner closes the control pipe when it is done
+// with the task).
+func (sv *supervisor) superviseThreads() {
 	ctlDone := make(chan struct{})
 	go func() {
 		defer close(ctlDone)
-		f := os.NewFile(uintptr(sv.ctl), "control")
-		defer f.Close()
-		b := make([]byte, 1)
-		for {
-			n, err := f.Read(b)
-			switch {
-			case n == 1 && b[0] == 'T':
-				sv.signalAll(unix.SIGTERM)
-			case n == 1:
-				sv.kill()
-			case err != nil: // the runner is done, or gone: nothing of the task may outlive it
-				sv.kill()
-				return
-			}
+		defer unix.Close(sv.ctl)
+		for !sv.command() {
 		}
 	}()
 	sv.reapAll()
@@ -202,13 +259,38 @@ func (sv *supervisor) reapAll() {
 		case err != nil: // ECHILD: nothing of the task is left
 			return
 		}
-		if pid == sv.target {
-			report(sv.status, Msg{Event: "exited", Status: uint32(ws),
-				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
+		sv.reaped(pid, ws, &ru)
+	}
+}
+
+// reapReady reaps, without blocking, every process of the task that has
+// ended, and reports whether any is left.
+func (sv *supervisor) reapReady() bool {
+	for {
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, &ru)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil: // ECHILD
+			return false
+		case pid == 0: // children left, none ended
+			return true
 		}
-		if sv.killing.Load() {
-			sv.signalAll(unix.SIGKILL)
-		}
+		sv.reaped(pid, ws, &ru)
+	}
+}
+
+// reaped is one process of the task collected: the program's end is
+// reported, and a kill under way goes another round.
+func (sv *supervisor) reaped(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
+	if pid == sv.target {
+		report(sv.status, Msg{Event: "exited", Status: uint32(ws),
+			UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
+	}
+	if sv.killing.Load() {
+		sv.signalAll(unix.SIGKILL)
 	}
 }
 
