@@ -152,7 +152,12 @@ nport=$($benchq port)
 mkdir -p "$work/nats"
 cat >"$work/nats/server.conf" <<EOF
 listen: 127.0.0.1:$nport
-jetstream { store_dir: "$work/nats/store", sync_interval: always }
+jetstream {
+	store_dir: "$work/nats/store"
+	sync_interval: always
+	# one atomic batch holds a whole drain's enqueue (full: 2,000 tasks)
+	limits { batch { max_msgs: 100000 } }
+}
 EOF
 nats-server -c "$work/nats/server.conf" >"$work/nats/log" 2>&1 &
 npid=$!

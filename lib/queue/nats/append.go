@@ -153,7 +153,7 @@ func (b *Backend) prepare(ps []queue.Proposal) ([]*out, error) {
 // crash between two parts would leave a partial batch), so nothing is
 // appended.
 func (b *Backend) tooLarge(n, limit int) error {
-	return exitcode.Errorf(exitcode.Usage, "append to %s: a batch of %d events is larger than the server's atomic batch limit of %d; nothing was appended (raise jetstream { limits { max_batch_size } } on the server, or split the batch)", b.Location(), n, limit)
+	return exitcode.Errorf(exitcode.Usage, "append to %s: a batch of %d events is larger than the server's atomic batch limit of %d; nothing was appended (raise jetstream { limits { batch { max_msgs } } } on the server, or split the batch)", b.Location(), n, limit)
 }
 
 // publish appends outs (one message, or one atomic batch) and assigns their

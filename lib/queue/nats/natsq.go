@@ -48,7 +48,8 @@ const (
 	DefaultTimeout      = 5 * time.Second
 	DefaultRetryTimeout = 30 * time.Second
 	// DefaultMaxBatch is the server's default max_batch_size for atomic
-	// publishes (jetstream { limits { max_batch_size } }).
+	// publishes (jetstream { limits { batch { max_msgs } } } in the server's
+	// configuration file; MaxBatchSize in its Go options).
 	DefaultMaxBatch = 1000
 	// DuplicateWindow is how long the stream remembers message ids: a
 	// publish retried within it is recognised, not appended twice.
