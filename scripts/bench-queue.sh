@@ -203,15 +203,7 @@ artq_drain() { # backend workers concurrency
 		flags=(--backend "$nats" --queue "d$seq_no")
 		servers=$npid
 	fi
-	if [ "$b" = file ]; then
-		"$artq" "${flags[@]}" enqueue --batch <"$work/tasks.jsonl" >/dev/null
-	else # in parts within the client's atomic batch limit (1,000)
-		split -l 1000 "$work/tasks.jsonl" "$work/part."
-		for f in "$work"/part.*; do
-			"$artq" "${flags[@]}" enqueue --batch <"$f" >/dev/null
-		done
-		rm -f "$work"/part.*
-	fi
+	"$artq" "${flags[@]}" enqueue --batch <"$work/tasks.jsonl" >/dev/null
 	(cd "$work/ws" && record "drain/artq-$b/w$w/c$c" "$tasks" "$servers" "$w" -- \
 		"$artq" "${flags[@]}" work --drain -q -j "$c" --allow true)
 }

@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"strings"
@@ -47,9 +48,11 @@ import (
 const (
 	DefaultTimeout      = 5 * time.Second
 	DefaultRetryTimeout = 30 * time.Second
-	// DefaultMaxBatch is the server's default max_batch_size for atomic
-	// publishes (jetstream { limits { batch { max_msgs } } } in the server's
-	// configuration file; MaxBatchSize in its Go options).
+	// DefaultMaxBatch is nats-server's default limit of messages in one
+	// atomic publish (jetstream { limits { batch { max_msgs } } } in its
+	// configuration file; MaxBatchSize in its Go options). The backend
+	// does not assume it (see Options.MaxBatch): a server may be set
+	// higher, and the CLI has no flag for it.
 	DefaultMaxBatch = 1000
 	// DuplicateWindow is how long the stream remembers message ids: a
 	// publish retried within it is recognised, not appended twice.
@@ -74,10 +77,12 @@ type Options struct {
 	// fails (default 30s, the default lease: a worker rides out an outage
 	// shorter than its lease).
 	RetryTimeout time.Duration
-	// MaxBatch is the largest atomic batch the server accepts (default
-	// 1000, the server's default max_batch_size; lowered if the server
-	// says less). Larger appends are refused (exit 2) before anything is
-	// sent: a batch is appended whole or not at all.
+	// MaxBatch is the largest atomic batch to send. 0 (the default) means
+	// the server's own limit, learned from its refusal: a batch above it
+	// is refused whole by the server (nothing is stored), the backend
+	// remembers the limit, and later larger batches are refused (exit 2)
+	// before anything is sent. A batch is appended whole or not at all,
+	// never in parts.
 	MaxBatch int
 	// Name is the client connection name the server shows (default
 	// "artq QUEUE").
@@ -162,7 +167,7 @@ func Open(ctx context.Context, serverURL, name string, opts Options) (*Backend, 
 		opts.RetryTimeout = DefaultRetryTimeout
 	}
 	if opts.MaxBatch <= 0 {
-		opts.MaxBatch = DefaultMaxBatch
+		opts.MaxBatch = math.MaxInt32
 	}
 	if opts.Name == "" {
 		opts.Name = "artq " + name

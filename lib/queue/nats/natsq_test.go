@@ -290,6 +290,33 @@ func TestServerBatchLimit(t *testing.T) {
 	}
 }
 
+// TestServerBatchLimitRaised: with no MaxBatch of its own the backend
+// takes whatever the server allows: a batch above nats-server's default of
+// 1,000 goes through a server raised to 100,000, whole, and against a
+// default server the same batch is refused whole, nothing stored, and the
+// limit is learned.
+func TestServerBatchLimitRaised(t *testing.T) {
+	var ps []queue.Proposal
+	for i := range 2500 {
+		ps = append(ps, queuetest.Enq(fmt.Sprintf("t%d", i)))
+	}
+	raised := open(t, natstest.Start(t, natstest.Options{MaxBatch: 100000}).URL(), "q", Options{})
+	if evs := queuetest.MustAppend(t, raised, ps...); len(evs) != 2500 || evs[2499].Seq != 2500 {
+		t.Fatalf("a batch of 2,500 on a raised server appended %d events", len(evs))
+	}
+	def := open(t, natstest.Start(t, natstest.Options{}).URL(), "q", Options{})
+	_, err := def.Append(bg, ps)
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), fmt.Sprintf("atomic batch limit of %d", DefaultMaxBatch)) {
+		t.Fatalf("Append of 2,500 on a default server = %v; want a refusal naming the limit (exit 2)", err)
+	}
+	if got := queuetest.ReadAll(t, def, 0); len(got) != 0 {
+		t.Fatalf("a refused batch appended %d events", len(got))
+	}
+	if def.batchLimit() != DefaultMaxBatch {
+		t.Errorf("limit = %d; want %d learned from the server", def.batchLimit(), DefaultMaxBatch)
+	}
+}
+
 // TestCompactCrashAtEveryStep: a compaction stopped at any step leaves a
 // queue that replays to the same state, and the next compaction finishes
 // the job.
