@@ -208,13 +208,19 @@ artq_drain() { # backend workers concurrency
 		"$artq" "${flags[@]}" work --drain -q -j "$c" --allow true)
 }
 
-peer_drain() { # peer concurrency
-	local p=$1 c=$2 target servers
-	case $p in
+# peer_target PEER: sets target (the driver's flags for PEER's server) and
+# servers (the server's pid, whose process tree counts toward CPU).
+peer_target() {
+	case $1 in
 	river) target=(-dsn "$dsn") servers=$pgpid ;;
 	asynq) target=(-addr "127.0.0.1:$rport") servers=$rpid ;;
 	goqite) target=(-db "$work/goqite.db") servers="" ;;
 	esac
+}
+
+peer_drain() { # peer concurrency
+	local p=$1 c=$2 target servers
+	peer_target "$p"
 	$benchq "$p" "${target[@]}" -op reset
 	$benchq "$p" "${target[@]}" -op enqueue -n "$tasks"
 	record "drain/$p/w1/c$c" "$tasks" "$servers" 1 -- $benchq "$p" "${target[@]}" -op drain -n "$tasks" -c "$c"
@@ -222,11 +228,7 @@ peer_drain() { # peer concurrency
 
 peer_batch() { # peer n
 	local p=$1 n=$2 target servers
-	case $p in
-	river) target=(-dsn "$dsn") servers=$pgpid ;;
-	asynq) target=(-addr "127.0.0.1:$rport") servers=$rpid ;;
-	goqite) target=(-db "$work/goqite.db") servers="" ;;
-	esac
+	peer_target "$p"
 	$benchq "$p" "${target[@]}" -op reset
 	record "batch/$p" "$n" "$servers" 1 -- $benchq "$p" "${target[@]}" -op enqueue -n "$n"
 }

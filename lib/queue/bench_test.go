@@ -137,15 +137,18 @@ func writeLog(tb testing.TB, dir string, tasks, perTask int) int {
 	return int(seq)
 }
 
-func replay(b *testing.B, dir string) *queue.Queue {
+// replay is a fresh read-only replay of the queue in dir, the reference a
+// view is compared with; its backend is closed when the test ends.
+func replay(tb testing.TB, dir string) *queue.Queue {
+	tb.Helper()
 	be, err := file.Open(dir, file.Options{ReadOnly: true})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	defer be.Close()
+	tb.Cleanup(func() { be.Close() })
 	q, err := queue.Inspect(bg, be)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return q
 }

@@ -103,15 +103,7 @@ func TestOwnAppendsAreNotReadBack(t *testing.T) {
 	}
 
 	// The view equals a fresh replay.
-	ro, err := file.Open(dir, file.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	fresh, err := queue.Inspect(bg, ro)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fresh := replay(t, dir)
 	if q.Seq() != fresh.Seq() {
 		t.Fatalf("view at %d; replay at %d", q.Seq(), fresh.Seq())
 	}
@@ -201,16 +193,7 @@ func TestFinishDecidesOnItsOwnView(t *testing.T) {
 				t.Fatalf("status of a = %+v, %v; want %s", st, err, tc.state)
 			}
 			// Whatever happened, the log says the same as the view.
-			ro, err := file.Open(dir, file.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ro.Close()
-			fresh, err := queue.Inspect(bg, ro)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, _ := fresh.Status(bg, "a")
+			f, _ := replay(t, dir).Status(bg, "a")
 			if !reflect.DeepEqual(st, f) {
 				t.Errorf("view %+v; replay %+v", st, f)
 			}

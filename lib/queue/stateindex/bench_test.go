@@ -40,6 +40,17 @@ func benchQueue(b *testing.B, n int) string {
 	return dir
 }
 
+// openFile opens the queue in dir, closed when the benchmark ends.
+func openFile(b *testing.B, dir string, opts file.Options) *file.Backend {
+	b.Helper()
+	fb, err := file.Open(dir, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { fb.Close() })
+	return fb
+}
+
 func BenchmarkSummary(b *testing.B) {
 	dir := benchQueue(b, 200000)
 	b.ReportAllocs()
@@ -92,12 +103,7 @@ func BenchmarkStateHead(b *testing.B) {
 
 func BenchmarkBuild(b *testing.B) {
 	dir := benchQueue(b, 200000)
-	rb, err := file.Open(dir, file.Options{ReadOnly: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rb.Close()
-	q, err := queue.Inspect(bg, rb)
+	q, err := queue.Inspect(bg, openFile(b, dir, file.Options{ReadOnly: true}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,11 +119,7 @@ func BenchmarkBuild(b *testing.B) {
 // tasks plus a tail, from the index and the tail (no replay).
 func BenchmarkRefresh(b *testing.B) {
 	dir := benchQueue(b, 200000)
-	fb, err := file.Open(dir, file.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer fb.Close()
+	fb := openFile(b, dir, file.Options{})
 	saved, err := os.ReadFile(filepath.Join(dir, FileName))
 	if err != nil {
 		b.Fatal(err)
@@ -137,10 +139,7 @@ func BenchmarkRefresh(b *testing.B) {
 // behind as a worker lets it fall (TailMin events, each a distinct task).
 func BenchmarkSummaryLongTail(b *testing.B) {
 	dir := benchQueue(b, 200000)
-	fb, err := file.Open(dir, file.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	fb := openFile(b, dir, file.Options{})
 	ps := make([]queue.Proposal, TailMin)
 	for i := range ps {
 		ps[i] = queue.Proposal{Any: true, Event: &queue.Event{Type: queue.EventStarted, Task: fmt.Sprintf("t%07d", i*7), Attempt: 1, Worker: "w"}}
@@ -148,7 +147,6 @@ func BenchmarkSummaryLongTail(b *testing.B) {
 	if _, err := fb.Append(bg, ps); err != nil {
 		b.Fatal(err)
 	}
-	fb.Close()
 	b.ReportAllocs()
 	for b.Loop() {
 		v, err := Load(bg, dir)

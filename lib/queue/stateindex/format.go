@@ -286,24 +286,17 @@ func (d *rowDecoder) fail(what string) {
 	}
 }
 
-func (d *rowDecoder) uvarint(what string) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(what)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *rowDecoder) uvarint(what string) uint64 { return next(d, what, binary.Uvarint) }
 
-func (d *rowDecoder) varint(what string) int64 {
+func (d *rowDecoder) varint(what string) int64 { return next(d, what, binary.Varint) }
+
+// next reads one varint of the row with read (binary.Uvarint or Varint);
+// after the first failure every read is 0 and the error names the first.
+func next[T uint64 | int64](d *rowDecoder, what string, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.b)
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail(what)
 		return 0
