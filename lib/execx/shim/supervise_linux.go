@@ -249,33 +249,26 @@ func (sv *supervisor) superviseThreads() {
 // orphans its death handed to us.
 func (sv *supervisor) reapAll() {
 	defer sv.done.Store(true)
-	for {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		pid, err := unix.Wait4(-1, &ws, 0, &ru)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil: // ECHILD: nothing of the task is left
-			return
-		}
-		sv.reaped(pid, ws, &ru)
-	}
+	sv.reap(0)
 }
 
 // reapReady reaps, without blocking, every process of the task that has
 // ended, and reports whether any is left.
-func (sv *supervisor) reapReady() bool {
+func (sv *supervisor) reapReady() bool { return sv.reap(unix.WNOHANG) }
+
+// reap collects processes of the task with wait4(-1, opts) until none is
+// left (false) or, with WNOHANG, none has ended yet (true).
+func (sv *supervisor) reap(opts int) (left bool) {
 	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, &ru)
+		pid, err := unix.Wait4(-1, &ws, opts, &ru)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
-		case err != nil: // ECHILD
+		case err != nil: // ECHILD: nothing of the task is left
 			return false
-		case pid == 0: // children left, none ended
+		case pid == 0: // WNOHANG: children left, none ended
 			return true
 		}
 		sv.reaped(pid, ws, &ru)
