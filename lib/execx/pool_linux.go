@@ -193,7 +193,7 @@ func (p *Pool) fork() (*poolSup, error) {
 // run waiting for ever, so it is let go on with its task and marked never
 // to be reused.
 func (s *poolSup) wait(p *Pool) {
-	s.ex = waitSupervisor(s.pid, &s.stopped)
+	s.ex = waitPid(s.pid, &s.stopped)
 	procMu.Lock()
 	delete(live, s.pid)
 	procMu.Unlock()

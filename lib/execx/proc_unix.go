@@ -232,33 +232,28 @@ func reapPid(pid int, deadline time.Time) {
 func waitChild(pid int, supervisor bool) exitInfo {
 	if supervisor {
 		var stopped atomic.Bool
-		return waitSupervisor(pid, &stopped)
+		return waitPid(pid, &stopped)
 	}
-	var ex exitInfo
-	for {
-		_, err := syscall.Wait4(pid, &ex.status, 0, &ex.rusage)
-		if err != syscall.EINTR {
-			if err != nil {
-				ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
-			}
-			return ex
-		}
-	}
+	return waitPid(pid, nil)
 }
 
-// waitSupervisor waits for the supervisor pid to end, continuing it each
-// time it stops (and noting it in stopped).
-func waitSupervisor(pid int, stopped *atomic.Bool) exitInfo {
+// waitPid waits for our child pid to end; with stopped non-nil it also
+// sees the child stop (WUNTRACED), continues it and notes it there.
+func waitPid(pid int, stopped *atomic.Bool) exitInfo {
+	opts := 0
+	if stopped != nil {
+		opts = syscall.WUNTRACED
+	}
 	var ex exitInfo
 	for {
-		wpid, err := syscall.Wait4(pid, &ex.status, syscall.WUNTRACED, &ex.rusage)
+		wpid, err := syscall.Wait4(pid, &ex.status, opts, &ex.rusage)
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err != nil:
 			ex.status = syscall.WaitStatus(0x7f00) // exited 127: cannot happen for our own child
 			return ex
-		case wpid == pid && ex.status.Stopped():
+		case stopped != nil && wpid == pid && ex.status.Stopped():
 			stopped.Store(true)
 			_ = unix.Kill(pid, unix.SIGCONT)
 			continue
