@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The NATS JetStream backend against the file backend, measured in one run
-# (DESIGN.md §9): the Go benchmarks of lib/queue/nats run ROUNDS times,
+# (docs/performance.md): the Go benchmarks of lib/queue/nats run ROUNDS times,
 # interleaved, each against the file log, an embedded nats-server with
 # sync_interval always (every write fsync'd: the configuration
 # docs/artq-nats.md asks for) and one with the default two-minute sync.

@@ -4,7 +4,7 @@
 # commit, on this repository and on a bigger public Go module source tree
 # (nats-server, unpacked from the module cache into a fresh Git repository).
 # Runs are interleaved; the report is the ratio of the medians measured in
-# this run (DESIGN.md §9). Target: <= 1.5.
+# this run (docs/performance.md). Target: <= 1.5.
 #
 #   scripts/bench-release.sh [RUNS] [GITDIR]
 #

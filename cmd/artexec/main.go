@@ -13,7 +13,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 )
 
-// CLI is artexec's grammar (DESIGN.md §10).
+// CLI is artexec's grammar (docs/artexec.md).
 type CLI struct {
 	cli.Globals
 

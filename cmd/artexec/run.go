@@ -328,7 +328,7 @@ func readManifest(std cli.IO, name string) ([]byte, error) {
 }
 
 // events opens the --events sinks; one that cannot be opened is reported
-// and the run goes on without events (DESIGN.md §2).
+// and the run goes on without events (docs/architecture.md, "How the pieces compose").
 func events(std cli.IO, g *cli.Globals) *obs.Emitter {
 	if len(g.Events) == 0 {
 		return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/art-runtime/art/lib/goal"
 )
 
-// CLI is artgoal's grammar (DESIGN.md §10).
+// CLI is artgoal's grammar (docs/artgoal.md).
 type CLI struct {
 	cli.Globals
 

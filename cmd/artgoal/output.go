@@ -26,7 +26,7 @@ func store(g *cli.Globals) (*goal.Store, error) {
 }
 
 // SourceFlags choose where task and event evidence is verified: the artq
-// queue and the artobs JSONL sink (DESIGN.md §6, issue 9).
+// queue and the artobs JSONL sink (docs/artgoal.md).
 type SourceFlags struct {
 	Queue     string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"The artq queue task:ID evidence is read from: STATE_HOME/queues/NAME, as artq --queue."`
 	QueueDir  string `name:"queue-dir" placeholder:"DIR" help:"The artq queue directory instead (artq's --dir); --queue is then ignored."`
@@ -63,7 +63,7 @@ type session struct {
 // openSession checks --events (a malformed spec, or stdout, which carries
 // the journal, is a usage error: exit 2 before anything is done) and opens
 // the sinks; one that cannot be opened is a warning and the work goes on
-// without it (DESIGN.md §2: a sink failure never fails the work). sources
+// without it (docs/architecture.md, "How the pieces compose": a sink failure never fails the work). sources
 // is nil for mutations that take no evidence.
 func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *SourceFlags) (*session, error) {
 	for _, spec := range g.Events {

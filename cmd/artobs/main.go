@@ -11,7 +11,7 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 )
 
-// CLI is artobs's grammar (DESIGN.md §10).
+// CLI is artobs's grammar (docs/artobs.md).
 type CLI struct {
 	cli.Globals
 

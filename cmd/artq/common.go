@@ -16,7 +16,7 @@ import (
 	natsq "github.com/art-runtime/art/lib/queue/nats"
 )
 
-// QueueFlags are on every artq command (DESIGN.md §10).
+// QueueFlags are on every artq command (docs/artq.md).
 type QueueFlags struct {
 	Queue   string `name:"queue" default:"default" env:"ART_QUEUE" placeholder:"NAME" help:"Queue name: letters, digits, - and _ (default: default). Ignored with --dir."`
 	Backend string `name:"backend" default:"file" env:"ART_BACKEND" placeholder:"file|nats://HOST:PORT" help:"Where the log lives: file (a local directory, the default) or nats://HOST:PORT (a JetStream stream per queue; see docs/artq-nats.md)."`

@@ -13,7 +13,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 )
 
-// CLI is artq's grammar (DESIGN.md §10).
+// CLI is artq's grammar (docs/artq.md).
 type CLI struct {
 	cli.Globals
 	QueueFlags
@@ -49,7 +49,7 @@ func options(c *CLI) []kong.Option {
 		kong.Bind(&c.QueueFlags),
 		kong.ValueFormatter(func(v *kong.Value) string {
 			if v.Name == "dir" {
-				// In artq --dir is the queue's own directory (DESIGN.md §4),
+				// In artq --dir is the queue's own directory (docs/artq.md),
 				// not the state home it is in the other tools.
 				return "Queue directory (default: $ART_HOME/queues/NAME, else $XDG_STATE_HOME/art/queues/NAME, else ~/.local/state/art/queues/NAME)."
 			}

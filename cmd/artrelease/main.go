@@ -12,7 +12,7 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 )
 
-// CLI is artrelease's grammar (DESIGN.md §10).
+// CLI is artrelease's grammar (docs/artrelease.md).
 type CLI struct {
 	cli.Globals
 

@@ -23,7 +23,7 @@ func writeJSON(std cli.IO, v any) error {
 }
 
 // progress returns a line printer on stderr when it is a terminal, and nil
-// (quiet) otherwise (DESIGN.md §2).
+// (quiet) otherwise (README.md, "Conventions every tool shares").
 func progress(std cli.IO) func(string, ...any) {
 	if !std.ErrTTY {
 		return nil
@@ -34,7 +34,7 @@ func progress(std cli.IO) func(string, ...any) {
 }
 
 // events opens the --events sinks. A sink that cannot be opened is
-// reported and the work goes on without events (DESIGN.md §2: a sink
+// reported and the work goes on without events (docs/architecture.md, "How the pieces compose": a sink
 // failure never fails the work); a nil Emitter emits nothing.
 func events(std cli.IO, g *cli.Globals) *obs.Emitter {
 	if len(g.Events) == 0 {

@@ -33,7 +33,7 @@ type IO struct {
 	ErrTTY bool // stderr is a terminal: show progress
 }
 
-// Globals are the flags every tool accepts (DESIGN.md §10).
+// Globals are the flags every tool accepts (README.md, "Conventions every tool shares").
 type Globals struct {
 	Dir     string           `name:"dir" placeholder:"DIR" help:"State home (default: $$ART_HOME, else $$XDG_STATE_HOME/art, else ~/.local/state/art)."`
 	Output  string           `name:"output" short:"o" enum:"auto,json,text" default:"auto" help:"Output format: auto (text on a terminal, JSON otherwise), json or text."`

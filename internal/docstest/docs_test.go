@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -411,6 +412,61 @@ func TestSelfContained(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// commentRefs matches, in a code comment, a document a reader of this
+// repository does not have: the design contract kept outside it, a path out
+// of it, or an issue number. Comments cite docs/architecture.md or the file
+// that holds the rule instead.
+var commentRefs = []*regexp.Regexp{
+	regexp.MustCompile(`DESIGN\.md`),
+	regexp.MustCompile(`\.\./shared`),
+	regexp.MustCompile(`(?i)\bissues?\s*#?\d+`),
+}
+
+// TestCommentsSelfContained: comments in Go sources, scripts and the
+// Makefile cite only what this repository holds.
+func TestCommentsSelfContained(t *testing.T) {
+	err := filepath.WalkDir(repo, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); p != repo && (strings.HasPrefix(n, ".") && n != ".ci" || n == "testdata" || n == "bin" || n == "dist") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		var marker string
+		switch {
+		case strings.HasSuffix(p, ".go"):
+			marker = "//"
+		case strings.HasSuffix(p, ".sh"), d.Name() == "Makefile", d.Name() == "run", strings.HasSuffix(p, ".awk"):
+			marker = "#"
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(repo, p)
+		for i, l := range strings.Split(string(b), "\n") {
+			k := strings.Index(l, marker)
+			if k < 0 {
+				continue
+			}
+			for _, re := range commentRefs {
+				if m := re.FindString(l[k:]); m != "" {
+					t.Errorf("%s:%d: comment cites %q, which is not in this repository: %s", rel, i+1, m, strings.TrimSpace(l))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -34,7 +34,7 @@ import (
 // Status is how a run ended.
 type Status string
 
-// Run statuses (DESIGN.md §5).
+// Run statuses (docs/artagent.md).
 const (
 	StatusFinished      Status = "finished"
 	StatusStepLimit     Status = "step_limit"

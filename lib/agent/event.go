@@ -16,7 +16,7 @@ const KindEvent = "AgentEvent"
 // EventType says which of the loop's moments an event records.
 type EventType string
 
-// Event types (DESIGN.md §5). Each step emits step, then exactly one of
+// Event types (docs/artagent.md). Each step emits step, then exactly one of
 // observation, rejected, verify or truncated (a finish that is accepted
 // emits none); the run ends with one result.
 const (

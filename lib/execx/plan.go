@@ -16,7 +16,7 @@ import (
 )
 
 // Errors Run returns before any process starts. Each carries its exit code
-// (DESIGN.md §2); test with errors.Is.
+// (README.md, "Exit codes"); test with errors.Is.
 var (
 	// ErrNotAllowed: the program is not a bare name on the allowlist (126).
 	ErrNotAllowed = exitcode.Sentinel(exitcode.Refused, "program not allowed by the policy")

@@ -14,7 +14,7 @@ import (
 )
 
 // Everything refused here is refused before any process starts: Run
-// returns an error with the exit code of DESIGN.md §2 and no Result.
+// returns an error with the exit code of README.md, "Exit codes" and no Result.
 func TestRefusedBeforeStart(t *testing.T) {
 	p := policyFor(t, IsolationNone, "sh", "cat", "notexec", "missing")
 	ws := p.Workspace

@@ -26,7 +26,7 @@ const (
 // Isolation names an isolation backend.
 type Isolation string
 
-// Isolation backends (DESIGN.md §3).
+// Isolation backends (docs/artexec.md).
 const (
 	IsolationNone     Isolation = "none"
 	IsolationLandlock Isolation = "landlock"
@@ -117,7 +117,7 @@ type Limits struct {
 // Status is the outcome of a run.
 type Status string
 
-// Result statuses (DESIGN.md §3).
+// Result statuses (docs/artexec.md).
 const (
 	StatusSucceeded Status = "succeeded"
 	StatusFailed    Status = "failed"

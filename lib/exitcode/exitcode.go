@@ -1,5 +1,5 @@
 // Package exitcode owns the one table of process exit codes shared by every art
-// tool (DESIGN.md §2) and the error type that carries a code from a library up to
+// tool (README.md, "Exit codes") and the error type that carries a code from a library up to
 // main.
 //
 // Libraries never exit. They return errors that either are, or wrap, a value with
@@ -12,7 +12,7 @@ import (
 	"fmt"
 )
 
-// The exit codes of DESIGN.md §2. Tests and scripts rely on exactly these.
+// The exit codes of README.md, "Exit codes". Tests and scripts rely on exactly these.
 const (
 	OK              = 0   // success
 	Failed          = 1   // the work ran and failed

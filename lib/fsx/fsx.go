@@ -19,7 +19,7 @@ import (
 	"github.com/natefinch/atomic"
 )
 
-// Permissions for state created by art tools (DESIGN.md §2).
+// Permissions for state created by art tools (docs/architecture.md, "Durability rules, everywhere").
 const (
 	FileMode os.FileMode = 0o600
 	DirMode  os.FileMode = 0o700

@@ -6,7 +6,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-// Sentinels callers test with errors.Is. Each carries its DESIGN.md §2 exit
+// Sentinels callers test with errors.Is. Each carries its README.md, "Exit codes" exit
 // code; the errors the package returns wrap them with the goal id and why.
 var (
 	// ErrNotFound: no such goal, checklist item or evidence file (exit 4).

@@ -71,7 +71,7 @@ func (p Phase) Index() int {
 // EvidenceType says what a piece of evidence points at.
 type EvidenceType string
 
-// Evidence types (DESIGN.md §6).
+// Evidence types (docs/artgoal.md).
 const (
 	EvidenceCommand EvidenceType = "command" // argv, exit code, optional result digest
 	EvidenceFile    EvidenceType = "file"    // path + sha256 computed by artgoal

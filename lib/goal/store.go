@@ -69,7 +69,7 @@ type Change struct {
 	Err error
 }
 
-// NewStore returns the store under the state home (DESIGN.md §2). It
+// NewStore returns the store under the state home (README.md, "Conventions every tool shares"). It
 // creates nothing until the first goal is created.
 func NewStore(home string) *Store {
 	return &Store{dir: filepath.Join(home, "goals"), Now: time.Now}

@@ -7,7 +7,7 @@ import (
 )
 
 // Duration is a time.Duration written in JSON as a Go duration string
-// ("30s", "1m30s"), the form DESIGN.md §2 fixes for every document.
+// ("30s", "1m30s"), the form README.md, "Conventions every tool shares" fixes for every document.
 type Duration time.Duration
 
 // D is the time.Duration value.

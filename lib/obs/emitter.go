@@ -523,7 +523,7 @@ func CheckRedacted(r *redact.Redactor, env *Envelope) error {
 }
 
 // WarnTo returns a Warn that prints one "TOOL: warning: …" line per
-// failure to w (a tool's stderr), the form DESIGN.md §2 gives messages.
+// failure to w (a tool's stderr), the form README.md, "Conventions every tool shares" gives messages.
 func WarnTo(tool string, w io.Writer) func(error) {
 	var mu sync.Mutex
 	return func(err error) {

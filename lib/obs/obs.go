@@ -39,7 +39,7 @@ const (
 // never enforced: obs is an adapter layer, not a state machine.
 type Role string
 
-// The roles of DESIGN.md §7.
+// The roles of docs/artobs.md.
 const (
 	RoleBrain        Role = "brain"
 	RoleOrchestrator Role = "orchestrator"

@@ -20,7 +20,7 @@ const (
 // EventType names what an event records.
 type EventType string
 
-// Event types (DESIGN.md §4). The first nine change one task's state; the
+// Event types (docs/artq.md). The first nine change one task's state; the
 // last two are log-level and change no task.
 const (
 	EventEnqueued        EventType = "enqueued"         // task, max_attempts, manifest, run (optional)

@@ -419,7 +419,7 @@ func (q *Queue) Seq() uint64 {
 }
 
 // Recover reconciles every running task whose worker (other than self) no
-// longer holds its lease, by the rules of DESIGN.md §4: a trace for the
+// longer holds its lease, by the rules of docs/artq.md: a trace for the
 // current attempt → that trace's terminal result, never a second run; else a
 // requested cancel → cancelled; else → requeued under the same attempt
 // number. Tasks of live workers are left alone.

@@ -13,7 +13,7 @@ import (
 // TaskState names where a task is in its life.
 type TaskState string
 
-// Task states (DESIGN.md §4): queued → running → succeeded | failed |
+// Task states (docs/artq.md): queued → running → succeeded | failed |
 // cancelled; failed → queued only by an explicit retry.
 const (
 	StateQueued    TaskState = "queued"

@@ -14,7 +14,7 @@ import (
 	"github.com/art-runtime/art/lib/jsonx"
 )
 
-// TaskStatus is one task as `artq status` prints it (DESIGN.md §4).
+// TaskStatus is one task as `artq status` prints it (docs/artq.md).
 type TaskStatus struct {
 	jsonx.TypeMeta
 	ID          string    `json:"id"`

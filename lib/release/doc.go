@@ -24,7 +24,7 @@
 //   - partial output: artifacts are written into a temporary directory beside
 //     the output directory and renamed into place only when all are complete;
 //   - signing: provenance is an unsigned statement for a later, isolated
-//     publication step to sign (DESIGN.md §8).
+//     publication step to sign (docs/artrelease.md).
 package release
 
 import "github.com/art-runtime/art/lib/exitcode"

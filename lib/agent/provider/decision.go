@@ -13,7 +13,7 @@ const KindDecision = "Decision"
 // Action names what a decision asks for.
 type Action string
 
-// The five actions (DESIGN.md §5).
+// The five actions (docs/artagent.md).
 const (
 	ActionRunTool     Action = "run_tool"
 	ActionReadFile    Action = "read_file"

@@ -208,7 +208,7 @@ func FuzzDecodeDecision(f *testing.F) {
 }
 
 // The schema sent to models compiles and says the same as the decoder on
-// the examples of DESIGN.md §5.
+// the examples of docs/artagent.md.
 func TestModelSchema(t *testing.T) {
 	s := compileModelSchema(t)
 	for _, in := range []string{

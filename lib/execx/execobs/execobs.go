@@ -46,7 +46,7 @@ const (
 )
 
 // Classify says how a run ended from its Result and error, and the exit
-// code DESIGN.md §2 gives that ending. ctx is the caller's context: a run
+// code README.md, "Exit codes" gives that ending. ctx is the caller's context: a run
 // cut short by the caller's deadline is a timeout, by its cancellation a
 // cancellation, even when the runner could not tell them apart.
 func Classify(ctx context.Context, res *execx.Result, err error) (ErrorClass, int) {
