@@ -16,11 +16,12 @@ export GOTOOLCHAIN ?= local
 
 all: build
 
+# -trimpath: the binaries carry module paths, not the builder's directories.
 # CGO_ENABLED=0: static binaries start faster (kong's os/user import would
 # otherwise link libc dynamically: artexec measured 2.6x vs 2.0x GNU timeout).
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the six tools in
 # $(DESTDIR)$(BINDIR), where the cron examples expect them.
@@ -70,7 +71,7 @@ bench: build
 # that artq goes to $(BIN)/failpoint/ (never into $(BIN) or an install) and
 # comes first on the soaks' PATH.
 crash: build
-	CGO_ENABLED=0 $(GO) build -tags failpoint -o $(BIN)/failpoint/ ./cmd/artq
+	CGO_ENABLED=0 $(GO) build -trimpath -tags failpoint -o $(BIN)/failpoint/ ./cmd/artq
 	@PATH="$(CURDIR)/$(BIN)/failpoint:$(CURDIR)/$(BIN):$$PATH" bash scripts/crash.sh $(N)
 
 release: build

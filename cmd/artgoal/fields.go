@@ -7,7 +7,7 @@ import "github.com/art-runtime/art/internal/cli"
 var (
 	// revFields: the revision a change is based on (goal.RevisionError's hint).
 	revFields = cli.Flags{"Rev": "--rev"}
-	// sourceFields: where task evidence is read (backends.Config as
+	// sourceFields: where task evidence is read (file.Location as
 	// lib/evidence fills it).
 	sourceFields = cli.Flags{"Queue": "--queue", "Dir": "--queue-dir"}
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/art-runtime/art/lib/goal"
 	"github.com/art-runtime/art/lib/goal/goalobs"
 	"github.com/art-runtime/art/lib/obs"
-	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/file"
 )
 
 // store opens the goal store under the state home, for reads. Reads emit
@@ -84,7 +84,7 @@ func openSession(ctx context.Context, std cli.IO, g *cli.Globals, sources *Sourc
 	if sources != nil {
 		s.src = &evidence.Sources{
 			Ctx:      ctx,
-			Queue:    backends.Config{Queue: sources.Queue, Dir: sources.QueueDir, Home: home},
+			Queue:    file.Location{Queue: sources.Queue, Dir: sources.QueueDir, Home: home},
 			Sink:     sources.eventSink(g),
 			SinkHint: eventSinkHint,
 		}

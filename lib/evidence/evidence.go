@@ -28,7 +28,7 @@ import (
 	"github.com/art-runtime/art/lib/goal"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
-	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/file"
 )
 
 // Sources reads tasks from one artq queue and events from one artobs JSONL
@@ -39,10 +39,11 @@ import (
 type Sources struct {
 	// Ctx bounds reading the queue (nil: context.Background()).
 	Ctx context.Context
-	// Queue names the queue as artq's flags do: Dir (artq --dir), else
-	// Home/queues/Queue. ReadOnly is forced. Hints name its fields "Queue"
-	// and "Dir" (exitcode.Ref), which the CLI words as its flags.
-	Queue backends.Config
+	// Queue names the file queue as artq's flags do: Dir (artq --dir),
+	// else Home/queues/Queue. It is opened read-only. Hints name its fields
+	// "Queue" and "Dir" (exitcode.Ref), which the CLI words as its flags.
+	// Evidence reads file queues only, so it links no other backend.
+	Queue file.Location
 	// Sink is the artobs JSONL file; empty refuses event evidence.
 	Sink string
 	// SinkHint is the hint given when event evidence comes without a sink
@@ -94,26 +95,20 @@ func (s *Sources) open(id string) error {
 	if s.q != nil {
 		return nil
 	}
-	cfg := s.Queue
-	cfg.ReadOnly = true
-	if cfg.Backend == "" {
-		cfg.Backend = "file"
-	}
-	dir, err := cfg.QueueDir()
+	dir, err := s.Queue.Path()
 	if err != nil {
 		return err
 	}
 	if dir, err = filepath.Abs(dir); err != nil {
-		return exitcode.Errorf(exitcode.Internal, "queue %s: %w", cfg.Dir, err)
+		return exitcode.Errorf(exitcode.Internal, "queue %s: %w", s.Queue.Dir, err)
 	}
-	cfg.Dir = dir
 	// A read-only backend reads a missing directory as an empty queue;
 	// evidence wants to say that there is no queue at all.
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return exitcode.WithHint(exitcode.Field(exitcode.NotFound, "task", id, "no queue at %s", dir),
 			"the queue is chosen with %s NAME (under the state home) or %s DIR, as in artq", exitcode.Ref("Queue"), exitcode.Ref("Dir"))
 	}
-	b, err := backends.Open(cfg)
+	b, err := file.Open(dir, file.Options{ReadOnly: true})
 	if err != nil {
 		return err
 	}

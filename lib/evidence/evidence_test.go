@@ -19,7 +19,6 @@ import (
 	"github.com/art-runtime/art/lib/goal"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
-	"github.com/art-runtime/art/lib/queue/backends"
 	"github.com/art-runtime/art/lib/queue/file"
 )
 
@@ -112,7 +111,7 @@ func TestTask(t *testing.T) {
 		{"ghost", "", exitcode.NotFound, "task ghost: not in the queue " + dir},
 		{"a.b", "", exitcode.Usage, `task "a.b": not an artq task id`},
 	}
-	for _, via := range []backends.Config{{Home: home}, {Queue: "default", Home: home}, {Dir: dir}} {
+	for _, via := range []file.Location{{Home: home}, {Queue: "default", Home: home}, {Dir: dir}} {
 		src := &Sources{Queue: via}
 		for _, tt := range tests {
 			state, qc, err := src.Task(tt.id)
@@ -147,7 +146,7 @@ func TestTask(t *testing.T) {
 
 func TestTaskNoQueue(t *testing.T) {
 	home := t.TempDir()
-	src := &Sources{Queue: backends.Config{Home: home, Queue: "nightly"}}
+	src := &Sources{Queue: file.Location{Home: home, Queue: "nightly"}}
 	_, _, err := src.Task("t1")
 	if exitcode.Of(err) != exitcode.NotFound || !strings.Contains(err.Error(), "no queue at "+filepath.Join(home, "queues", "nightly")) {
 		t.Errorf("err = %v (exit %d)", err, exitcode.Of(err))
@@ -155,7 +154,7 @@ func TestTaskNoQueue(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "queues")); !os.IsNotExist(err) {
 		t.Errorf("looking for a queue created something: %v", err)
 	}
-	src = &Sources{Queue: backends.Config{Home: home, Queue: "../x"}}
+	src = &Sources{Queue: file.Location{Home: home, Queue: "../x"}}
 	if _, _, err := src.Task("t1"); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("bad queue name: %v", err)
 	}
@@ -167,7 +166,7 @@ func TestTaskSeesNewEvents(t *testing.T) {
 	_, dir := queueFixture(t)
 	copyDir := filepath.Join(t.TempDir(), "q")
 	copyTree(t, dir, copyDir)
-	src := &Sources{Queue: backends.Config{Dir: copyDir}}
+	src := &Sources{Queue: file.Location{Dir: copyDir}}
 	defer src.Close()
 	_, qc1, err := src.Task(evidencetest.Succeeded)
 	if err != nil {
@@ -241,7 +240,7 @@ func TestStoreWithSources(t *testing.T) {
 	d := em.Emit(context.Background(), obs.Draft{Subject: "task/built", Type: "task.finished", Attrs: map[string]any{}})
 	em.Close()
 
-	src := &Sources{Queue: backends.Config{Dir: dir}, Sink: sink}
+	src := &Sources{Queue: file.Location{Dir: dir}, Sink: sink}
 	defer src.Close()
 	s := goal.NewStore(t.TempDir())
 	s.Sources = src

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/art-runtime/art/lib/jsonx"
-	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // Document kinds and the license identifier the schemas carry.
@@ -85,15 +85,15 @@ const (
 var EvidenceTypes = []EvidenceType{EvidenceCommand, EvidenceFile, EvidenceTask, EvidenceEvent, EvidenceURL, EvidenceNote}
 
 // TaskState is the state of an artq task named by task evidence: the
-// queue's own type, so the two cannot disagree on the states or on which
+// queue's own type (lib/vocab), so the two cannot disagree on the states or on which
 // are terminal (TaskState.Terminal: succeeded, failed or cancelled; only a
 // finished task is verified evidence).
-type TaskState = queue.TaskState
+type TaskState = vocab.TaskState
 
-// TaskStates are artq's task states (queue.States). A journal may hold any
+// TaskStates are artq's task states (vocab.States). A journal may hold any
 // of them (older journals recorded what the caller observed); evidence
 // verified against a queue (Store.Sources) is always Terminal.
-var TaskStates = queue.States
+var TaskStates = vocab.States
 
 // DebtKind classifies remaining debt in a closure.
 type DebtKind string

@@ -10,8 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/jsonx"
-	"github.com/art-runtime/art/lib/obs"
-	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // Limits on what a journal may hold. They keep a journal a small file that
@@ -36,7 +35,7 @@ const (
 const IDRule = "1-128 characters of A-Z a-z 0-9 . _ -, starting with a letter or digit"
 
 // TaskIDRule is the rule task evidence ids follow: artq's task ids
-// (queue.ValidName), which are also file names and NATS subject tokens, so
+// (vocab.ValidName), which are also file names and NATS subject tokens, so
 // a dot is out even though goal ids allow one.
 const TaskIDRule = "1-128 characters of A-Z a-z 0-9 _ -, starting with a letter or digit"
 
@@ -45,7 +44,7 @@ func taskIDProblem(id string) string {
 	if why := idProblem(id); why != "" {
 		return why
 	}
-	if queue.ValidName("task", id) != nil {
+	if vocab.ValidName("task", id) != nil {
 		return "not an artq task id: character '.' not allowed"
 	}
 	return ""
@@ -533,7 +532,7 @@ func (e Evidence) validate(path string) error {
 
 // MaxEventHeader bounds the event subject and type a SinkCheck copies: the
 // bound artobs puts on an envelope's header.
-const MaxEventHeader = obs.MaxEnvelopeHeader
+const MaxEventHeader = vocab.MaxEventHeader
 
 func (c *QueueCheck) validate(path string) error {
 	if why := absPathProblem(c.Dir); why != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs/redact"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // Envelope is a redacted, sequenced, content-addressed event. It is
@@ -157,7 +158,7 @@ func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // MaxEnvelopeHeader bounds subject, type, correlation and causation in an
 // envelope: redaction markers can make a header longer than the Draft's.
-const MaxEnvelopeHeader = 1024
+const MaxEnvelopeHeader = vocab.MaxEventHeader
 
 var envelopeParse = jsonx.ParseOptions{MaxDepth: 128, SafeIntegers: true}
 

@@ -8,37 +8,21 @@ import (
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // MaxManifestBytes bounds one Task manifest. A manifest is a request, not a
 // payload: large inputs belong in context files in the workspace.
 const MaxManifestBytes = 1 << 20
 
-// MaxIDLen bounds task, worker and queue names.
-const MaxIDLen = 128
+// MaxIDLen bounds task, worker and queue names (lib/vocab holds the rule).
+const MaxIDLen = vocab.MaxIDLen
 
 // ValidName checks a task id, worker id or queue name: 1–128 of
 // [A-Za-z0-9_-], starting with a letter or digit. The same names are file
 // names under the queue directory and NATS subject tokens
 // (art.<queue>.task.<id>), so dots, slashes and wildcards are out.
-func ValidName(what, s string) error {
-	if s == "" {
-		return jsonx.Errorf(what, "must not be empty")
-	}
-	if len(s) > MaxIDLen {
-		return jsonx.Errorf(what, "longer than %d bytes", MaxIDLen)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case (c == '-' || c == '_') && i > 0:
-		default:
-			return jsonx.Errorf(what, "%q: use letters, digits, '-' and '_' (starting with a letter or digit)", s)
-		}
-	}
-	return nil
-}
+func ValidName(what, s string) error { return vocab.ValidName(what, s) }
 
 // DecodeManifest strictly decodes a Task manifest (unknown fields, bad
 // durations, a missing program: exit 2 naming the field) with the runner's

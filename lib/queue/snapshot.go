@@ -392,7 +392,7 @@ func NewStateFrom(snap *Snapshot) (*State, error) {
 		tp.hidx = -1
 		s.tasks[tp.ID] = tp
 		s.order = append(s.order, tp)
-		s.counts[tp.State.index()]++
+		s.counts[stateIndex(tp.State)]++
 		switch tp.State {
 		case StateQueued:
 			s.queued = append(s.queued, tp)
@@ -409,7 +409,7 @@ func validSnapshotTask(t *Task, seq uint64) error {
 	switch {
 	case t.ID == "":
 		return fmt.Errorf("no id")
-	case t.State.index() < 0:
+	case stateIndex(t.State) < 0:
 		return fmt.Errorf("unknown state %q", t.State)
 	case t.MaxAttempts < 1 || t.Attempt < 1 || t.Attempt > t.MaxAttempts:
 		return fmt.Errorf("attempt %d of %d is out of range", t.Attempt, t.MaxAttempts)

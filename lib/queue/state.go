@@ -8,31 +8,28 @@ import (
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
-// TaskState names where a task is in its life.
-type TaskState string
+// TaskState names where a task is in its life (lib/vocab holds the states,
+// so that readers such as a goal journal need not link the queue).
+type TaskState = vocab.TaskState
 
 // Task states (docs/artq.md): queued → running → succeeded | failed |
 // cancelled; failed → queued only by an explicit retry.
 const (
-	StateQueued    TaskState = "queued"
-	StateRunning   TaskState = "running"
-	StateSucceeded TaskState = "succeeded"
-	StateFailed    TaskState = "failed"
-	StateCancelled TaskState = "cancelled"
+	StateQueued    = vocab.StateQueued
+	StateRunning   = vocab.StateRunning
+	StateSucceeded = vocab.StateSucceeded
+	StateFailed    = vocab.StateFailed
+	StateCancelled = vocab.StateCancelled
 )
 
 // States lists every state, for schemas and parity tests.
-var States = []TaskState{StateQueued, StateRunning, StateSucceeded, StateFailed, StateCancelled}
+var States = vocab.States
 
-// Terminal reports whether s ends the task (failed may still be retried
-// explicitly, but nothing happens to it on its own).
-func (s TaskState) Terminal() bool {
-	return s == StateSucceeded || s == StateFailed || s == StateCancelled
-}
-
-func (s TaskState) index() int {
+// stateIndex is s's slot in the per-state counts, -1 for no state.
+func stateIndex(s TaskState) int {
 	switch s {
 	case StateQueued:
 		return 0
@@ -446,8 +443,8 @@ func EnqueuedTask(ev *Event) Task {
 // set in step with it.
 func (s *State) move(t *Task, to TaskState) {
 	from := t.State
-	s.counts[from.index()]--
-	s.counts[to.index()]++
+	s.counts[stateIndex(from)]--
+	s.counts[stateIndex(to)]++
 	t.State = to
 	if from == StateQueued && t.hidx >= 0 {
 		heap.Remove(&s.queued, t.hidx)

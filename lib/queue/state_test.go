@@ -236,7 +236,7 @@ func checkInvariants(t testing.TB, s *State) {
 		if s.tasks[task.ID] != task {
 			t.Fatalf("task %s: order and map disagree", task.ID)
 		}
-		counts[task.State.index()]++
+		counts[stateIndex(task.State)]++
 		if task.Attempt < 1 || task.Attempt > task.MaxAttempts {
 			t.Fatalf("task %s: attempt %d of %d", task.ID, task.Attempt, task.MaxAttempts)
 		}

@@ -7,13 +7,10 @@ package backends
 import (
 	"cmp"
 	"context"
-	"errors"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
-	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/file"
 	natsq "github.com/art-runtime/art/lib/queue/nats"
@@ -45,17 +42,7 @@ type Config struct {
 
 // QueueDir is the file backend's directory for c.
 func (c Config) QueueDir() (string, error) {
-	if c.Dir != "" {
-		return c.Dir, nil
-	}
-	name := c.Queue
-	if name == "" {
-		name = "default"
-	}
-	if err := validQueue(name); err != nil {
-		return "", err
-	}
-	return filepath.Join(c.Home, "queues", name), nil
+	return file.Location{Queue: c.Queue, Dir: c.Dir, Home: c.Home}.Path()
 }
 
 // Open opens the backend c names.
@@ -72,7 +59,7 @@ func Open(c Config) (queue.Backend, error) {
 			return nil, exitcode.Field(exitcode.Usage, "Dir", "", "a NATS queue has no directory; name it with %s", exitcode.Ref("Queue"))
 		}
 		name := cmp.Or(c.Queue, "default")
-		if err := validQueue(name); err != nil {
+		if err := file.ValidQueue(name); err != nil {
 			return nil, err
 		}
 		ctx := c.Ctx
@@ -88,15 +75,4 @@ func Open(c Config) (queue.Backend, error) {
 		return nil, exitcode.Field(exitcode.Usage, "Backend", c.Backend, "unknown scheme (want file or nats://HOST:PORT)")
 	}
 	return nil, exitcode.Field(exitcode.Usage, "Backend", c.Backend, "unknown backend (want file or nats://HOST:PORT)")
-}
-
-// validQueue is queue.ValidName for Config.Queue, as a FieldError naming
-// the field "Queue".
-func validQueue(name string) error {
-	err := queue.ValidName("queue", name)
-	var fe *jsonx.FieldError
-	if errors.As(err, &fe) {
-		return exitcode.Field(exitcode.Usage, "Queue", "", "%s", fe.Msg)
-	}
-	return err
 }
