@@ -2,12 +2,14 @@ package fsx
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Tests that kill mutants `make mutants` found alive in this package; the
@@ -123,5 +125,69 @@ func TestLockerInfoInPlace(t *testing.T) {
 	must(t, l.Close())
 	if err := l.Close(); err != nil {
 		t.Errorf("second Close = %v; want nil", err)
+	}
+}
+
+// TestLineReaderLongInput: many short lines past the first buffer's 64 KiB
+// are all read (the buffer is compacted, not taken for one long line); a
+// line exactly max bytes long is a line, not an overlong fragment; and a
+// limit of 0 reads nothing.
+func TestLineReaderLongInput(t *testing.T) {
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, "line %05d\n", i)
+	}
+	r := NewLineReader(strings.NewReader(b.String()), 0, -1, 64)
+	n := 0
+	for {
+		_, _, complete, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || !complete || r.Overlong() {
+			t.Fatalf("line %d: err %v, complete %v, overlong %v", n, err, complete, r.Overlong())
+		}
+		n++
+	}
+	if n != 20000 {
+		t.Errorf("read %d lines; want 20000", n)
+	}
+
+	max := 64 << 10
+	exact := strings.Repeat("x", max) + "\n"
+	line, _, complete, err := NewLineReader(strings.NewReader(exact), 0, -1, max).Next()
+	if err != nil || !complete || len(line) != max {
+		t.Errorf("a line of exactly max bytes: len %d, complete %v, err %v; want the whole line", len(line), complete, err)
+	}
+
+	if _, _, _, err := NewLineReader(strings.NewReader("a\n"), 0, 0, 16).Next(); err != io.EOF {
+		t.Errorf("Next with limit 0 = %v; want io.EOF", err)
+	}
+}
+
+// TestHeldInfo: what a holder wrote is read back while it holds the lock;
+// an unheld or missing lock file is not held, and nothing is created.
+func TestHeldInfo(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.lock")
+	if held, _, err := HeldInfo(p, 64); err != nil || held {
+		t.Fatalf("HeldInfo(missing) = %v, %v; want false, nil", held, err)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("HeldInfo created %s", p)
+	}
+	l, err := LockFile(p)
+	must(t, err)
+	l.SetInfo([]byte("worker w1 pid 42\n"))
+	held, info, err := HeldInfo(p, 64)
+	if err != nil || !held || string(info) != "worker w1 pid 42\n" {
+		t.Errorf("HeldInfo(held) = %v, %q, %v; want true and the holder's line", held, info, err)
+	}
+	must(t, l.Unlock())
+	if held, _, err := HeldInfo(p, 64); err != nil || held {
+		t.Errorf("HeldInfo(released) = %v, %v; want false, nil", held, err)
+	}
+	if _, err := LockWait(p, 10*time.Millisecond); err != nil {
+		t.Errorf("LockWait(free) = %v", err)
 	}
 }
