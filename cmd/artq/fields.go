@@ -28,8 +28,13 @@ func (*WorkCmd) FieldFlags() cli.Flags { return workFields }
 
 // FieldFlags implements cli.FieldFlagger: queue.EnqueueRequest.ID and
 // queue.IdempotentIDs's key.
-func (*EnqueueCmd) FieldFlags() cli.Flags {
-	return cli.Flags{"ID": "--id", "IdempotencyKey": "--idempotency-key"}
+// The task flags name the manifest fields they set, when given.
+func (c *EnqueueCmd) FieldFlags() cli.Flags {
+	f := cli.Flags{"ID": "--id", "IdempotencyKey": "--idempotency-key"}
+	f.Given("task.limits.timeout", "--timeout", c.Timeout != 0, c.Timeout)
+	f.Given("task.limits.output_bytes", "--output-bytes", c.OutputBytes != 0, c.OutputBytes)
+	f.Given("task.env.set", "--env", len(c.Env) > 0, "")
+	return f
 }
 
 // FieldFlags implements cli.FieldFlagger: where a reader starts
