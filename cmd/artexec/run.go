@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -101,6 +102,11 @@ func (c *RunCmd) build(std cli.IO) (*execx.Task, *execx.Policy, error) {
 	}
 	if c.Manifest == "" && len(c.Command) == 0 {
 		return nil, nil, exitcode.Errorf(exitcode.Usage, "nothing to run: give -- PROGRAM ARGS or --manifest FILE")
+	}
+	if c.Result != "" {
+		if fi, err := os.Stat(filepath.Dir(c.Result)); err != nil || !fi.IsDir() {
+			return nil, nil, exitcode.Errorf(exitcode.Usage, "--result %s: no directory %s to write it in", c.Result, filepath.Dir(c.Result))
+		}
 	}
 	t, err := c.task(std)
 	if err != nil {
@@ -241,6 +247,9 @@ func (c *RunCmd) policy(t *execx.Task) (*execx.Policy, error) {
 		abs, err := absPath(ws)
 		if err != nil {
 			return nil, err
+		}
+		if fi, err := os.Stat(abs); c.Workspace != "" && (err != nil || !fi.IsDir()) {
+			return nil, exitcode.Errorf(exitcode.Usage, "--workspace %s: not a directory", c.Workspace)
 		}
 		p = &execx.Policy{
 			TypeMeta:            jsonx.Meta(execx.KindPolicy),

@@ -101,7 +101,15 @@ func Message(err error, flags Flags) string {
 		var lib, cli string
 		switch fe := e.(type) {
 		case *exitcode.FieldError:
-			lib, cli = fe.Error(), fe.Render(flags.Name)
+			name := flags.Name
+			if fe.Value != "" {
+				// The error says the value itself: the flag alone.
+				name = func(field string) string {
+					n, _, _ := strings.Cut(flags.Name(field), " ")
+					return n
+				}
+			}
+			lib, cli = fe.Error(), fe.Render(name)
 			if flag, ok := flags[fe.Field]; ok && !strings.Contains(cli, flag) {
 				// A message that words the field its own way
 				// ("policy FILE: no such file") still names the flag.
@@ -116,6 +124,16 @@ func Message(err error, flags Flags) string {
 			msg = strings.Replace(msg, lib, cli, 1)
 		}
 	})
+	// A message that names a document path as text ("task.dir: ../..: …",
+	// wrapped with fmt rather than typed) is worded the same way.
+	for path := range flags {
+		if !strings.Contains(path, ".") || strings.ToLower(path) != path {
+			continue
+		}
+		if i := strings.Index(msg, path+": "); i >= 0 {
+			msg = msg[:i] + flags.document(&jsonx.FieldError{Path: path, Msg: msg[i+len(path)+2:]})
+		}
+	}
 	return msg
 }
 
