@@ -23,8 +23,16 @@ var (
 // FieldFlags implements cli.FieldFlagger for every command.
 func (*CLI) FieldFlags() cli.Flags { return queueFields }
 
-// FieldFlags implements cli.FieldFlagger.
-func (*WorkCmd) FieldFlags() cli.Flags { return workFields }
+// FieldFlags implements cli.FieldFlagger; without --policy the flags are
+// the policy, so its document fields name them too.
+func (c *WorkCmd) FieldFlags() cli.Flags {
+	f := workFields.With(nil)
+	if c.Policy == "" {
+		f.Given("policy.allow", "--allow", len(c.Allow) > 0, "")
+		f.Given("policy.workspace", "--workspace", c.Workspace != "", c.Workspace)
+	}
+	return f
+}
 
 // FieldFlags implements cli.FieldFlagger: queue.EnqueueRequest.ID and
 // queue.IdempotentIDs's key.
