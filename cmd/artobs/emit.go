@@ -24,8 +24,8 @@ type WrapFlags struct {
 
 func (f WrapFlags) wrap() (*obs.Wrap, error) {
 	if f.Wrap == "" {
-		if f.Subject != "" || f.Type != "" || f.Correlation != "" || f.Causation != "" || f.Role != "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "--subject, --type, --correlation, --causation and --role need --wrap (Drafts carry their own)")
+		if f.Subject != "" || f.Type != "" || f.Correlation != "" || f.Causation != "" || f.Role != "" || f.Queue != "default" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--subject, --type, --correlation, --causation, --role and --queue need --wrap (Drafts carry their own)")
 		}
 		return nil, nil
 	}
