@@ -67,7 +67,7 @@ func BadFlags(t *testing.T, w FlagWalk) {
 				if !ok {
 					continue
 				}
-				args := append(append(strings.Fields(path), flag+"="+bad), w.Base[path]...)
+				args := append(append(strings.Fields(path), flag+"="+bad), without(w.Base[path], flag)...)
 				want, ok := w.Codes[key]
 				if !ok {
 					want = exitcode.Usage
@@ -123,4 +123,21 @@ func InProcess(t *testing.T, name string, grammar func() (any, []kong.Option)) f
 		code := cli.Run(ctx, name, "", g, args, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}, opts...)
 		return code, errb.String()
 	}
+}
+
+// without is base without flag and its value (the case gives its own).
+func without(base []string, flag string) []string {
+	var out []string
+	for i := 0; i < len(base); i++ {
+		switch {
+		case base[i] == "--":
+			return append(out, base[i:]...)
+		case base[i] == flag:
+			i++
+		case strings.HasPrefix(base[i], flag+"="):
+		default:
+			out = append(out, base[i])
+		}
+	}
+	return out
 }
