@@ -18,10 +18,11 @@ var loopFields = cli.Flags{
 	"MaxFileBytes": "--max-file-bytes",
 }
 
-// FieldFlags implements cli.FieldFlagger: agent.Config's MaxTokens is
-// run's --token-budget (the whole run's), not --max-tokens (one reply's).
+// FieldFlags implements cli.FieldFlagger. agent.Config's MaxTokens is
+// --token-budget, but the provider's budget errors name MaxTokens for
+// --max-tokens: it is left to the library's label.
 func (*RunCmd) FieldFlags() cli.Flags {
-	return toolFields.With(loopFields).With(cli.Flags{"MaxFormatErrors": "--max-format-errors", "MaxTokens": "--token-budget"})
+	return toolFields.With(loopFields).With(cli.Flags{"MaxFormatErrors": "--max-format-errors"})
 }
 
 // FieldFlags implements cli.FieldFlagger.
