@@ -32,7 +32,7 @@ ms() { # ms CMD: "wall cpu" milliseconds of one run (cpu: user+sys of the
 	awk -v t="$t" 'BEGIN { split(t, a, " "); printf "%d:%d", a[1] * 1000, (a[2] + a[3]) * 1000 }'
 }
 summary() { "$artq" --dir "$q" status --summary; }
-one() { "$artq" --dir "$q" status "$id"; }
+one() { "$artq" --dir "$q" status --no-history "$id"; }
 head10() { "$artq" --dir "$q" status --state queued | head -n 10; }
 declare -A runs
 for ((r = 0; r < rounds; r++)); do
@@ -58,7 +58,7 @@ for name in log snapshot; do
 		ic=$(echo "${runs[$name.index.$c]}" | median 2)
 		pc=$(echo "${runs[$name.replay.$c]}" | median 2)
 		label=$c
-		case $c in summary) label="status --summary" ;; one) label="status ID" ;; head10) label="status --state queued \\| head" ;; esac
+		case $c in summary) label="status --summary" ;; one) label="status ID --no-history" ;; head10) label="status --state queued \\| head" ;; esac
 		printf '| %s (%s) | %s | %s | %s | %s | %s |\n' "$label" "$name" "$iw" "$pw" "$ic" "$pc" "$(awk -v a="$pc" -v b="$ic" 'BEGIN { if (b > 0) printf "%.0fx", a / b; else printf ">%.0fx", a }')"
 	done
 done

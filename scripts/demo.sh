@@ -38,7 +38,7 @@ show artexec run --workspace "$work/ws" --allow echo -o text -- echo hello from 
 show artexec run --workspace "$work/ws" --allow sleep --timeout 1s -o text -- sleep 10
 show artexec run --workspace "$work/ws" --allow echo -o text -- rm -rf /
 show artexec run --workspace "$work/ws" --allow pwd --cwd ../.. -o text -- pwd
-show artexec run --workspace "$work/ws" --allow sh --output-bytes 64 -o text -- sh -c 'seq 1 100000'
+show artexec run --workspace "$work/ws" --allow sh --output-bytes 64 --result "$work/result.json" -o text -- sh -c 'seq 1 100000 | tail -n 3'
 
 step "artq: a crash-safe queue; one task fails then succeeds on retry, one is cancelled"
 flaky='test -e flaky.ok || { touch flaky.ok; echo first try fails >&2; exit 3; }'

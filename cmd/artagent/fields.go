@@ -10,8 +10,20 @@ var toolFields = cli.Flags{"Env": "--env", "IsolationBestEffort": "--isolation-b
 // when the provider ended a run) in run's flags.
 var budgetFields = cli.Flags{"ContextTokens": "--context-tokens", "MaxTokens": "--max-tokens"}
 
-// FieldFlags implements cli.FieldFlagger.
-func (*RunCmd) FieldFlags() cli.Flags { return toolFields }
+// loopFields: the agent.Config limits run and mcp set from their flags,
+// so a refused value is named by the flag typed.
+var loopFields = cli.Flags{
+	"MaxSteps": "--max-steps", "ObservationBytes": "--observation-bytes",
+	"Deadline": "--deadline", "ToolTimeout": "--tool-timeout", "VerifyTimeout": "--verify-timeout",
+	"MaxFileBytes": "--max-file-bytes",
+}
+
+// FieldFlags implements cli.FieldFlagger. agent.Config's MaxTokens is
+// --token-budget, but the provider's budget errors name MaxTokens for
+// --max-tokens: it is left to the library's label.
+func (*RunCmd) FieldFlags() cli.Flags {
+	return toolFields.With(loopFields).With(cli.Flags{"MaxFormatErrors": "--max-format-errors"})
+}
 
 // FieldFlags implements cli.FieldFlagger.
-func (*McpCmd) FieldFlags() cli.Flags { return toolFields }
+func (*McpCmd) FieldFlags() cli.Flags { return toolFields.With(loopFields) }

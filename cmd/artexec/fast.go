@@ -135,7 +135,7 @@ func fastParse(args []string, getenv func(string) string) (*RunCmd, bool) {
 // fastFlags are run's flags by kind: s string, l repeatable string, b
 // bool, d duration, i integer, e isolation backend.
 var fastFlags = map[string]byte{
-	"policy": 's', "workspace": 's', "manifest": 's', "cwd": 's',
+	"policy": 's', "workspace": 's', "manifest": 's', "cwd": 's', "result": 's',
 	"allow": 'l', "context": 'l', "env": 'l', "set": 'l',
 	"stream": 'b', "isolation-best-effort": 'b',
 	"timeout": 'd', "kill-after": 'd', "grace": 'd', "max-timeout": 'd',
@@ -206,6 +206,8 @@ func (c *RunCmd) setFast(name string, kind byte, v string) bool {
 		c.Manifest = v
 	case "cwd":
 		c.Cwd = v
+	case "result":
+		c.Result = v
 	case "allow":
 		c.Allow = append(c.Allow, v)
 	case "context":

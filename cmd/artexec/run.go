@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/execx/execobs"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs"
 )
@@ -46,7 +48,8 @@ type RunCmd struct {
 	Processes   int64         `name:"processes" placeholder:"N" group:"Task" help:"RLIMIT_NPROC (counts every process of the user; not applied to root)."`
 	FileBytes   int64         `name:"file-bytes" placeholder:"N" group:"Task" help:"RLIMIT_FSIZE."`
 	OpenFiles   int64         `name:"open-files" placeholder:"N" group:"Task" help:"RLIMIT_NOFILE."`
-	Stream      bool          `name:"stream" help:"Also copy the output live to stderr."`
+	Stream      bool          `name:"stream" help:"With JSON output: also copy the program's output live to stderr. In text mode the output is already live (no copy is added)."`
+	Result      string        `name:"result" placeholder:"FILE" help:"Also write the Result (JSON) to FILE once the program ended; with -o text stdout and stderr stay the program's own."`
 
 	Command []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
 }
@@ -57,7 +60,9 @@ func (c *RunCmd) Help() string {
 workspace with a fresh environment, its own process group, a timeout that
 kills every process of the task, and bounded head-and-tail output capture.
 Prints the Result as JSON on stdout once the program started, whatever
-happened to it, and exits with its exit code; 124 when it timed out, 130
+happened to it (with -o text: passes the program's stdout and stderr
+through as it writes them, then a one-line summary on stderr; --result
+FILE keeps the Result in FILE in either mode), and exits with its exit code; 124 when it timed out, 130
 when artexec was interrupted, 128+N when a signal we did not send killed it.
 Before anything starts: 126 refused (not allowed, outside the workspace, a
 limit above the policy's), 127 not found, 2 invalid input, 125 isolation
@@ -71,6 +76,7 @@ policy's, --isolation may only be stronger, --max-* may only be lower.
 
 Example:
   artexec run --timeout 30s -- go test ./...
+  artexec run -o text --result result.json -- make check   # live output in a CI log
   artexec run --isolation landlock --output-bytes 65536 --stream -- make check
   artexec run --policy ci-policy.json --manifest task.json`
 }
@@ -97,6 +103,11 @@ func (c *RunCmd) build(std cli.IO) (*execx.Task, *execx.Policy, error) {
 	if c.Manifest == "" && len(c.Command) == 0 {
 		return nil, nil, exitcode.Errorf(exitcode.Usage, "nothing to run: give -- PROGRAM ARGS or --manifest FILE")
 	}
+	if c.Result != "" {
+		if fi, err := os.Stat(filepath.Dir(c.Result)); err != nil || !fi.IsDir() {
+			return nil, nil, exitcode.Errorf(exitcode.Usage, "--result %s: no directory %s to write it in", c.Result, filepath.Dir(c.Result))
+		}
+	}
 	t, err := c.task(std)
 	if err != nil {
 		return nil, nil, err
@@ -113,13 +124,15 @@ func (c *RunCmd) build(std cli.IO) (*execx.Task, *execx.Policy, error) {
 // the exit code is the Result's.
 func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *execx.Task, p *execx.Policy) error {
 	opt := execx.Options{}
-	if c.Stream {
+	text := !g.JSON(std)
+	switch {
+	case text:
+		// Text mode is "run the program": its stdout and stderr pass
+		// through as it writes them (a CI job killed mid-run has logged
+		// everything so far), never held for the end and never twice.
+		opt.Stream, opt.Stderr = std.Out, std.Err
+	case c.Stream:
 		opt.Stream = std.Err
-	}
-	if !g.JSON(std) {
-		// Text mode is "run the program": its stderr goes to stderr as it
-		// runs; the Result's output (printed at the end) is its stdout.
-		opt.Stderr = std.Err
 	}
 	run := execx.Run
 	if em := events(std, g); em != nil {
@@ -131,6 +144,11 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 	res, err := run(ctx, p, t, opt)
 	if err != nil {
 		return err
+	}
+	if c.Result != "" {
+		if err := writeResult(c.Result, res); err != nil {
+			return printError{err}
+		}
 	}
 	if err := printResult(std, g, res); err != nil {
 		if errors.Is(err, syscall.EPIPE) && res.CLICode() != 0 {
@@ -229,6 +247,9 @@ func (c *RunCmd) policy(t *execx.Task) (*execx.Policy, error) {
 		abs, err := absPath(ws)
 		if err != nil {
 			return nil, err
+		}
+		if fi, err := os.Stat(abs); c.Workspace != "" && (err != nil || !fi.IsDir()) {
+			return nil, exitcode.Errorf(exitcode.Usage, "--workspace %s: not a directory", c.Workspace)
 		}
 		p = &execx.Policy{
 			TypeMeta:            jsonx.Meta(execx.KindPolicy),
@@ -341,19 +362,29 @@ func events(std cli.IO, g *cli.Globals) *obs.Emitter {
 	return em
 }
 
+// writeResult keeps the Result in path (--result), replaced whole: a
+// reader never sees half of one.
+func writeResult(path string, res *execx.Result) error {
+	b, err := jsonx.MarshalIndent(res)
+	if err != nil {
+		return err
+	}
+	if err := fsx.WriteFile(path, b, 0o644); err != nil {
+		return exitcode.Errorf(exitcode.Internal, "--result %s: %w", path, err)
+	}
+	return nil
+}
+
 // printResult writes the Result: JSON (indented on a terminal), or with
-// -o text the program's output on stdout (its stderr went to stderr as it
-// ran) and a one-line summary on stderr, so stdout is only what the
-// program printed. The summary's "exit N" is artexec's own exit code; the
+// -o text only a one-line summary on stderr (the program's output went to
+// stdout and stderr as it ran), so stdout is only what the program
+// printed. The summary's "exit N" is artexec's own exit code; the
 // program's raw status follows in parentheses when it differs.
 func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
 	var b []byte
 	var err error
 	switch {
 	case !g.JSON(std):
-		if _, err := io.WriteString(std.Out, res.Output); err != nil {
-			return err
-		}
 		_, err = io.WriteString(std.Err, textSummary(res))
 		return err
 	case std.OutTTY:

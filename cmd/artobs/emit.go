@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/exitcode"
@@ -11,7 +12,8 @@ import (
 
 // WrapFlags turn arbitrary JSON Lines into Drafts.
 type WrapFlags struct {
-	Wrap        string `name:"wrap" placeholder:"PRESET" enum:",queue,agent,json" default:"" help:"Read any JSON Lines instead of Drafts, each line becoming the attrs of one Draft: queue (artq log records: subject task/{task}, type queue.{type}), agent (artagent AgentEvents: subject agent/run, type agent.{type}) or json (give --subject and --type)."`
+	Wrap        string `name:"wrap" placeholder:"PRESET" enum:",queue,agent,json" default:"" help:"Read any JSON Lines instead of Drafts, each line becoming the attrs of one Draft: queue (artq log records: subject and correlation queue/NAME/task/{task} as the worker's --events give them, type queue.{type}), agent (artagent AgentEvents: subject agent/run, type agent.{type}) or json (give --subject and --type)."`
+	Queue       string `name:"queue" placeholder:"NAME" default:"default" help:"With --wrap queue: the queue's name in subjects (queue/NAME/task/ID), as artq's --queue (records of artq log do not carry it)."`
 	Subject     string `name:"subject" placeholder:"TEMPLATE" help:"With --wrap: the subject, with {field} or {a.b} filled from each record (e.g. 'task/{task}')."`
 	Type        string `name:"type" placeholder:"TEMPLATE" help:"With --wrap: the event type template (e.g. 'queue.{type}')."`
 	Correlation string `name:"correlation" placeholder:"TEMPLATE" help:"With --wrap: the correlation template."`
@@ -22,14 +24,31 @@ type WrapFlags struct {
 
 func (f WrapFlags) wrap() (*obs.Wrap, error) {
 	if f.Wrap == "" {
-		if f.Subject != "" || f.Type != "" || f.Correlation != "" || f.Causation != "" || f.Role != "" {
-			return nil, exitcode.Errorf(exitcode.Usage, "--subject, --type, --correlation, --causation and --role need --wrap (Drafts carry their own)")
+		if f.Subject != "" || f.Type != "" || f.Correlation != "" || f.Causation != "" || f.Role != "" || f.Queue != "default" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--subject, --type, --correlation, --causation, --role and --queue need --wrap (Drafts carry their own)")
 		}
 		return nil, nil
 	}
 	w, err := obs.WrapPreset(f.Wrap)
 	if err != nil {
 		return nil, err
+	}
+	if f.Queue != "default" {
+		if f.Wrap != "queue" {
+			return nil, exitcode.Errorf(exitcode.Usage, "--queue %s: only --wrap queue names a queue", f.Queue)
+		}
+		if f.Queue == "" || strings.ContainsAny(f.Queue, "/{}") {
+			return nil, exitcode.Errorf(exitcode.Usage, "--queue %q: want a queue name (no /, { or })", f.Queue)
+		}
+		w.Fields = map[string]any{"queue": f.Queue}
+	}
+	if f.Subject != "" {
+		// The caller's subject replaces the preset's whole: its
+		// fallback and its correlation (unless given too).
+		w.SubjectElse, w.Correlation = obs.Template{}, obs.Template{}
+	}
+	if f.Type != "" {
+		w.Types = nil
 	}
 	for _, t := range []struct {
 		src  string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,11 +39,17 @@ func (h HMACFlag) key() ([]byte, error) {
 
 // open opens the emitter on --sink and --events specs (stdout when none).
 func (f SinkFlags) open(std cli.IO, g *cli.Globals, key []byte, replay bool) (*obs.Emitter, error) {
+	if f.RecoverBytes < 0 {
+		return nil, exitcode.Errorf(exitcode.Usage, "--recover-bytes %d: must not be negative", f.RecoverBytes)
+	}
 	specs := append(append([]string{}, f.Sink...), g.Events...)
 	if len(specs) == 0 {
 		specs = []string{"stdout"}
 	}
 	em, err := obs.Open(specs, obs.Options{Sync: f.Sync, HMACKey: key, Stdout: std.Out, RecoverBytes: f.RecoverBytes, Replay: replay})
+	if errors.Is(err, obs.ErrSinkSpec) {
+		return nil, fmt.Errorf("--sink/--events: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
 )
 
@@ -37,6 +38,12 @@ Example:
 
 // Run tails.
 func (c *TailCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	switch {
+	case c.Lines < 0:
+		return exitcode.Errorf(exitcode.Usage, "--lines %d: must not be negative", c.Lines)
+	case c.Poll <= 0:
+		return exitcode.Errorf(exitcode.Usage, "--poll %s: must be positive", c.Poll)
+	}
 	asJSON := g.JSON(std)
 	return obs.Tail(ctx, c.Path, obs.TailOptions{Subject: c.Subject, Lines: c.Lines, Follow: c.Follow, Poll: c.Poll}, func(line []byte) error {
 		if asJSON {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/stateindex"
@@ -25,10 +27,14 @@ type EnqueueCmd struct {
 	Verbose     bool   `name:"verbose" short:"v" help:"With --batch: print every task (its id, or its TaskStatus JSON with -o json) instead of the one summary line."`
 	IdemKey     string `name:"idempotency-key" placeholder:"KEY" help:"Derive the ids of tasks that name none from KEY and their position N in the batch, blank lines not counted (k + 16 hex digits of SHA-256(KEY) + -N), so running the same batch again with the same KEY enqueues nothing twice (exit 0); other tasks under the same KEY exit 3."`
 
-	WorkspaceMode   string   `name:"workspace-mode" enum:"shared,copy,worktree" default:"shared" placeholder:"shared|copy|worktree" group:"Run" help:"Where the task runs: shared (the worker's workspace, default), copy (a fresh copy of --workspace-source per attempt) or worktree (a fresh detached git worktree of its HEAD per attempt), under WORKSPACE/.artq/work/ID-ATTEMPT."`
-	WorkspaceSource string   `name:"workspace-source" placeholder:"DIR" group:"Run" help:"copy/worktree: the directory or git repository to start from, relative to the worker's workspace (default: the workspace itself)."`
-	Acceptance      string   `name:"acceptance" placeholder:"'WORDS'" group:"Run" help:"A command the worker runs itself, in the task's workspace, after the task's command exits 0; the task succeeds only if it passes too. Split like shell words; no shell runs it. Its program must be allowed by the worker's policy."`
-	Command         []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
+	WorkspaceMode   string        `name:"workspace-mode" enum:"shared,copy,worktree" default:"shared" placeholder:"shared|copy|worktree" group:"Run" help:"Where the task runs: shared (the worker's workspace, default), copy (a fresh copy of --workspace-source per attempt) or worktree (a fresh detached git worktree of its HEAD per attempt), under WORKSPACE/.artq/work/ID-ATTEMPT."`
+	WorkspaceSource string        `name:"workspace-source" placeholder:"DIR" group:"Run" help:"copy/worktree: the directory or git repository to start from, relative to the worker's workspace (default: the workspace itself)."`
+	Acceptance      string        `name:"acceptance" placeholder:"'WORDS'" group:"Run" help:"A command the worker runs itself, in the task's workspace, after the task's command exits 0; the task succeeds only if it passes too. Split like shell words; no shell runs it. Its program must be allowed by the worker's policy."`
+	Timeout         time.Duration `name:"timeout" placeholder:"D" group:"Limits" help:"The task's wall-clock limit (the manifest's limits.timeout; default 10m): then SIGTERM to every process of the task. A worker's policy refuses a limit above its own."`
+	Env             []string      `name:"env" placeholder:"K=V" sep:"none" group:"Limits" help:"Set a variable in the task's environment (env.set; repeatable). The worker's policy must allow the name; the value is stored in the log, so never a secret."`
+	OutputBytes     int64         `name:"output-bytes" placeholder:"N" group:"Limits" help:"Keep at most N bytes of the task's output, head and tail (limits.output_bytes; default 1 MiB)."`
+
+	Command []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
 }
 
 // Help shows examples.
@@ -51,11 +57,18 @@ text) or its TaskStatus JSON.
 --workspace-mode copy|worktree gives every attempt a fresh tree of its own
 made from --workspace-source; --acceptance names a command the worker runs
 itself after the task's command succeeds. Both are stored with the task
-(the same id with other values exits 3). --events jsonl:PATH records the
+(the same id with other values exits 3).
+
+--timeout, --env K=V and --output-bytes set the task's manifest fields
+(limits.timeout, env.set, limits.output_bytes; over a --manifest's own):
+the worker's policy narrows them as it does a manifest's, refusing a limit
+above its maximum or a variable it does not allow. A task that times out
+records why: "timed out: limit 5s, ran 5.2s". --events jsonl:PATH records the
 enqueue as a redacted event.
 
 Example:
   artq enqueue -- make test
+  artq enqueue --timeout 5m --env GOFLAGS=-count=1 --output-bytes 65536 -- go test ./...
   id=$(artq enqueue -o text --max-attempts 3 -- sh deploy.sh staging)
   artq enqueue --id nightly-2026-11-30 --manifest task.json   # idempotent
   artq enqueue --batch < tasks.jsonl                           # one Task a line; one summary line
@@ -181,6 +194,9 @@ func (c *EnqueueCmd) requests(std cli.IO, spec *queue.RunSpec) (*queue.Batch, er
 	case !c.Batch && c.Manifest == "" && len(c.Command) == 0:
 		return nil, exitcode.Errorf(exitcode.Usage, "nothing to enqueue: give PROGRAM ARGS after --, --manifest FILE, or --batch")
 	}
+	if c.Batch && (c.Timeout != 0 || len(c.Env) > 0 || c.OutputBytes != 0) {
+		return nil, exitcode.Errorf(exitcode.Usage, "--timeout, --env and --output-bytes set one task's fields: with --batch put them in each manifest")
+	}
 	if c.Batch {
 		src := c.Manifest
 		if src == "" {
@@ -221,6 +237,9 @@ func (c *EnqueueCmd) requests(std cli.IO, spec *queue.RunSpec) (*queue.Batch, er
 	if err := runnable("task", req.Task.Program); err != nil {
 		return nil, err
 	}
+	if err := c.limits(req.Task); err != nil {
+		return nil, err
+	}
 	reqs := []queue.EnqueueRequest{req}
 	if c.IdemKey != "" {
 		if err := queue.IdempotentIDs(c.IdemKey, reqs); err != nil {
@@ -232,6 +251,34 @@ func (c *EnqueueCmd) requests(std cli.IO, spec *queue.RunSpec) (*queue.Batch, er
 		return nil, err
 	}
 	return &b, nil
+}
+
+// limits sets the task flags' fields over the manifest's and checks the
+// result (exit 2 naming the flag, before the log is opened).
+func (c *EnqueueCmd) limits(t *execx.Task) error {
+	switch {
+	case c.Timeout < 0:
+		return exitcode.Errorf(exitcode.Usage, "--timeout %s: must be positive", c.Timeout)
+	case c.OutputBytes < 0:
+		return exitcode.Errorf(exitcode.Usage, "--output-bytes %d: must be positive", c.OutputBytes)
+	}
+	if c.Timeout > 0 {
+		t.Limits.Timeout = jsonx.Duration(c.Timeout)
+	}
+	if c.OutputBytes > 0 {
+		t.Limits.OutputBytes = c.OutputBytes
+	}
+	for _, kv := range c.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return exitcode.Errorf(exitcode.Usage, "--env %q: want NAME=VALUE", kv)
+		}
+		if t.Env.Set == nil {
+			t.Env.Set = map[string]string{}
+		}
+		t.Env.Set[k] = v
+	}
+	return t.Validate()
 }
 
 // runnable refuses (exit 126) at enqueue time a task no policy could ever

@@ -23,13 +23,26 @@ var (
 // FieldFlags implements cli.FieldFlagger for every command.
 func (*CLI) FieldFlags() cli.Flags { return queueFields }
 
-// FieldFlags implements cli.FieldFlagger.
-func (*WorkCmd) FieldFlags() cli.Flags { return workFields }
+// FieldFlags implements cli.FieldFlagger; without --policy the flags are
+// the policy, so its document fields name them too.
+func (c *WorkCmd) FieldFlags() cli.Flags {
+	f := workFields.With(nil)
+	if c.Policy == "" {
+		f.Given("policy.allow", "--allow", len(c.Allow) > 0, "")
+		f.Given("policy.workspace", "--workspace", c.Workspace != "", c.Workspace)
+	}
+	return f
+}
 
 // FieldFlags implements cli.FieldFlagger: queue.EnqueueRequest.ID and
 // queue.IdempotentIDs's key.
-func (*EnqueueCmd) FieldFlags() cli.Flags {
-	return cli.Flags{"ID": "--id", "IdempotencyKey": "--idempotency-key"}
+// The task flags name the manifest fields they set, when given.
+func (c *EnqueueCmd) FieldFlags() cli.Flags {
+	f := cli.Flags{"ID": "--id", "IdempotencyKey": "--idempotency-key"}
+	f.Given("task.limits.timeout", "--timeout", c.Timeout != 0, c.Timeout)
+	f.Given("task.limits.output_bytes", "--output-bytes", c.OutputBytes != 0, c.OutputBytes)
+	f.Given("task.env.set", "--env", len(c.Env) > 0, "")
+	return f
 }
 
 // FieldFlags implements cli.FieldFlagger: where a reader starts

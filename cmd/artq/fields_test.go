@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
@@ -73,4 +75,28 @@ func TestLibraryErrorsInFlags(t *testing.T) {
 	if msg := cli.Message(err, (&EnqueueCmd{}).FieldFlags()); msg != "--idempotency-key: want 1 to 1024 bytes, got 0" || exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("IdempotentIDs(\"\") = %q (exit %d)", msg, exitcode.Of(err))
 	}
+}
+
+// TestBadFlagValues: every flag of every command, given a bad value, is
+// refused with exit 2 and an error naming the flag (systest.BadFlags).
+func TestBadFlagValues(t *testing.T) {
+	systest.BadFlags(t, systest.FlagWalk{
+		Grammar: &CLI{}, Options: options(&CLI{}),
+		Base: map[string][]string{
+			"enqueue": {"--", "true"}, "cancel": {"nope"}, "retry": {"nope"}, "status": {},
+			"work": {"--drain", "--allow", "true"},
+		},
+		Strings: map[string]string{
+			"--queue": "a/b", "--backend": "ftp://x", "enqueue --id": "a b", "enqueue --env": "NOVALUE",
+			"enqueue --idempotency-key": "", "work --workspace": "/nonexistent-dir", "work --allow": "a/b",
+			"work --policy": "/nonexistent.json", "enqueue --manifest": "/nonexistent.json",
+			"enqueue --workspace-source": "../..", "enqueue --acceptance": "'unclosed",
+		},
+		Codes: map[string]int{"work --policy": 4},
+		Skip: map[string]string{
+			"queues --queue":   "queues lists every queue: it does not read --queue",
+			"queues --backend": "not checked by queues: an unknown backend lists nothing (a gap)",
+		},
+		Run: systest.InProcess(t, "artq", func() (any, []kong.Option) { c := &CLI{}; return c, options(c) }),
+	})
 }

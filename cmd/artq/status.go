@@ -17,11 +17,12 @@ import (
 
 // StatusCmd shows tasks.
 type StatusCmd struct {
-	ID       string        `arg:"" optional:"" name:"id" help:"One task (default: every task, in enqueue order)."`
-	Summary  bool          `name:"summary" help:"Counts per state instead of tasks (a QueueSummary document)."`
-	State    string        `name:"state" enum:",queued,running,succeeded,failed,cancelled" default:"" placeholder:"STATE" help:"Only tasks in STATE (queued, running, succeeded, failed or cancelled), in enqueue order."`
-	Watch    bool          `name:"watch" short:"w" help:"Keep showing: redraw on a terminal, print again on each change otherwise. With ID, stop once the task is finished."`
-	Interval time.Duration `name:"interval" default:"1s" placeholder:"D" help:"How often --watch looks for changes."`
+	ID        string        `arg:"" optional:"" name:"id" help:"One task (default: every task, in enqueue order)."`
+	Summary   bool          `name:"summary" help:"Counts per state instead of tasks (a QueueSummary document)."`
+	State     string        `name:"state" enum:",queued,running,succeeded,failed,cancelled" default:"" placeholder:"STATE" help:"Only tasks in STATE (queued, running, succeeded, failed or cancelled), in enqueue order."`
+	Watch     bool          `name:"watch" short:"w" help:"Keep showing: redraw on a terminal, print again on each change otherwise. With ID, stop once the task is finished."`
+	NoHistory bool          `name:"no-history" help:"With ID: leave out the attempt history, which is a read of the whole log (the state index does not hold it)."`
+	Interval  time.Duration `name:"interval" default:"1s" placeholder:"D" help:"How often --watch looks for changes."`
 }
 
 // Help shows examples.
@@ -32,7 +33,10 @@ compact, large enqueues and workers) plus the events appended after it,
 else, or when the index is missing, damaged or from another log, by
 replaying the log; the output is the same either way. JSON: one TaskStatus
 for an ID, else one per line (JSON Lines); a table on a terminal or with
--o text. An unknown ID exits 4. --watch exits 130 on Ctrl-C, or 0 when the
+-o text. Status of one ID also shows its attempt history, read from the log:
+each claim's attempt, worker, time and result, so a task that ran again
+after its worker died (at-least-once) shows both runs ("ran again after its
+worker died"); --no-history leaves it out. An unknown ID exits 4. --watch exits 130 on Ctrl-C, or 0 when the
 watched task finishes.
 
 Example:
@@ -58,6 +62,8 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 		if c.State != "" {
 			return exitcode.Errorf(exitcode.Usage, "--state filters the list of tasks: give no ID")
 		}
+	} else if c.NoHistory {
+		return exitcode.Errorf(exitcode.Usage, "--no-history: only status of one ID shows a history")
 	}
 	if c.Summary && c.State != "" {
 		return exitcode.Errorf(exitcode.Usage, "--summary counts every state: drop --state")
@@ -107,7 +113,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 				}
 				ts := queue.StatusOf(t)
 				finished = t.State.Terminal()
-				render = func() error { return showTask(std, g, tails, ts) }
+				render = func() error { return c.showTask(ctx, std, g, b, tails, ts) }
 			default:
 				list := make([]queue.TaskStatus, 0, st.Len())
 				st.Tasks(func(t *queue.Task) bool {
@@ -178,7 +184,7 @@ func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b
 		if err != nil || t == nil {
 			return false, 0, nil
 		}
-		return true, 0, showTask(std, g, tails, queue.StatusWith(t, program))
+		return true, 0, c.showTask(ctx, std, g, b, tails, queue.StatusWith(t, program))
 	}
 	if !g.JSON(std) {
 		var list []queue.TaskStatus
@@ -212,16 +218,64 @@ func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b
 	return true, 0, w.Flush()
 }
 
-// showTask prints one task's status, and under it (on a terminal) the
-// kept output tail of its failed attempt.
-func showTask(std cli.IO, g *cli.Globals, tails string, ts queue.TaskStatus) error {
+// showTask prints one task's status with its attempt history (each claim
+// the log holds: a re-run after a worker died is a second run of the same
+// attempt), and under it (on a terminal) the kept output tail of its
+// failed attempt. --watch and --no-history show the status alone: the
+// history is a read of the whole log.
+func (c *StatusCmd) showTask(ctx context.Context, std cli.IO, g *cli.Globals, b queue.Backend, tails string, ts queue.TaskStatus) error {
 	if ts.State == queue.StateFailed && ts.Last != nil {
 		ts.OutputTail = worker.ReadTail(tails, ts.ID, ts.Last.Attempt)
 	}
-	if err := printStatuses(std, g, []queue.TaskStatus{ts}); err != nil || g.JSON(std) || ts.OutputTail == "" {
+	if !c.Watch && !c.NoHistory {
+		h, err := queue.ReadHistory(ctx, b, ts.ID)
+		if err != nil {
+			return err
+		}
+		ts.History, ts.HistoryFrom = h.Runs, h.From
+	}
+	if err := printStatuses(std, g, []queue.TaskStatus{ts}); err != nil || g.JSON(std) {
+		return err
+	}
+	if err := printHistory(std, ts); err != nil || ts.OutputTail == "" {
 		return err
 	}
 	return printTail(std, ts)
+}
+
+// printHistory shows a task's claims under its status, one line each:
+// attempt, when and by which worker it was claimed, how it ended.
+func printHistory(std cli.IO, ts queue.TaskStatus) error {
+	if len(ts.History) == 0 && ts.HistoryFrom == 0 {
+		return nil
+	}
+	w := bufio.NewWriter(std.Out)
+	w.WriteString("\nattempts:\n")
+	if ts.HistoryFrom > 0 {
+		fmt.Fprintf(w, "  (events before %d were compacted into the snapshot: earlier claims are not shown)\n", ts.HistoryFrom)
+	}
+	for _, r := range ts.History {
+		fmt.Fprintf(w, "  %d  claimed %s by %s (claim %d): ", r.Attempt, r.ClaimedAt.UTC().Format(logTime), r.Worker, r.Claim)
+		switch {
+		case r.Result == "":
+			w.WriteString("running")
+		case r.Result == queue.EventRequeued:
+			w.WriteString("requeued, its worker died before a trace")
+		default:
+			w.WriteString(string(r.Result))
+			if r.Status != "" {
+				fmt.Fprintf(w, " (%s in %s)", r.Status, time.Duration(r.DurationMS)*time.Millisecond)
+			}
+			if r.Reason != "" {
+				w.WriteString(": " + r.Reason)
+			}
+		}
+		if r.RanAgain {
+			w.WriteString("; ran again after its worker died")
+		}
+		w.WriteByte('\n')
+	}
+	return w.Flush()
 }
 
 // printTail shows a failed attempt's kept output tail under its status.

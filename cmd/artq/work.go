@@ -29,6 +29,7 @@ type WorkCmd struct {
 	Lease       time.Duration `name:"lease" default:"30s" placeholder:"D" help:"Worker lease for backends that heartbeat (NATS); the file backend's lease is a lock that dies with the process."`
 	Quiet       bool          `name:"quiet" short:"q" help:"Print no line per task transition (warnings and errors still go to stderr)."`
 	LogFormat   string        `name:"log-format" enum:"text,json" default:"text" placeholder:"text|json" help:"Format of the per-transition lines on stderr: text (one logfmt line) or json (one object a line)."`
+	ExitCode    bool          `name:"exit-code" help:"Exit 1 when any task this worker finished failed or was cancelled (like git diff --exit-code), so a set -e script stops."`
 	Keep        string        `name:"keep-workspaces" enum:"failed,always,never" default:"failed" placeholder:"failed|always|never" help:"Which per-attempt workspaces (tasks enqueued with --workspace-mode copy or worktree) stay once the result is recorded: failed (default: removed when the task succeeded, kept otherwise for inspection), always or never."`
 
 	Policy              string   `name:"policy" placeholder:"FILE" group:"Policy" help:"Policy document for every task; the flags below can only narrow it."`
@@ -47,14 +48,16 @@ cancelled), then claims the oldest queued task, runs it through the bounded
 runner under the policy, and appends its trace and then its result.
 
 Exit status: 0 when the worker did its job, whatever the tasks' results
-(failed tasks are data: see 'artq status'); 130 on SIGINT/SIGTERM, after
+(failed tasks are data: see 'artq status'), unless --exit-code: then 1 when
+any task it finished failed or was cancelled; 130 on SIGINT/SIGTERM, after
 cancelling its running tasks and leaving them to recovery (requeued, same
 attempt, when the next worker opens the queue); 125 when the log cannot be
 read or written; 2 for a bad policy or flags.
 
-It logs like a daemon: one line per task transition on stderr (time, task,
-attempt, state, duration, reason) and a last "worker done" line; -q prints
-none, --log-format json one object a line. A failed attempt's output tail
+It logs like a daemon: one line per task transition on stderr (time,
+worker id, task, attempt, state, duration, reason) and a last line of its
+own, event=stopped, with the worker's counts; -q prints none,
+--log-format json one object a line (the last with "event":"stopped"). A failed attempt's output tail
 (4 KiB, redacted) is kept for 'artq status ID'.
 
 Each task sees ARTQ_TASK_ID and ARTQ_ATTEMPT in its environment: use them as
@@ -73,6 +76,7 @@ a sink failure is a warning, never a failed task.
 
 Example:
   artq work --drain --allow make --allow go --workspace ~/src/app
+  artq work --drain --exit-code --allow make --workspace .   # set -e stops on a failed task
   artq work --policy /etc/art/policy.json --concurrency 4 --output-dir /var/log/artq
   artq work --drain --policy agents.json --events jsonl:events.jsonl --keep-workspaces always
   */5 * * * *  artq work --drain --policy /etc/art/policy.json`
@@ -123,7 +127,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	cfg := worker.Config{
 		Policy: pol, Concurrency: c.Concurrency, Poll: c.Poll, Lease: c.Lease,
 		OutputDir: c.OutputDir, Mode: worker.Serve,
-		Keep: worker.Keep(c.Keep), Hooks: o, Queue: f.name(g),
+		Keep: worker.Keep(c.Keep), Hooks: o, Queue: f.name(g), ID: worker.NewID(),
 		Warn: warnIn(obs.WarnTo("artq", std.Err), c.FieldFlags()),
 	}
 	switch {
@@ -142,14 +146,10 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	stats, err := worker.Work(ctx, q, cfg)
 	stopIndex()
 	if !c.Quiet {
-		if c.LogFormat == "json" {
-			_ = writeJSONLine(std.Err, map[string]any{"time": time.Now().UTC(), "worker": "done",
-				"claimed": stats.Claimed, "succeeded": stats.Succeeded, "failed": stats.Failed,
-				"cancelled": stats.Cancelled, "interrupted": stats.Interrupted})
-		} else {
-			fmt.Fprintf(std.Err, "%s artq: worker done: %d claimed, %d succeeded, %d failed, %d cancelled, %d left to recovery\n",
-				time.Now().UTC().Format(logTime), stats.Claimed, stats.Succeeded, stats.Failed, stats.Cancelled, stats.Interrupted)
-		}
+		logStopped(std.Err, c.LogFormat == "json", cfg.ID, stats)
+	}
+	if err == nil && c.ExitCode && stats.Failed+stats.Cancelled > 0 {
+		return exitcode.Quiet(exitcode.Failed)
 	}
 	return err
 }
@@ -161,8 +161,22 @@ const indexInterval = 10 * time.Second
 // logTime is the transition lines' clock: UTC, milliseconds, sortable.
 const logTime = "2006-01-02T15:04:05.000Z"
 
+// logStopped prints the worker's last line, an event of its own (not a
+// task's): its id and what it did.
+func logStopped(w io.Writer, asJSON bool, id string, stats worker.Stats) {
+	now := time.Now().UTC()
+	if asJSON {
+		_ = writeJSONLine(w, map[string]any{"time": now, "worker": id, "event": "stopped",
+			"claimed": stats.Claimed, "succeeded": stats.Succeeded, "failed": stats.Failed,
+			"cancelled": stats.Cancelled, "interrupted": stats.Interrupted})
+		return
+	}
+	fmt.Fprintf(w, "%s artq: worker=%s event=stopped claimed=%d succeeded=%d failed=%d cancelled=%d left_to_recovery=%d\n",
+		now.Format(logTime), id, stats.Claimed, stats.Succeeded, stats.Failed, stats.Cancelled, stats.Interrupted)
+}
+
 // transitionLogger prints one line per task transition, as a daemon logs:
-// time, task, attempt, state, duration (finished only) and reason (when
+// time, worker, task, attempt, state, duration (finished only) and reason (when
 // there is one), as logfmt text or as one JSON object a line.
 func transitionLogger(w io.Writer, asJSON bool) func(worker.Transition) {
 	var mu sync.Mutex
@@ -170,7 +184,7 @@ func transitionLogger(w io.Writer, asJSON bool) func(worker.Transition) {
 		mu.Lock()
 		defer mu.Unlock()
 		if asJSON {
-			m := map[string]any{"time": tr.Time.UTC(), "task": tr.Task, "attempt": tr.Attempt, "state": tr.State}
+			m := map[string]any{"time": tr.Time.UTC(), "worker": tr.Worker, "event": "task", "task": tr.Task, "attempt": tr.Attempt, "state": tr.State}
 			if tr.State.Terminal() {
 				m["duration_ms"] = tr.Duration.Milliseconds()
 			}
@@ -181,7 +195,7 @@ func transitionLogger(w io.Writer, asJSON bool) func(worker.Transition) {
 			return
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s artq: task=%s attempt=%d state=%s", tr.Time.UTC().Format(logTime), tr.Task, tr.Attempt, tr.State)
+		fmt.Fprintf(&b, "%s artq: worker=%s task=%s attempt=%d state=%s", tr.Time.UTC().Format(logTime), tr.Worker, tr.Task, tr.Attempt, tr.State)
 		if tr.State.Terminal() {
 			fmt.Fprintf(&b, " duration=%s", tr.Duration)
 		}

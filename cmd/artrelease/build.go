@@ -47,6 +47,9 @@ Example:
 
 // Run builds.
 func (c *BuildCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	if err := inputs(c.Repo, c.Contract); err != nil {
+		return err
+	}
 	em := events(std, g)
 	defer em.Close()
 	m, err := release.Build(ctx, release.BuildOptions{

@@ -32,6 +32,9 @@ Example:
 
 // Run checks.
 func (c *CheckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	if err := inputs(c.Repo, c.Contract); err != nil {
+		return err
+	}
 	em := events(std, g)
 	defer em.Close()
 	rep, err := release.Check(ctx, release.CheckOptions{Repo: c.Repo, Ref: c.Ref, ContractFile: c.Contract, Progress: progress(std)})

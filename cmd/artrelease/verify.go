@@ -37,6 +37,9 @@ Example:
 
 // Run verifies.
 func (c *VerifyCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	if err := inputs(c.Repo, c.Contract); err != nil {
+		return err
+	}
 	em := events(std, g)
 	defer em.Close()
 	rep, err := release.Verify(ctx, release.VerifyOptions{Dir: c.Dir, Repo: c.Repo, ContractFile: c.Contract})

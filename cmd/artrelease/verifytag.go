@@ -36,6 +36,9 @@ Example:
 
 // Run verifies the tag.
 func (c *VerifyTagCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
+	if err := inputs(c.Repo, c.Contract); err != nil {
+		return err
+	}
 	em := events(std, g)
 	defer em.Close()
 	rep, err := release.VerifyTag(ctx, release.VerifyTagOptions{Repo: c.Repo, Tag: c.Tag, MainRef: c.Main, ContractFile: c.Contract})

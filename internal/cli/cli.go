@@ -208,6 +208,11 @@ func Run(ctx context.Context, name, description string, grammar any, args []stri
 		return exitcode.Internal
 	}
 	kctx, err := parser.Parse(args)
+	if errors.Is(err, syscall.EPIPE) {
+		// Help, usage or --version written to a reader that left early
+		// (artq help status | head -1): the same quiet 0 as a command's.
+		return exitcode.OK
+	}
 	if err != nil {
 		fmt.Fprintf(std.Err, "%s: error: %s\n", name, oneLine(err.Error()))
 		fmt.Fprintf(std.Err, "%s: hint: %s\n", name, usageHint(parser.Model, args))

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/art-runtime/art/lib/exitcode"
@@ -202,6 +204,28 @@ func TestEditDistance(t *testing.T) {
 	}{{"stauts", "status", 1}, {"status", "status", 0}, {"", "ab", 2}, {"kitten", "sitting", 3}} {
 		if got := editDistance(tt.a, tt.b); got != tt.want {
 			t.Errorf("editDistance(%q, %q) = %d; want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// closedPipe is a stdout whose reader left: every write fails with EPIPE,
+// as os.Stdout's does once SIGPIPE is caught (artq help status | head -1).
+type closedPipe struct{}
+
+func (closedPipe) Write([]byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}
+}
+
+// TestHelpToClosedPipe: help, usage and --version written to a reader
+// that left exit 0 with nothing on stderr, like every command's output.
+func TestHelpToClosedPipe(t *testing.T) {
+	for _, args := range [][]string{
+		{"help", "echo"}, {"help"}, {"echo", "--help"}, {"--help"}, {"--version"}, {"completion", "bash"},
+	} {
+		var errb bytes.Buffer
+		code := Run(context.Background(), "arttest", "A test tool.", &testCLI{}, args, IO{In: strings.NewReader(""), Out: closedPipe{}, Err: &errb})
+		if code != 0 || errb.Len() != 0 {
+			t.Errorf("%v to a closed pipe: exit %d, stderr %q; want 0 and nothing", args, code, errb.String())
 		}
 	}
 }

@@ -3,16 +3,23 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
 )
 
 // Flags maps library fields (exitcode.FieldError.Field and the fields a
 // message or hint names with exitcode.Ref) to the flag that sets them in
-// one command: {"Workspace": "--workspace"}. Libraries name fields, never
+// one command: {"Workspace": "--workspace"}. It also maps document paths
+// (jsonx.FieldError.Path, "task.dir", "task.limits.timeout") to the flag
+// and value as typed ({"task.dir": "--cwd ../.."}) when a flag set that
+// field in this run: the error then reads "--cwd ../..: parent directory
+// component not allowed" instead of naming a document the user never
+// wrote. Libraries name fields, never
 // flags; the CLI words their errors in its flags through this table, as
 // age's CLI adds its flags and hints to the library's typed errors.
 //
@@ -27,6 +34,20 @@ type Flags map[string]string
 // fields every command shares) whose flags fill library fields.
 type FieldFlagger interface {
 	FieldFlags() Flags
+}
+
+// Given adds path → "flag value" when the flag was given in this run
+// (given), so an error about that document path names the flag; value is
+// printed with fmt ("" for none: a repeatable flag, whose element the
+// message names).
+func (f Flags) Given(path, flag string, given bool, value any) {
+	if !given {
+		return
+	}
+	if v := fmt.Sprint(value); v != "" {
+		flag += " " + v
+	}
+	f[path] = flag
 }
 
 // Name is the name of field in this command: its flag, else the library's
@@ -77,16 +98,74 @@ func Message(err error, flags Flags) string {
 		return msg
 	}
 	exitcode.Walk(err, func(e error) {
-		fe, ok := e.(*exitcode.FieldError)
-		if !ok {
+		var lib, cli string
+		switch fe := e.(type) {
+		case *exitcode.FieldError:
+			name := flags.Name
+			if fe.Value != "" {
+				// The error says the value itself: the flag alone.
+				name = func(field string) string {
+					n, _, _ := strings.Cut(flags.Name(field), " ")
+					return n
+				}
+			}
+			lib, cli = fe.Error(), fe.Render(name)
+			if flag, ok := flags[fe.Field]; ok && !strings.Contains(cli, flag) {
+				// A message that words the field its own way
+				// ("policy FILE: no such file") still names the flag.
+				cli = flag + ": " + cli
+			}
+		case *jsonx.FieldError:
+			lib, cli = fe.Error(), flags.document(fe)
+		default:
 			return
 		}
-		lib, cli := fe.Error(), fe.Render(flags.Name)
-		if lib != cli {
+		if lib != cli && cli != "" {
 			msg = strings.Replace(msg, lib, cli, 1)
 		}
 	})
+	// A message that names a document path as text ("task.dir: ../..: …",
+	// wrapped with fmt rather than typed) is worded the same way.
+	for path := range flags {
+		if !strings.Contains(path, ".") || strings.ToLower(path) != path {
+			continue
+		}
+		if i := strings.Index(msg, path+": "); i >= 0 {
+			msg = msg[:i] + flags.document(&jsonx.FieldError{Path: path, Msg: msg[i+len(path)+2:]})
+		}
+	}
 	return msg
+}
+
+// document words a document-path error as the flag that set the field:
+// "--cwd ../..: parent directory component not allowed". An element of a
+// list ("policy.allow[0]") is found under the list's path. The value is
+// said once: a message that starts with it ("../..: …") loses that start.
+// "" when no flag of this run set the field.
+func (f Flags) document(fe *jsonx.FieldError) string {
+	path := fe.Path
+	flag, ok := f[path]
+	if !ok {
+		if i := strings.IndexByte(path, '['); i > 0 {
+			flag, ok = f[path[:i]]
+		}
+	}
+	if !ok {
+		return ""
+	}
+	msg := fe.Msg
+	if _, value, hasValue := strings.Cut(flag, " "); hasValue {
+	trim:
+		for _, v := range []string{value, strconv.Quote(value)} {
+			for _, sep := range []string{": ", " "} {
+				if rest, cut := strings.CutPrefix(msg, v+sep); cut {
+					msg = rest
+					break trim
+				}
+			}
+		}
+	}
+	return flag + ": " + msg
 }
 
 // Hint is the first hint in err's chain (an error with a Hint method),
@@ -136,6 +215,7 @@ func CheckFieldFlags(grammar any, options ...kong.Option) error {
 		}
 		if n.Type == kong.CommandNode && len(n.Children) == 0 {
 			for field, flag := range table {
+				flag, _, _ = strings.Cut(flag, " ") // "--cwd ../..": the flag and its value
 				if !have[flag] {
 					errs = append(errs, fmt.Errorf("%s: field %s maps to %s, which is not one of its flags", n.FullPath(), field, flag))
 				}

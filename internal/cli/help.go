@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -21,6 +23,9 @@ type HelpCmd struct {
 func (h *HelpCmd) Run(kctx *kong.Context) error {
 	args := append(append([]string{}, h.Command...), "--help")
 	if _, err := kctx.Kong.Parse(args); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			return err // the reader left: Run's quiet 0, not a usage error
+		}
 		return &usageError{err: err, hint: usageHint(kctx.Model, h.Command)}
 	}
 	return nil

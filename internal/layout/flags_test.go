@@ -21,8 +21,11 @@ var flagWord = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 // lib/ names fields; the CLI words them as flags (internal/cli.Flags).
 var libFlagAllowed = map[string][]string{
 	// git plumbing run by the release builder and the worker's worktrees.
-	"lib/release/git.go":            {"--batch", "--verify", "--quiet", "--end-of-options", "--git-dir", "--full-tree", "--format", "--merged"},
-	"lib/release/verifytag.go":      {"--end-of-options"},
+	"lib/release/git.go":       {"--batch", "--verify", "--quiet", "--end-of-options", "--git-dir", "--full-tree", "--format", "--merged"},
+	"lib/release/verifytag.go": {"--end-of-options", "--tags", "--force"},
+	// git plumbing that tells a shallow clone, and the git fetch that
+	// makes it whole.
+	"lib/release/shallow.go":        {"--is-shallow-repository", "--git-dir", "--is-ancestor", "--tags", "--force", "--unshallow"},
 	"lib/queue/worker/workspace.go": {"--detach", "--quiet", "--force"},
 	// the agy provider drives the agy program and reads its --help.
 	"lib/agent/provider/agy/agy.go": {"--help", "--version", "--output-format", "--mode", "--sandbox", "--json-schema", "--print-timeout"},

@@ -209,6 +209,7 @@ loop:
 			}
 			if errors.Is(context.Cause(runCtx), errTimedOut) {
 				res.TimedOut = true
+				res.TimeoutMS = pl.limits.Timeout.D().Milliseconds()
 			} else {
 				res.Cancelled = true
 			}

@@ -166,6 +166,9 @@ type Result struct {
 	Isolation        IsolationReport `json:"isolation"`
 	Rusage           Rusage          `json:"rusage"`
 	Error            string          `json:"error,omitempty"`
+	// TimeoutMS is the wall-clock limit that ended the run (timed_out
+	// only), so a reason can say "limit 5s, ran 5.2s".
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 	// Killed: the program outlived SIGTERM by --kill-after and the runner
 	// sent SIGKILL to its process group.
 	Killed bool `json:"killed,omitempty"`

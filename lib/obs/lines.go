@@ -127,10 +127,16 @@ func blank(b []byte) bool {
 }
 
 // WrapPreset returns the Wrap for a known stream: "queue" for artq log
-// records ({seq,time,type,task,attempt,…}: subject task/{task}, type
-// queue.{type}, role dispatcher), "agent" for artagent AgentEvents (subject
-// agent/run, type agent.{type}, role brain), or "json" for anything else
-// (subject and type must be given).
+// records ({seq,time,type,task,attempt,…}), "agent" for artagent
+// AgentEvents (subject agent/run, type agent.{type}, role brain), or
+// "json" for anything else (subject and type must be given).
+//
+// The queue preset gives a task's records the subject and correlation the
+// worker's own --events give them, queue/{queue}/task/{task} ({queue} is
+// Fields["queue"], "default" unless the caller sets it: the records do not
+// carry it), a record without a task the subject queue/{queue}, and the
+// worker's type names (queue.claimed for started, queue.traced for trace),
+// so one task's story is one subject whoever emitted it.
 func WrapPreset(name string) (Wrap, error) {
 	must := func(s string) Template {
 		t, err := ParseTemplate(s)
@@ -141,7 +147,13 @@ func WrapPreset(name string) (Wrap, error) {
 	}
 	switch name {
 	case "queue":
-		return Wrap{Subject: must("task/{task}"), Type: must("queue.{type}"), Role: RoleDispatcher, TimeField: "time"}, nil
+		task := must("queue/{queue}/task/{task}")
+		return Wrap{
+			Subject: task, Correlation: task, SubjectElse: must("queue/{queue}"),
+			Type: must("queue.{type}"), Role: RoleDispatcher, TimeField: "time",
+			Fields: map[string]any{"queue": "default"},
+			Types:  map[string]string{"queue.started": "queue.claimed", "queue.trace": "queue.traced"},
+		}, nil
 	case "agent":
 		return Wrap{Subject: must("agent/run"), Type: must("agent.{type}"), Role: RoleBrain, TimeField: "time"}, nil
 	case "json":

@@ -14,7 +14,7 @@ import (
 // AgentEvents, anything) into Drafts, so any tool's stream can be piped
 // through redaction into a sink:
 //
-//	artq log | artobs emit --wrap --subject 'task/{task}' --type 'queue.{type}' --sink jsonl:events.jsonl
+//	some-tool --json | artobs emit --wrap json --subject 'build/{id}' --type 'build.{event}' --sink jsonl:events.jsonl
 //
 // Each record becomes the attrs of one Draft. Subject, type, correlation and
 // causation are templates: literal text with {field} or {field.sub}
@@ -29,6 +29,16 @@ type Wrap struct {
 	Causation   Template
 	Role        Role
 	TimeField   string // "" disables: events get the current time
+	// SubjectElse, if set, is the subject of a record Subject does not fit
+	// (a field it names is missing): an artq log record without a task is
+	// about the queue itself. Such a record gets no correlation.
+	SubjectElse Template
+	// Fields fill a template's fields a record lacks: the queue's name,
+	// which artq log records do not carry.
+	Fields map[string]any
+	// Types renames expanded types, so a wrapped stream uses the names its
+	// tool's own emitter uses (queue.started is queue.claimed).
+	Types map[string]string
 }
 
 // Template is a parsed placeholder string.
@@ -140,19 +150,38 @@ func (w *Wrap) Draft(line []byte) (Draft, error) {
 		return Draft{}, jsonx.Errorf("record", "expected object, got %s", kindOf(v))
 	}
 	d := Draft{Role: w.Role, Attrs: rec}
+	fields := rec
+	if len(w.Fields) > 0 {
+		fields = make(map[string]any, len(rec)+len(w.Fields))
+		for k, v := range w.Fields {
+			fields[k] = v
+		}
+		for k, v := range rec {
+			fields[k] = v
+		}
+	}
+	subject, correlation := w.Subject, w.Correlation
+	if !w.SubjectElse.IsZero() {
+		if _, err := subject.Expand(fields); err != nil {
+			subject, correlation = w.SubjectElse, Template{}
+		}
+	}
 	for _, f := range []struct {
 		t   Template
 		dst *string
 		nm  string
-	}{{w.Subject, &d.Subject, "subject"}, {w.Type, &d.Type, "type"}, {w.Correlation, &d.Correlation, "correlation"}, {w.Causation, &d.Causation, "causation"}} {
+	}{{subject, &d.Subject, "subject"}, {w.Type, &d.Type, "type"}, {correlation, &d.Correlation, "correlation"}, {w.Causation, &d.Causation, "causation"}} {
 		if f.t.IsZero() {
 			continue
 		}
-		s, err := f.t.Expand(rec)
+		s, err := f.t.Expand(fields)
 		if err != nil {
 			return Draft{}, exitcode.Wrap(exitcode.Usage, fmt.Errorf("--%s %q: %w", f.nm, f.t.src, err))
 		}
 		*f.dst = s
+	}
+	if t, ok := w.Types[d.Type]; ok {
+		d.Type = t
 	}
 	if w.TimeField != "" {
 		if s, ok := rec[w.TimeField].(string); ok {

@@ -19,7 +19,8 @@ const MaxReason = 240
 var reasons = redact.New(redact.Options{})
 
 // Reason is the short, redacted, bounded line that says why an attempt did
-// not succeed: the refusal or error message, "timed out after 30s", the
+// not succeed: the refusal or error message, "timed out: limit 30s, ran
+// 30.1s", the
 // signal that killed it, the exit status; "" for a success. It is data:
 // the trace keeps it, so status and log can show it without the events.
 func Reason(r *execx.Result) string {
@@ -30,7 +31,10 @@ func Reason(r *execx.Result) string {
 	case execx.StatusRejected, execx.StatusError:
 		s = r.Error
 	case execx.StatusTimedOut:
-		s = "timed out after " + roundMS(r.DurationMS)
+		s = "timed out: ran " + roundMS(r.DurationMS)
+		if r.TimeoutMS > 0 {
+			s = "timed out: limit " + roundMS(r.TimeoutMS) + ", ran " + roundMS(r.DurationMS)
+		}
 		if r.Killed {
 			s += ", killed (SIGKILL) after ignoring SIGTERM"
 		}

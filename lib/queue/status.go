@@ -33,6 +33,13 @@ type TaskStatus struct {
 	// (redacted, bounded), when a worker on this machine kept it; status
 	// of one task shows it.
 	OutputTail string `json:"output_tail,omitempty"`
+	// History is every claim of the task the log holds, in order (status
+	// ID only): a re-run after a worker died shows as a second run of the
+	// same attempt. HistoryFrom is the first sequence read when earlier
+	// events were compacted into the snapshot (their claims are not in
+	// History).
+	History     []AttemptRun `json:"history,omitempty"`
+	HistoryFrom uint64       `json:"history_from,omitempty"`
 }
 
 // LastRun is the trace metadata status shows.

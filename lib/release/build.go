@@ -266,6 +266,9 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		return nil, err
 	}
 	commitID := commit.ID
+	if err := r.checkComplete(ctx, commitID, o.Ref); err != nil {
+		return nil, err
+	}
 	// The tags reachable from the commit and the tree listing are two git
 	// processes that need nothing from each other: run them together.
 	// Every tag is needed too: the go command reads retractions at a

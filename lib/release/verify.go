@@ -718,6 +718,10 @@ func (v *verifier) rebuild(ctx context.Context, repoDir string) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		if errors.Is(err, ErrIncompleteClone) {
+			// Not a verdict on the release: the clone cannot rebuild it.
+			return err
+		}
 		v.problem(".", "rebuild from %s failed: %v", repoDir, err)
 		return nil
 	}

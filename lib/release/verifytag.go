@@ -71,6 +71,11 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if commitID, err := r.ResolveCommit(ctx, ref); err == nil {
+		if err := r.checkComplete(ctx, commitID, ref); err != nil {
+			return rep, err
+		}
+	}
 	refuse := func(hint, format string, args ...any) error {
 		err := fmt.Errorf("tag %s: %w: %s", name, ErrTagRefused, fmt.Sprintf(format, args...))
 		if hint != "" {
@@ -79,7 +84,7 @@ func VerifyTag(ctx context.Context, o VerifyTagOptions) (*TagReport, error) {
 		return err
 	}
 	if obj.Type != typeTag {
-		return rep, refuse("create a signed annotated tag: git tag -s "+name+" main",
+		return rep, refuse("create a signed annotated tag: git tag -s "+name+" main; if the tag is annotated in origin, its tag object was not fetched (actions/checkout fetches the tag it checks out this way): git fetch --tags --force origin",
 			"lightweight tag (points straight at a %s): no tagger and no signature", obj.Type)
 	}
 	tag := parseTag(obj.Data)

@@ -19,7 +19,11 @@ import (
 // recovery. A worker's Log gets one for each, so a worker run from cron
 // says what it did.
 type Transition struct {
-	Time     time.Time
+	Time time.Time
+	// Worker is the id of the worker that made or saw the change
+	// (Config.ID): several workers appending to one log file are told
+	// apart by it.
+	Worker   string
 	Task     string
 	Attempt  int
 	State    queue.TaskState
@@ -86,6 +90,7 @@ func tailOf(s string, n int) string {
 
 func (w *worker) log(tr Transition) {
 	if w.cfg.Log != nil {
+		tr.Worker = w.self
 		w.cfg.Log(tr)
 	}
 }
