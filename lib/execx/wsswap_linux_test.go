@@ -165,3 +165,44 @@ func TestStrictWorkspaceNosuid(t *testing.T) {
 		t.Errorf("%d writable trees found in the task's mountinfo; want 2 (workspace and temp dir):\n%s", mounts, res.Output)
 	}
 }
+
+// TestPooledLandlockWritableTrees: a pooled landlock supervisor (as an
+// unprivileged user: as root landlock has a mount view and is never
+// pooled) receives the workspace and temp dir as descriptors with each
+// task, and the exec stage makes its rules from them: the task writes in
+// both and nowhere else, seen from outside.
+func TestPooledLandlockWritableTrees(t *testing.T) {
+	needLandlock(t)
+	e := newAttackEnv(t)
+	us := attackUsers()
+	u := us[len(us)-1] // the unprivileged one
+	base, err := os.MkdirTemp("", "execx-pooltrees-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{base, ws, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, u.uid(), u.gid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `echo ws > in-ws && echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && if (echo out > "$1/out") 2>/dev/null; then echo wrote; else echo refused; fi`
+	cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script, "_", outside}, Pool: true}
+	rep, _ := runAttackRunner(t, e, u, cfg, "pooltrees")
+	if got := rep.Output; got != "tmp\nrefused\n" {
+		t.Errorf("task output %q; want the temp dir written and the outside write refused", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "in-ws")); err != nil {
+		t.Errorf("the task could not write its workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "out")); err == nil {
+		t.Error("the task wrote outside its workspace")
+	}
+}
