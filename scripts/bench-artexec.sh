@@ -33,6 +33,12 @@ else
 	CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artexec ./cmd/artexec-shim
 	artexec="$tmp/artexec"
 fi
+# artq for the drain rows (section 3), beside its shim as it is installed.
+artq="$(dirname "$artexec")/artq"
+if [ ! -x "$artq" ]; then
+	CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artq ./cmd/artexec-shim
+	artq="$tmp/artq"
+fi
 true_bin="$(command -v true)"
 [ "${true_bin#/}" != "$true_bin" ] || true_bin=/bin/true # bash's builtin is no baseline
 ws="$tmp/ws"
@@ -64,6 +70,38 @@ GO
 	printf 'module gofloor\ngo 1.22\n' >"$tmp/gofloor/go.mod"
 	if (cd "$tmp/gofloor" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor . 2>/dev/null); then
 		add "Go floor: os/exec true" "$tmp/gofloor/gofloor $true_bin"
+	fi
+	# The floor of artexec's shape: two minimal Go processes, a runner
+	# that starts a supervisor (itself again) that starts true, each
+	# waiting for its child. Nothing is checked or isolated: what is left
+	# is two Go runtimes starting and two fork+execs.
+	mkdir -p "$tmp/gofloor2"
+	cat >"$tmp/gofloor2/main.go" <<'GO'
+package main
+
+import (
+	"os"
+	"os/exec"
+)
+
+func main() {
+	prog := os.Args[1]
+	if os.Getenv("GOFLOOR2_SUPERVISOR") == "" {
+		cmd := exec.Command("/proc/self/exe", prog)
+		cmd.Env = []string{"GOFLOOR2_SUPERVISOR=1"}
+		if err := cmd.Run(); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	if err := exec.Command(prog).Run(); err != nil {
+		os.Exit(1)
+	}
+}
+GO
+	printf 'module gofloor2\ngo 1.22\n' >"$tmp/gofloor2/go.mod"
+	if (cd "$tmp/gofloor2" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor2 . 2>/dev/null); then
+		add "Go floor: runner+supervisor" "$tmp/gofloor2/gofloor2 $true_bin"
 	fi
 fi
 if command -v bwrap >/dev/null 2>&1; then
@@ -145,6 +183,7 @@ target "none / GNU timeout" "artexec run -- true" "timeout 10 true (GNU)"
 target "landlock / none" "artexec --isolation landlock" "artexec run -- true"
 target "strict / bwrap" "artexec --isolation strict" "bwrap --unshare-all"
 target "Go floor / GNU timeout" "Go floor: os/exec true" "timeout 10 true (GNU)"
+target "none / two-process Go floor" "artexec run -- true" "Go floor: runner+supervisor"
 if [ -n "${ARTEXEC_BASELINE:-}" ]; then
 	target "baseline none / GNU timeout" "baseline run -- true" "timeout 10 true (GNU)"
 	target "baseline landlock / none" "baseline --isolation landlock" "baseline run -- true"
@@ -180,3 +219,32 @@ printf '%-32s %s\n' "bytes counted" "$gib (output_bytes in the Result)"
 printf '%-32s %s\n' "peak RSS (largest process)" "${rss_kb} KiB"
 printf '%-32s %s ms (%s MiB/s)\n' "artexec capture" "$cap_ms" "$((1024 * 1000 / (cap_ms > 0 ? cap_ms : 1)))"
 printf '%-32s %s ms (ratio %s)\n' "same pipeline > /dev/null" "$base_ms" "$(ratio "$cap_ms" "$((base_ms > 0 ? base_ms : 1))")x"
+
+# 3. A queue drained by `artq work -j 8` under isolation none and landlock,
+# interleaved round by round: DRAIN_TASKS (default 400) tasks running
+# true, enqueued in one batch into a fresh queue; tasks/s is the median
+# over the rounds.
+if available landlock; then
+	dtasks="${DRAIN_TASKS:-400}"
+	drounds=$((rounds < 5 ? rounds : 5))
+	for ((i = 0; i < dtasks; i++)); do
+		echo '{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}'
+	done >"$tmp/tasks.jsonl"
+	declare -A drain
+	for ((r = 0; r < drounds; r++)); do
+		for iso in none landlock; do
+			rm -rf "$tmp/q"
+			"$artq" enqueue --dir "$tmp/q" --batch <"$tmp/tasks.jsonl" >/dev/null
+			t0=$(now)
+			"$artq" work --dir "$tmp/q" --drain -q -j 8 --allow true --workspace "$ws" --isolation "$iso"
+			t1=$(now)
+			drain[$iso]+="$((dtasks * 1000000000 / (t1 - t0))) "
+		done
+	done
+	echo
+	echo "# artq work --drain -j 8: $dtasks tasks running true, median of $drounds rounds"
+	n="$(median "${drain[none]}")"
+	l="$(median "${drain[landlock]}")"
+	printf '%-32s %s tasks/s\n' "isolation none" "$n" "isolation landlock" "$l"
+	printf '%-32s %s\n' "landlock / none (throughput)" "$(ratio "$l" "$n")x"
+fi

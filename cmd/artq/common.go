@@ -72,7 +72,11 @@ func (f *QueueFlags) config(g *cli.Globals, readOnly bool) (backends.Config, err
 // tailDir is where workers on this machine keep failed attempts' output
 // tails: QUEUEDIR/tails for the file backend; for NATS, which has no
 // directory, HOME/queues/NAME/tails on the worker's machine.
-func (f *QueueFlags) tailDir(g *cli.Globals) (string, error) {
+func (f *QueueFlags) tailDir(g *cli.Globals) (string, error) { return f.localDir(g, "tails") }
+
+// localDir is QUEUEDIR/sub, or HOME/queues/NAME/sub for NATS (see
+// tailDir): where a worker keeps what is its own on this machine.
+func (f *QueueFlags) localDir(g *cli.Globals, sub string) (string, error) {
 	c, err := f.config(g, false)
 	if err != nil {
 		return "", err
@@ -87,7 +91,7 @@ func (f *QueueFlags) tailDir(g *cli.Globals) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "tails"), nil
+	return filepath.Join(dir, sub), nil
 }
 
 // writeJSONLine writes v as one compact JSON line.

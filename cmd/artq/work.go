@@ -25,7 +25,7 @@ type WorkCmd struct {
 	Drain       bool          `name:"drain" xor:"mode" help:"Exit once nothing is queued and this worker's tasks are done (for cron)."`
 	Concurrency int           `name:"concurrency" short:"j" default:"1" placeholder:"N" help:"Tasks to run at once."`
 	Poll        time.Duration `name:"poll" default:"1s" placeholder:"D" help:"Longest time before a cancel request or a dead worker's task is noticed."`
-	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's whole captured output in DIR/TASK.ATTEMPT.out (0600). Without it only a failed attempt's last 4 KiB are kept (redacted, for 'artq status ID')."`
+	OutputDir   string        `name:"output-dir" placeholder:"DIR" help:"Keep each attempt's whole captured output in DIR/TASK.ATTEMPT.out (0600); DIR must be outside the workspace. Without it only a failed attempt's last 4 KiB are kept (redacted, for 'artq status ID')."`
 	Lease       time.Duration `name:"lease" default:"30s" placeholder:"D" help:"Worker lease for backends that heartbeat (NATS); the file backend's lease is a lock that dies with the process."`
 	Quiet       bool          `name:"quiet" short:"q" help:"Print no line per task transition (warnings and errors still go to stderr)."`
 	LogFormat   string        `name:"log-format" enum:"text,json" default:"text" placeholder:"text|json" help:"Format of the per-transition lines on stderr: text (one logfmt line) or json (one object a line)."`
@@ -137,6 +137,11 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		cfg.Mode = worker.Drain
 	}
 	if cfg.TailDir, err = f.tailDir(g); err != nil {
+		return err
+	}
+	// Copy mode's per-attempt trees beside the queue, outside the
+	// workspace every shared-mode task can write.
+	if cfg.WorkDir, err = f.localDir(g, "work"); err != nil {
 		return err
 	}
 	if !c.Quiet {

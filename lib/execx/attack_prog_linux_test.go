@@ -170,7 +170,8 @@ func dial(network, addr string) error {
 
 // attackMain is the attack program: "all TARGETS-JSON" runs every attack,
 // "tiocsti TTY TEXT" types TEXT into terminal TTY, "sleep MARKER" sleeps
-// (a descendant for the kill tests, found by its marker argument).
+// (a descendant for the kill tests, found by its marker argument), "swap
+// A B" keeps exchanging two names.
 func attackMain(args []string) int {
 	if len(args) == 0 {
 		return 2
@@ -192,6 +193,17 @@ func attackMain(args []string) int {
 	case "sleep":
 		signal.Ignore(unix.SIGHUP)
 		time.Sleep(time.Hour)
+	case "swap":
+		// "swap A B" exchanges the names A and B (renameat2
+		// RENAME_EXCHANGE, atomic: each name always exists) until killed,
+		// so a path through A names one and then the other.
+		for {
+			if err := unix.Renameat2(unix.AT_FDCWD, args[1], unix.AT_FDCWD, args[2], unix.RENAME_EXCHANGE); err != nil {
+				fmt.Println("swap:", err)
+				return 1
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
 	}
 	return 2
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"
 )
 
@@ -110,6 +111,11 @@ func FuzzConfinement(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	wsDir, err := fsx.OpenDir(realWS)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer wsDir.Close()
 	for _, seed := range []string{".", "a.md", "sub", "sub/b.md", "sub/up/a.md", "..", "../outside/secret", "/etc/passwd",
 		"out", "out/secret", "out-rel/secret", "secret", "sub/upup", "loop", "abs-inside", "sub/deep/chain/secret",
 		"proc/etc/passwd", "a\x00b", "", "sub/../a.md", "./sub/./b.md", "sub//b.md"} {
@@ -132,9 +138,9 @@ func FuzzConfinement(f *testing.F) {
 				t.Fatalf("%s %q opened %s, outside the workspace %s", what, rel, real, realWS)
 			}
 		}
-		dir, _, err := openDir(realWS, rel)
+		dir, _, err := openDir(wsDir, realWS, rel)
 		check("dir", dir, err)
-		ctx, err := openContext(realWS, rel, 1<<20)
+		ctx, err := openContext(wsDir, rel, 1<<20)
 		check("context", ctx, err)
 	})
 }

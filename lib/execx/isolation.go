@@ -2,11 +2,13 @@ package execx
 
 import (
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/fsx"
 )
 
 // isoPlan is what will be enforced on one run, decided before start.
@@ -39,7 +41,8 @@ type isoPlan struct {
 	//lint:ignore U1000 set and read on darwin
 	seatbelt bool
 	rlimits  []stage.Rlimit
-	tmpdir   string // private writable temp dir (landlock, strict, seatbelt)
+	tmpdir   string   // private writable temp dir (landlock, strict, seatbelt)
+	tmp      *os.File // tmpdir, opened once when it was made (see makeTmpdir)
 	enforced []string
 	dropped  []string
 }
@@ -75,10 +78,21 @@ func unavailable(what string, why error) error {
 		what, why, ErrIsolationUnavailable, exitcode.Ref("IsolationBestEffort"))
 }
 
-func makeTmpdir() (string, error) {
+// makeTmpdir makes the task's private temp dir and opens it at once,
+// refusing a symlink: every later use (Landlock's rule, the mount view's
+// bind) goes through the descriptor, not the path, which sits in a
+// directory (/tmp) other processes of the same user can write.
+func makeTmpdir() (string, *os.File, error) {
 	d, err := os.MkdirTemp("", "artexec-")
 	if err != nil {
-		return "", exitcode.Errorf(exitcode.Internal, "private temp dir: %w", err)
+		return "", nil, exitcode.Errorf(exitcode.Internal, "private temp dir: %w", err)
 	}
-	return d, nil
+	if d, err = filepath.EvalSymlinks(d); err == nil { // the canonical path: /tmp may be a link
+		var f *os.File
+		if f, err = fsx.OpenDir(d); err == nil {
+			return d, f, nil
+		}
+	}
+	_ = os.Remove(d)
+	return "", nil, exitcode.Errorf(exitcode.Internal, "private temp dir: %w", err)
 }

@@ -31,7 +31,7 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			}
 			break
 		}
-		if ip.tmpdir, err = makeTmpdir(); err != nil {
+		if ip.tmpdir, ip.tmp, err = makeTmpdir(); err != nil {
 			return ip, err
 		}
 		ip.seatbelt = true

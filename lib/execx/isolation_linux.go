@@ -117,7 +117,7 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 				return ip, exitcode.Errorf(exitcode.Internal, "isolation: seccomp: %w", err)
 			}
 		}
-		if ip.tmpdir, err = makeTmpdir(); err != nil {
+		if ip.tmpdir, ip.tmp, err = makeTmpdir(); err != nil {
 			return ip, err
 		}
 	}
@@ -157,12 +157,27 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 }
 
 // landlockRW is what a landlocked task may write: the workspace and its
-// private temp dir. (A rule is made from a descriptor opened on the path,
-// so symlinks in it are resolved by that open.)
+// private temp dir. The paths are for messages and the mount view's
+// targets; the rules and binds are made from rwFiles, the same trees
+// opened once.
 func (pl *plan) landlockRW() []string {
 	rw := []string{pl.workspace}
 	if pl.iso.tmpdir != "" {
 		rw = append(rw, pl.iso.tmpdir)
+	}
+	return rw
+}
+
+// rwFiles are landlockRW's trees as the runner opened them, in the same
+// order, when Landlock or a mount view needs them: what the supervisor
+// receives (shim.Spec.RWTrees).
+func (pl *plan) rwFiles() []*os.File {
+	if pl.iso.landlock == 0 && !pl.iso.namespaces && !pl.iso.mountNS {
+		return nil
+	}
+	rw := []*os.File{pl.ws}
+	if pl.iso.tmp != nil {
+		rw = append(rw, pl.iso.tmp)
 	}
 	return rw
 }
@@ -197,6 +212,7 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
 		s.View = &v
 	}
+	s.RWTrees = len(pl.rwFiles())
 	st := &s.Stage
 	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && len(st.Filters) == 0
 	return s

@@ -44,8 +44,9 @@ type plan struct {
 	path      string   // resolved program
 	argv      []string // argv[0] is the bare program name
 	env       []string
-	workspace string   // canonical workspace root
-	dir       *os.File // the working directory, opened beneath the workspace
+	workspace string   // canonical workspace root (for messages and the mount view's target)
+	ws        *os.File // the workspace, opened once: every later use goes through it
+	dir       *os.File // the working directory, opened beneath ws
 	dirPath   string   // its canonical path (for PWD and messages)
 	contexts  []*os.File
 	iso       isoPlan
@@ -56,6 +57,11 @@ type plan struct {
 func (pl *plan) close() {
 	if pl.iso.tmpdir != "" {
 		_ = os.RemoveAll(pl.iso.tmpdir)
+	}
+	for _, f := range []*os.File{pl.iso.tmp, pl.ws} {
+		if f != nil {
+			f.Close()
+		}
 	}
 	if pl.dir != nil {
 		pl.dir.Close()
@@ -100,11 +106,18 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 		}
 		return nil, exitcode.Errorf(exitcode.Internal, "workspace: %w", err)
 	}
-	if pl.dir, pl.dirPath, err = openDir(pl.workspace, t.Dir); err != nil {
+	// The one resolution of the workspace: the working directory, the
+	// context files, Landlock's rule and strict's bind mount all start
+	// from this descriptor, so a workspace swapped for a symlink from now
+	// on changes nothing of the run.
+	if pl.ws, err = fsx.OpenDir(pl.workspace); err != nil {
+		return nil, exitcode.Field(exitcode.Refused, "Policy.Workspace", p.Workspace, "%w", err)
+	}
+	if pl.dir, pl.dirPath, err = openDir(pl.ws, pl.workspace, t.Dir); err != nil {
 		return nil, err
 	}
 	for _, rel := range t.Context {
-		f, err := openContext(pl.workspace, rel, pl.limits.ContextBytes)
+		f, err := openContext(pl.ws, rel, pl.limits.ContextBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -159,11 +172,12 @@ func resolveProgram(p *Policy, name string) (string, error) {
 	return "", fmt.Errorf("program %q in %s: %w", name, strings.Join(dirs, ":"), ErrProgramNotFound)
 }
 
-// openDir opens the task's working directory beneath the workspace. The
+// openDir opens the task's working directory beneath the workspace ws
+// (whose canonical path is workspace). The
 // child is later started in this very directory (through the descriptor),
 // so a symlink swapped in after this check cannot redirect it.
-func openDir(workspace, rel string) (*os.File, string, error) {
-	f, err := fsx.OpenBeneath(workspace, rel, os.O_RDONLY|unix.O_DIRECTORY)
+func openDir(ws *os.File, workspace, rel string) (*os.File, string, error) {
+	f, err := fsx.OpenBeneathDir(ws, rel, os.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, "", fmt.Errorf("task.dir: %w", classifyOpen(err))
 	}
@@ -181,8 +195,8 @@ func openDir(workspace, rel string) (*os.File, string, error) {
 
 // openContext opens one context file beneath the workspace and checks its
 // size from the opened file's metadata before anything is read.
-func openContext(workspace, rel string, limit int64) (*os.File, error) {
-	f, err := fsx.OpenBeneath(workspace, rel, os.O_RDONLY|unix.O_NONBLOCK)
+func openContext(ws *os.File, rel string, limit int64) (*os.File, error) {
+	f, err := fsx.OpenBeneathDir(ws, rel, os.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("task.context: %w", classifyOpen(err))
 	}

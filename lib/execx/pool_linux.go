@@ -266,10 +266,13 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bo
 		}
 		// Fd() also puts each of our files in blocking mode, as
 		// startProcess does for what it passes on.
-		var fdsBuf [shim.ServeErr + 1]int
+		var fdsBuf [shim.ServeErr + 3]int
 		fds := append(fdsBuf[:0], int(sh.StatusW.Fd()), int(sh.CtlR.Fd()), int(pl.dir.Fd()), int(stdin.Fd()), int(out.Fd()))
 		if errw != nil {
 			fds = append(fds, int(errw.Fd()))
+		}
+		for _, f := range pl.rwFiles() { // the writable trees come last
+			fds = append(fds, int(f.Fd()))
 		}
 		if err := sup.send(msg, fds); err != nil {
 			sh.CloseAll()

@@ -68,6 +68,7 @@ func backendCaps(b Isolation, available bool) BackendCaps {
 	ip, err := planIsolation(&Policy{Isolation: b, IsolationBestEffort: true}, &Limits{}, &Options{})
 	if ip.tmpdir != "" {
 		_ = os.Remove(ip.tmpdir)
+		ip.tmp.Close()
 	}
 	if err != nil {
 		return BackendCaps{Backend: b, Enforces: []string{}}

@@ -162,9 +162,10 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		// whole task before it exits.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
 	}
-	if errw != nil {
-		attr.Files = append(attr.Files, errw)
-	}
+	// fd 7: nil (closed) without a stderr of its own; the writable trees
+	// from shim.RWFD up.
+	attr.Files = append(attr.Files, errw)
+	attr.Files = append(attr.Files, pl.rwFiles()...)
 	setNamespaces(attr.Sys, &pl.iso)
 	argv := []string{shim.Arg0, "supervise"}
 	startFn := startProcess

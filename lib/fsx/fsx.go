@@ -13,8 +13,11 @@ package fsx
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/natefinch/atomic"
 )
@@ -116,4 +119,53 @@ func MkdirState(dir string) error {
 		return fmt.Errorf("create state directory: %w", err)
 	}
 	return nil
+}
+
+// WriteFileAt is WriteFile of name in the directory root holds open:
+// the temp file, the rename and the directory's fsync all go through that
+// descriptor, so a directory swapped for a symlink since root was opened
+// cannot redirect the write. name is a plain name in that directory.
+func WriteFileAt(root *os.Root, name string, data []byte, perm os.FileMode) error {
+	if err := CheckRel(name); err != nil || strings.ContainsRune(name, '/') {
+		return fmt.Errorf("write %s: not a plain file name", name)
+	}
+	mode := perm
+	if fi, err := root.Lstat(name); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	var tmp *os.File
+	var tmpName string
+	var err error
+	for i := 0; ; i++ {
+		tmpName = fmt.Sprintf(".%s.%d.%d.tmp", name, os.Getpid(), time.Now().UnixNano()+int64(i))
+		if tmp, err = root.OpenFile(tmpName, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode); err == nil || !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, cause(err))
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(mode)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmpName, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmpName)
+		return fmt.Errorf("write %s: %w", name, cause(err))
+	}
+	d, err := root.Open(".")
+	if err != nil {
+		return fmt.Errorf("sync directory of %s: %w", name, err)
+	}
+	defer d.Close()
+	return d.Sync()
 }

@@ -146,7 +146,7 @@ func recvTask(sock int, buf []byte) (spec []byte, fds []int, err error) {
 		}
 	}
 	bad := flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n < 1 || n > 1+MaxServeSpec || buf[0] != ServeRun ||
-		len(fds) < ServeErr || len(fds) > ServeErr+1
+		len(fds) < ServeErr || len(fds) > maxServeFDs
 	if n == 0 && oobn == 0 {
 		return nil, nil, io.EOF
 	}
@@ -174,8 +174,8 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	case err != nil:
 	case s.View != nil || s.PIDNS || s.MapIDs:
 		err = errors.New("shim: a serving supervisor runs no task with a mount view, a PID namespace or ID maps")
-	case s.Stderr != (len(fds) == ServeErr+1):
-		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v", len(fds), s.Stderr)
+	case len(fds) != ServeErr+boolInt(s.Stderr)+s.RWTrees:
+		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v and %d writable trees", len(fds), s.Stderr, s.RWTrees)
 	case s.Stderr:
 		errFD = fds[ServeErr]
 	}
@@ -195,7 +195,7 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	// Belt and braces: the descriptors came close-on-exec, and nothing
 	// else of this process may reach the program either.
 	MarkCloexecFrom(3)
-	tf := taskFDs{stdin: fds[ServeStdin], out: fds[ServeOut], err: errFD, ctl: fds[ServeCtl], status: status}
+	tf := taskFDs{stdin: fds[ServeStdin], out: fds[ServeOut], err: errFD, ctl: fds[ServeCtl], rw: fds[len(fds)-s.RWTrees:], status: status}
 	srv.mu.Lock()
 	if srv.stopped {
 		srv.mu.Unlock()
@@ -249,4 +249,11 @@ func inheritedState() procState {
 		st.err = true
 	}
 	return st
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -67,6 +67,11 @@ type Spec struct {
 	// Stderr: the supervisor holds the program's own stderr pipe on fd 7
 	// (else fd 6, the output pipe, is both stdout and stderr).
 	Stderr bool `json:"stderr,omitempty"`
+	// RWTrees is how many descriptors on the writable trees (View.RW,
+	// Stage.RW, in that order) the supervisor holds: from RWFD up in a
+	// supervisor of its own, the last ones of the message in a serving
+	// one. The view is bound and the Landlock rules made from them.
+	RWTrees int `json:"rw_trees,omitempty"`
 }
 
 // Protocol is the version of Spec and Msg. The runner and the shim may be
@@ -91,6 +96,8 @@ func (s *Spec) Encode() []byte {
 const (
 	OutFD = 6
 	ErrFD = 7
+	// RWFD is the first of Spec.RWTrees descriptors on the writable trees.
+	RWFD = 8
 )
 
 // errFD is the supervisor's descriptor that becomes the program's stderr.

@@ -51,12 +51,16 @@ func supervise() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return reportErr(status, exitcode.Errorf(exitcode.Internal, "non-dumpable: %w", err))
 	}
+	rw := make([]int, s.RWTrees)
+	for i := range rw {
+		rw[i] = RWFD + i
+	}
 	if s.View != nil {
-		if err := s.View.Setup(); err != nil {
+		if err := s.View.Setup(rw); err != nil {
 			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
 		}
 	}
-	sv, err := startTask(s, taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, status: status})
+	sv, err := startTask(s, taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, rw: rw, status: status})
 	if err != nil {
 		return reportErr(status, err)
 	}
@@ -75,6 +79,7 @@ func supervise() int {
 // serving one at whatever numbers they were received as.
 type taskFDs struct {
 	stdin, out, err, ctl int
+	rw                   []int // the writable trees (Spec.RWTrees)
 	status               *os.File
 }
 
@@ -95,7 +100,7 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 		if err != nil {
 			return nil, StartError(s.Stage.Path, err)
 		}
-	} else if pid, err = forkExecStage(s, std); err != nil {
+	} else if pid, err = forkExecStage(s, std, fds.rw); err != nil {
 		// The exec stage applies everything to itself and becomes the
 		// program: this process stays unrestricted.
 		return nil, err
@@ -115,6 +120,7 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 	if fds.err != fds.out {
 		unix.Close(fds.err)
 	}
+	closeAll(fds.rw)
 	report(fds.status, Msg{Event: "started"})
 	return &supervisor{target: pid, pidns: s.PIDNS, status: fds.status, ctl: fds.ctl}, nil
 }
@@ -317,22 +323,33 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 // (/proc/self/exe: the very file the runner checked and started, even if
 // it was replaced since), so a supervisor that is the minimal binary
 // starts a minimal stage too.
-func forkExecStage(s *Spec, std []uintptr) (int, error) {
+func forkExecStage(s *Spec, std []uintptr, rw []int) (int, error) {
 	sh, err := NewPipes(false)
 	if err != nil {
 		return 0, err
 	}
 	defer sh.CloseAll()
+	// The stage holds the writable trees from fd 5 up (after 3 spec and
+	// 4 status) and makes its Landlock rules from them.
+	files := append(std, sh.SpecR.Fd(), sh.StatusW.Fd())
+	st := s.Stage
+	if st.Landlock > 0 {
+		st.RWFDs = nil
+		for _, fd := range rw {
+			st.RWFDs = append(st.RWFDs, len(files))
+			files = append(files, uintptr(fd))
+		}
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{Arg0, "exec"}, &syscall.ProcAttr{
 		Env:   Env,
-		Files: append(std, sh.SpecR.Fd(), sh.StatusW.Fd()),
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		return 0, StartError("/proc/self/exe", err)
 	}
 	sh.CloseChildEnds()
-	if err := sh.Handshake(&Spec{Stage: s.Stage}); err != nil {
+	if err := sh.Handshake(&Spec{Stage: st}); err != nil {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 		return 0, err

@@ -89,10 +89,14 @@ func landlockHandled(abi int) (fs, net, scoped uint64) {
 // everywhere, write only beneath rw, read and write (no ioctl) of the null
 // devices, no device node created unless nodes names its kind, and the
 // network and IPC scopes denied as far as ABI abi allows. Landlock needs
-// no_new_privs (or CAP_SYS_ADMIN), set before.
-func applyLandlock(abi int, rw, nodes []string) error {
+// no_new_privs (or CAP_SYS_ADMIN), set before. The rw trees' rules are
+// made from rwFDs (descriptors on them, in order), never from the paths.
+func applyLandlock(abi int, rw []string, rwFDs []int, nodes []string) error {
 	if abi <= 0 {
 		return errors.New("not available")
+	}
+	if len(rwFDs) != len(rw) {
+		return fmt.Errorf("%d writable trees but %d descriptors", len(rw), len(rwFDs))
 	}
 	fs, net, scoped := landlockHandled(abi)
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: fs, Handled_access_net: net, Scoped: scoped}
@@ -114,9 +118,9 @@ func applyLandlock(abi int, rw, nodes []string) error {
 	if err := addPathRule(ruleset, "/", fs&llRead); err != nil {
 		return err
 	}
-	for _, dir := range rw {
-		if err := addPathRule(ruleset, dir, rwRights); err != nil {
-			return err
+	for i, dir := range rw {
+		if err := addFDRule(ruleset, rwFDs[i], rwRights); err != nil {
+			return fmt.Errorf("rule %s: %w", dir, err)
 		}
 	}
 	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
@@ -136,11 +140,19 @@ func addPathRule(ruleset int, path string, rights uint64) error {
 		return fmt.Errorf("rule %s: %w", path, err)
 	}
 	defer unix.Close(fd)
+	if err := addFDRule(ruleset, fd, rights); err != nil {
+		return fmt.Errorf("rule %s: %w", path, err)
+	}
+	return nil
+}
+
+// addFDRule grants rights beneath the directory fd is open on.
+func addFDRule(ruleset, fd int, rights uint64) error {
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: rights, Parent_fd: int32(fd)}
 	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH,
 		uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if errno != 0 {
-		return fmt.Errorf("rule %s: %w", path, errno)
+		return errno
 	}
 	return nil
 }

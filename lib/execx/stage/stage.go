@@ -31,7 +31,11 @@ type Spec struct {
 	// Nodes the device-node kinds the RW trees may create (NodeFIFO...).
 	Landlock int      `json:"landlock,omitempty"`
 	RW       []string `json:"rw,omitempty"`
-	Nodes    []string `json:"nodes,omitempty"`
+	// RWFDs are descriptors of this process holding the RW trees, in
+	// order, opened once by the runner: the rules are made from them,
+	// never from the paths, which name whatever is there by now.
+	RWFDs []int    `json:"rw_fds,omitempty"`
+	Nodes []string `json:"nodes,omitempty"`
 	// Filters are the seccomp programs to install, in order, each a
 	// struct sock_filter array (8 bytes per instruction, the machine's
 	// byte order). The runner compiles a profile's (package filters) and
@@ -79,6 +83,8 @@ type View struct {
 	// ReadOnly makes every mount read-only except the RW trees (and a
 	// fresh /dev/shm): chmod, chown, xattrs and timestamps of anything
 	// outside them fail with EROFS, whoever owns the file.
+	// The RW trees are mounted nosuid and nodev: a setuid binary or a
+	// device node the task finds (or makes) there gives it nothing.
 	ReadOnly bool     `json:"readonly,omitempty"`
 	RW       []string `json:"rw,omitempty"`
 	// Cwd is the task's working directory (canonical), entered again

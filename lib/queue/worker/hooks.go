@@ -38,8 +38,9 @@ type Run struct {
 // Workspace describes an attempt's workspace, for events.
 type Workspace struct {
 	Mode queue.WorkspaceMode
-	// Dir is the attempt's directory under the policy workspace ("" when
-	// shared).
+	// Dir is the attempt's directory: absolute, under the worker's
+	// WorkDir, for copy; under the policy workspace for worktree; ""
+	// when shared.
 	Dir string
 	// Files, Bytes and Skipped count what copy mode copied.
 	Files, Bytes, Skipped int64

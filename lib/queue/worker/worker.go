@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/art-runtime/art/lib/queue"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -89,6 +90,12 @@ type Config struct {
 	// Keep says which per-attempt workspaces (copy and worktree modes)
 	// stay once the result is recorded; default KeepFailed.
 	Keep Keep
+	// WorkDir is where copy-mode attempts run, as WorkDir/ID-ATTEMPT
+	// (CopyPath). It must be outside every tree a task can write (artq
+	// uses QUEUEDIR/work): a task that could reach it could swap another
+	// attempt's tree for a symlink. Made on first use; empty means a
+	// private directory under the system's temp dir.
+	WorkDir string
 	// Hooks, if set, are told about the worker's runs (the command's and
 	// the acceptance's); lib/queue/queueobs records them as task.started
 	// and task.finished. The queue's own transitions are not the worker's
@@ -196,6 +203,9 @@ func Work(ctx context.Context, q *queue.Queue, cfg Config) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
+	if w.outDir != nil {
+		defer w.outDir.Close()
+	}
 	return w.work(ctx)
 }
 
@@ -213,6 +223,13 @@ type worker struct {
 	// to cancel tasks whose cancel was requested.
 	smu   sync.Mutex
 	slots map[uint64]*slot
+
+	outDir *os.Root // Config.OutputDir, opened once (nil without one)
+
+	// work is WorkDir made and canonical (workDir), once.
+	workOnce sync.Once
+	workPath string
+	workErr  error
 
 	// pool lends the worker's runs long-lived supervisors, one per slot
 	// (execx.Pool): made when work starts, closed when it returns.
@@ -260,9 +277,11 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 	if cfg.Hooks == nil {
 		cfg.Hooks = noHooks{}
 	}
+	var outDir *os.Root
 	if cfg.OutputDir != "" {
-		if err := fsx.MkdirState(cfg.OutputDir); err != nil {
-			return nil, exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", err)
+		var err error
+		if outDir, err = openOutputDir(cfg.OutputDir, cfg.Policy.Workspace); err != nil {
+			return nil, err
 		}
 	}
 	switch cfg.Keep {
@@ -285,7 +304,67 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 			pol.EnvAllow = append(pol.EnvAllow, name)
 		}
 	}
-	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID, slots: map[uint64]*slot{}}, nil
+	return &worker{q: q, cfg: cfg, pol: &pol, self: cfg.ID, slots: map[uint64]*slot{}, outDir: outDir}, nil
+}
+
+// openOutputDir makes the output directory and opens it once: every
+// output file is written beneath that descriptor. One inside the
+// workspace is refused: a task could replace it with a symlink, and
+// reading what the worker saved there would mean trusting the task.
+func openOutputDir(dir, ws string) (*os.Root, error) {
+	realWS, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return nil, exitcode.Field(exitcode.Internal, "Workspace", ws, "%w", err)
+	}
+	// Checked before it is made (nothing is created inside a workspace),
+	// and again once it exists.
+	for made := false; ; made = true {
+		real, err := realPath(dir)
+		if err != nil {
+			return nil, exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", err)
+		}
+		if within(realWS, real) {
+			return nil, exitcode.Fieldf(exitcode.Usage, "OutputDir", dir, "%s %s is inside the workspace %s, where tasks can write: keep output outside it", exitcode.Ref("OutputDir"), dir, ws)
+		}
+		if made {
+			root, err := os.OpenRoot(real)
+			if err != nil {
+				return nil, exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", err)
+			}
+			return root, nil
+		}
+		if err := fsx.MkdirState(dir); err != nil {
+			return nil, exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", err)
+		}
+	}
+}
+
+// realPath is dir absolute with every symlink resolved, as far as it
+// exists: the missing tail is joined to its deepest existing ancestor.
+func realPath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	var tail []string
+	for {
+		real, err := filepath.EvalSymlinks(abs)
+		if err == nil {
+			return filepath.Join(append([]string{real}, tail...)...), nil
+		}
+		parent := filepath.Dir(abs)
+		if !errors.Is(err, fs.ErrNotExist) || parent == abs {
+			return "", err
+		}
+		tail = append([]string{filepath.Base(abs)}, tail...)
+		abs = parent
+	}
+}
+
+// saveOutput writes one output file beneath the output directory the
+// worker opened at start (see openOutputDir).
+func (w *worker) saveOutput(name string, data string) error {
+	return fsx.WriteFileAt(w.outDir, name, []byte(data), fsx.FileMode)
 }
 
 func (w *worker) work(ctx context.Context) (Stats, error) {
@@ -622,8 +701,7 @@ func (w *worker) run(tctx, bg context.Context, t *queue.Task, lease queue.Lease)
 		// The result is recorded whatever happens to its output: an
 		// output that cannot be saved (a full disk) is noted in the
 		// trace, never a reason to run the command again.
-		name := filepath.Join(w.cfg.OutputDir, fmt.Sprintf("%s.%d.out", t.ID, t.Attempt))
-		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil {
+		if werr := w.saveOutput(fmt.Sprintf("%s.%d.out", t.ID, t.Attempt), res.Output); werr != nil {
 			tr.OutputSaved, tr.OutputError = new(bool), outputError(werr)
 			if w.cfg.Warn != nil {
 				w.cfg.Warn(fmt.Errorf("task %s attempt %d: %w (the result is recorded without it)", t.ID, t.Attempt,
@@ -698,8 +776,7 @@ func (w *worker) accept(ctx context.Context, tw *taskWorkspace, task *execx.Task
 	tr := queue.TraceOf(res)
 	decideCancelRace(tr)
 	if w.cfg.OutputDir != "" {
-		name := filepath.Join(w.cfg.OutputDir, fmt.Sprintf("%s.%d.acceptance.out", task.ID, attempt))
-		if werr := fsx.WriteFile(name, []byte(res.Output), fsx.FileMode); werr != nil {
+		if werr := w.saveOutput(fmt.Sprintf("%s.%d.acceptance.out", task.ID, attempt), res.Output); werr != nil {
 			tr.OutputSaved, tr.OutputError = new(bool), outputError(werr)
 			if w.cfg.Warn != nil {
 				w.cfg.Warn(exitcode.Field(exitcode.Internal, "OutputDir", "", "%w", werr))

@@ -112,7 +112,7 @@ func TestWorkDrain(t *testing.T) {
 		}
 		e.enqueue(t, fmt.Sprintf("t%d", i), 1, "sh", "-c", fmt.Sprintf("%s; exit %d", mark, code))
 	}
-	stats, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Concurrency: 3, Mode: worker.Drain, OutputDir: filepath.Join(e.ws, "out")})
+	stats, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Concurrency: 3, Mode: worker.Drain, OutputDir: filepath.Join(e.dir, "out")})
 	if err != nil {
 		t.Fatalf("Work = %v", err)
 	}
@@ -137,7 +137,7 @@ func TestWorkDrain(t *testing.T) {
 			}
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(e.ws, "out", "t0.1.out")); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(filepath.Join(e.dir, "out", "t0.1.out")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("output file: %v, %v", fi, err)
 	}
 }
@@ -167,6 +167,9 @@ func serve(t *testing.T, e *env, cfg worker.Config) (stop func(error) (worker.St
 	cfg.Policy = e.pol
 	if cfg.Poll == 0 {
 		cfg.Poll = 50 * time.Millisecond
+	}
+	if cfg.WorkDir == "" {
+		cfg.WorkDir = e.work()
 	}
 	go func() {
 		s, err := worker.Work(ctx, e.q, cfg)

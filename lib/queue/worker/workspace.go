@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,15 +36,26 @@ const (
 // KeepPolicies lists every policy, for flags.
 var KeepPolicies = []Keep{KeepFailed, KeepAlways, KeepNever}
 
-// WorkspacePath is where attempt of task runs in copy and worktree mode,
-// under the policy workspace ws.
+// WorkspacePath is where attempt of task runs in worktree mode, under the
+// policy workspace ws (git, run under the worker's policy, must write both
+// the repository and the new tree, and Landlock lets it write the
+// workspace alone).
 func WorkspacePath(ws, task string, attempt int) string {
 	return filepath.Join(ws, filepath.FromSlash(workRel(task, attempt)))
 }
 
-func workRel(task string, attempt int) string {
-	return queue.WorkDirName + "/work/" + task + "-" + strconv.Itoa(attempt)
+// CopyPath is where attempt of task runs in copy mode: under the worker's
+// WorkDir, outside every tree a task can write, so no task can swap the
+// tree, or a directory on its path, for a symlink to somewhere else.
+func CopyPath(workDir, task string, attempt int) string {
+	return filepath.Join(workDir, treeName(task, attempt))
 }
+
+func workRel(task string, attempt int) string {
+	return queue.WorkDirName + "/work/" + treeName(task, attempt)
+}
+
+func treeName(task string, attempt int) string { return task + "-" + strconv.Itoa(attempt) }
 
 // taskWorkspace is where one attempt runs: the policy to run it under (for
 // copy and worktree, narrowed to the attempt's own directory, so even the
@@ -51,7 +63,9 @@ func workRel(task string, attempt int) string {
 type taskWorkspace struct {
 	mode queue.WorkspaceMode
 	pol  *execx.Policy
-	rel  string // the attempt's directory under the policy workspace ("" when shared)
+	// rel is the attempt's directory under base ("" when shared): the
+	// worker's WorkDir (copy) or the policy workspace (worktree).
+	rel, base string
 	// source is the worktree's repository, relative to the policy
 	// workspace (worktree only).
 	source string
@@ -64,6 +78,7 @@ type taskWorkspace struct {
 func (tw *taskWorkspace) describe() Workspace {
 	d := Workspace{Mode: tw.mode, Dir: tw.rel, Prepare: tw.took}
 	if tw.mode == queue.WorkspaceCopy {
+		d.Dir = filepath.Join(tw.base, tw.rel)
 		d.Files, d.Bytes, d.Skipped = tw.files, tw.bytes, tw.skipped
 	}
 	return d
@@ -100,66 +115,136 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *queue.Task, spec *queu
 	if rel, err := filepath.Rel(realWS, real); err == nil && (rel == queue.WorkDirName || len(rel) > len(queue.WorkDirName) && rel[:len(queue.WorkDirName)+1] == queue.WorkDirName+"/") {
 		return nil, exitcode.Field(exitcode.Refused, "run.source", src, "inside the workers' own %s directory", queue.WorkDirName)
 	}
-	root, err := os.OpenRoot(realWS)
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "workspace %s: %w", realWS, err)
-	}
-	defer root.Close()
-	if err := root.MkdirAll(queue.WorkDirName+"/work", 0o700); err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", queue.WorkDirName+"/work", err)
-	}
-	// Keep the per-attempt trees out of `git status` when the workspace
-	// is itself a repository (worktree mode usually runs in one).
-	if _, err := root.Lstat(queue.WorkDirName + "/.gitignore"); errors.Is(err, fs.ErrNotExist) {
-		_ = root.WriteFile(queue.WorkDirName+"/.gitignore", []byte("*\n"), 0o600)
-	}
-	tw.rel = workRel(t.ID, t.Attempt)
-	abs := filepath.Join(realWS, filepath.FromSlash(tw.rel))
-	if _, err := root.Lstat(tw.rel); err == nil {
-		if err := w.removeWorkspace(ctx, root, tw, spec); err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "remove the workspace an earlier run of attempt %d left: %w", t.Attempt, err)
-		}
-	}
+	var abs string
 	switch tw.mode {
 	case queue.WorkspaceCopy:
-		if err := root.Mkdir(tw.rel, 0o700); err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", tw.rel, err)
-		}
-		srcRoot, err := os.OpenRoot(real)
-		if err != nil {
-			return nil, exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
-		}
-		defer srcRoot.Close()
-		dst, err := root.OpenRoot(tw.rel)
-		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "open %s: %w", tw.rel, err)
-		}
-		defer dst.Close()
-		st, err := copyTree(ctx, srcRoot, dst)
-		tw.files, tw.bytes, tw.skipped = st.files, st.bytes, st.skipped
-		if err != nil {
-			return nil, exitcode.Errorf(exitcode.Internal, "copy %s to %s: %w", src, tw.rel, err)
+		if abs, err = w.prepareCopy(ctx, tw, t, real, src, realWS); err != nil {
+			return nil, err
 		}
 	case queue.WorkspaceWorktree:
-		rel, err := filepath.Rel(realWS, real)
-		if err != nil {
-			return nil, exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
-		}
-		tw.source = filepath.ToSlash(rel)
-		// Hooks are the repository's code, not the task's: none run.
-		if err := w.git(ctx, tw.source, "add", "-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", abs, "HEAD"); err != nil {
+		if abs, err = w.prepareWorktree(ctx, tw, t, spec, real, src, realWS); err != nil {
 			return nil, err
 		}
 	}
 	tw.took = time.Since(start)
-	// Narrowing to the attempt's directory cannot widen anything; it
-	// confines what Landlock lets the task write to its own tree.
+	// The attempt's own tree replaces the workspace: what Landlock lets
+	// the task write is that tree alone. A worktree is beneath the
+	// workspace (a narrowing); a copy is beside the queue, made by the
+	// worker for this attempt, and stands in for the workspace.
+	if tw.mode == queue.WorkspaceCopy {
+		pol := *w.pol
+		pol.Workspace = abs
+		tw.pol = &pol
+		return tw, nil
+	}
 	pol, err := w.pol.Narrow(execx.Narrowing{Workspace: abs})
 	if err != nil {
 		return nil, err
 	}
 	tw.pol = pol
 	return tw, nil
+}
+
+// prepareCopy makes the attempt's tree in the worker's WorkDir through a
+// descriptor held on it (mkdirat, then the copy through a descriptor on
+// the new directory) and copies the source real into it. A WorkDir inside
+// the workspace, where a task could swap it, is refused.
+func (w *worker) prepareCopy(ctx context.Context, tw *taskWorkspace, t *queue.Task, real, src, realWS string) (string, error) {
+	base, err := w.workDir()
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "per-attempt trees: %w", err)
+	}
+	if within(realWS, base) {
+		return "", exitcode.Field(exitcode.Refused, "WorkDir", base, "copy mode: the per-attempt trees' directory %s is inside the workspace %s, which tasks can write: keep the queue outside the workspace", base, realWS)
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "per-attempt trees %s: %w", base, err)
+	}
+	defer root.Close()
+	tw.base, tw.rel = base, treeName(t.ID, t.Attempt)
+	if _, err := root.Lstat(tw.rel); err == nil {
+		if err := root.RemoveAll(tw.rel); err != nil {
+			return "", exitcode.Errorf(exitcode.Internal, "remove the tree an earlier run of attempt %d left: %w", t.Attempt, err)
+		}
+	}
+	if err := root.Mkdir(tw.rel, 0o700); err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "create %s: %w", tw.rel, err)
+	}
+	srcRoot, err := os.OpenRoot(real)
+	if err != nil {
+		return "", exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
+	}
+	defer srcRoot.Close()
+	dst, err := root.OpenRoot(tw.rel)
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "open %s: %w", tw.rel, err)
+	}
+	defer dst.Close()
+	st, err := copyTree(ctx, srcRoot, dst)
+	tw.files, tw.bytes, tw.skipped = st.files, st.bytes, st.skipped
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "copy %s to %s: %w", src, tw.rel, err)
+	}
+	return filepath.Join(base, tw.rel), nil
+}
+
+// workDir is the worker's WorkDir, canonical and made (0700) on first
+// use: Config.WorkDir, or else a private directory of its own under the
+// system's temp dir.
+func (w *worker) workDir() (string, error) {
+	w.workOnce.Do(func() {
+		dir := w.cfg.WorkDir
+		if dir == "" {
+			dir, w.workErr = os.MkdirTemp("", "artq-work-")
+		} else {
+			w.workErr = fsx.MkdirState(dir)
+		}
+		if w.workErr == nil {
+			w.workPath, w.workErr = filepath.EvalSymlinks(dir)
+		}
+	})
+	return w.workPath, w.workErr
+}
+
+// prepareWorktree makes the attempt's git worktree under the workspace's
+// own .artq/work (see WorkspacePath for why there).
+func (w *worker) prepareWorktree(ctx context.Context, tw *taskWorkspace, t *queue.Task, spec *queue.RunSpec, real, src, realWS string) (string, error) {
+	root, err := os.OpenRoot(realWS)
+	if err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "workspace %s: %w", realWS, err)
+	}
+	defer root.Close()
+	if err := root.MkdirAll(queue.WorkDirName+"/work", 0o700); err != nil {
+		return "", exitcode.Errorf(exitcode.Internal, "create %s: %w", queue.WorkDirName+"/work", err)
+	}
+	// Keep the per-attempt trees out of `git status` when the workspace
+	// is itself a repository (worktree mode usually runs in one).
+	if _, err := root.Lstat(queue.WorkDirName + "/.gitignore"); errors.Is(err, fs.ErrNotExist) {
+		_ = root.WriteFile(queue.WorkDirName+"/.gitignore", []byte("*\n"), 0o600)
+	}
+	tw.base, tw.rel = w.pol.Workspace, workRel(t.ID, t.Attempt)
+	abs := filepath.Join(realWS, filepath.FromSlash(tw.rel))
+	if _, err := root.Lstat(tw.rel); err == nil {
+		if err := w.removeWorkspace(ctx, root, tw, spec); err != nil {
+			return "", exitcode.Errorf(exitcode.Internal, "remove the workspace an earlier run of attempt %d left: %w", t.Attempt, err)
+		}
+	}
+	rel, err := filepath.Rel(realWS, real)
+	if err != nil {
+		return "", exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
+	}
+	tw.source = filepath.ToSlash(rel)
+	// Hooks are the repository's code, not the task's: none run.
+	if err := w.git(ctx, tw.source, "add", "-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", abs, "HEAD"); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// within: p is root or beneath it (both canonical).
+func within(root, p string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
 
 // releaseWorkspace removes the attempt's workspace unless keep says to
@@ -176,7 +261,7 @@ func (w *worker) releaseWorkspace(ctx context.Context, tw *taskWorkspace, spec *
 			return nil
 		}
 	}
-	root, err := os.OpenRoot(w.pol.Workspace)
+	root, err := os.OpenRoot(tw.base)
 	if err != nil {
 		return err
 	}

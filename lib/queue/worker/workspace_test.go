@@ -26,6 +26,10 @@ func (e *env) policy(t *testing.T, allow ...string) *execx.Policy {
 	return p
 }
 
+// work is where the env's workers make copy-mode trees: beside the
+// queue, as artq does.
+func (e *env) work() string { return filepath.Join(e.dir, "work") }
+
 func (e *env) enqueueRun(t *testing.T, id string, spec *queue.RunSpec, argv ...string) {
 	t.Helper()
 	task, err := queue.ArgvTask(argv)
@@ -42,6 +46,9 @@ func (e *env) drain(t *testing.T, cfg worker.Config) worker.Stats {
 	cfg.Mode = worker.Drain
 	if cfg.Policy == nil {
 		cfg.Policy = e.pol
+	}
+	if cfg.WorkDir == "" {
+		cfg.WorkDir = e.work()
 	}
 	stats, err := worker.Work(bg, e.q, cfg)
 	if err != nil {
@@ -86,7 +93,7 @@ func exists(path string) bool {
 }
 
 // TestWorkCopyWorkspace: each attempt runs in a fresh copy of its source
-// under WORKSPACE/.artq/work/ID-ATTEMPT (files, modes, symlinks as links,
+// under the worker's WorkDir, WORKDIR/ID-ATTEMPT (files, modes, symlinks as links,
 // no .artq), the source is never touched, and the copy is removed when the
 // task succeeded and kept when it failed.
 func TestWorkCopyWorkspace(t *testing.T) {
@@ -112,10 +119,10 @@ func TestWorkCopyWorkspace(t *testing.T) {
 	if stats.Succeeded != 1 || stats.Failed != 1 {
 		t.Fatalf("stats = %+v; want one success, one failure", stats)
 	}
-	realWS, _ := filepath.EvalSymlinks(e.ws)
+	realWork, _ := filepath.EvalSymlinks(e.work())
 	for _, id := range []string{"ok", "bad"} {
 		got := readFile(t, filepath.Join(out, id+".1.out"))
-		want := filepath.Join(realWS, ".artq", "work", id+"-1") + "\nA\nsub/b.sh 750\nro 555\nro/c.txt 444\nno-artq\nsymlink\n"
+		want := worker.CopyPath(realWork, id, 1) + "\nA\nsub/b.sh 750\nro 555\nro/c.txt 444\nno-artq\nsymlink\n"
 		if got != want {
 			t.Errorf("%s ran with output\n%s\nwant\n%s", id, got, want)
 		}
@@ -123,15 +130,15 @@ func TestWorkCopyWorkspace(t *testing.T) {
 	if got := readFile(t, filepath.Join(src, "a.txt")); got != "A\n" {
 		t.Errorf("the source changed: a.txt = %q", got)
 	}
-	if exists(worker.WorkspacePath(e.ws, "ok", 1)) {
+	if exists(worker.CopyPath(e.work(), "ok", 1)) {
 		t.Error("the workspace of a task that succeeded was kept")
 	}
-	kept := worker.WorkspacePath(e.ws, "bad", 1)
+	kept := worker.CopyPath(e.work(), "bad", 1)
 	if got := readFile(t, filepath.Join(kept, "a.txt")); got != "A\nedited\n" {
 		t.Errorf("the failed task's workspace holds a.txt = %q; want its edit kept for inspection", got)
 	}
-	if got := readFile(t, filepath.Join(e.ws, ".artq", ".gitignore")); got != "*\n" {
-		t.Errorf(".artq/.gitignore = %q", got)
+	if exists(filepath.Join(e.ws, ".artq")) {
+		t.Error("copy mode made .artq in the workspace")
 	}
 
 	// A retry starts from the source again, in a directory of its own;
@@ -140,7 +147,7 @@ func TestWorkCopyWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.drain(t, worker.Config{Policy: e.policy(t, "sh", "cat", "stat"), Keep: worker.KeepAlways})
-	second := worker.WorkspacePath(e.ws, "bad", 2)
+	second := worker.CopyPath(e.work(), "bad", 2)
 	if got := readFile(t, filepath.Join(second, "a.txt")); got != "A\nedited\n" {
 		t.Errorf("attempt 2's a.txt = %q; want a fresh copy with one edit", got)
 	}
@@ -157,7 +164,7 @@ func TestWorkKeepPolicies(t *testing.T) {
 	spec := &queue.RunSpec{Workspace: queue.WorkspaceCopy}
 	e.enqueueRun(t, "fails", spec, "sh", "-c", "exit 1")
 	e.drain(t, worker.Config{Keep: worker.KeepNever})
-	if exists(worker.WorkspacePath(e.ws, "fails", 1)) {
+	if exists(worker.CopyPath(e.work(), "fails", 1)) {
 		t.Error("keep never left a failed task's workspace")
 	}
 	e.enqueueRun(t, "works", spec, "sh", "-c", "test -e f")
@@ -165,10 +172,10 @@ func TestWorkKeepPolicies(t *testing.T) {
 	if e.status(t, "works").State != queue.StateSucceeded {
 		t.Fatalf("works = %+v", e.status(t, "works"))
 	}
-	if !exists(filepath.Join(worker.WorkspacePath(e.ws, "works", 1), "f")) {
+	if !exists(filepath.Join(worker.CopyPath(e.work(), "works", 1), "f")) {
 		t.Error("keep always removed a workspace")
 	}
-	if exists(filepath.Join(worker.WorkspacePath(e.ws, "works", 1), ".artq")) {
+	if exists(filepath.Join(worker.CopyPath(e.work(), "works", 1), ".artq")) {
 		t.Error("a copy of the whole workspace holds the per-attempt workspaces")
 	}
 	if _, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Keep: "sometimes", Mode: worker.Drain}); exitcode.Of(err) != exitcode.Usage {
@@ -181,8 +188,8 @@ func TestWorkKeepPolicies(t *testing.T) {
 func TestWorkWorkspaceReplacesLeftover(t *testing.T) {
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.ws, "f"), "fresh", 0o600)
-	writeFile(t, filepath.Join(worker.WorkspacePath(e.ws, "again", 1), "f"), "stale", 0o600)
-	writeFile(t, filepath.Join(worker.WorkspacePath(e.ws, "again", 1), "junk"), "", 0o600)
+	writeFile(t, filepath.Join(worker.CopyPath(e.work(), "again", 1), "f"), "stale", 0o600)
+	writeFile(t, filepath.Join(worker.CopyPath(e.work(), "again", 1), "junk"), "", 0o600)
 	e.enqueueRun(t, "again", &queue.RunSpec{Workspace: queue.WorkspaceCopy}, "sh", "-c", `test "$(cat f)" = fresh && test ! -e junk`)
 	e.drain(t, worker.Config{})
 	if ts := e.status(t, "again"); ts.State != queue.StateSucceeded {
@@ -321,7 +328,7 @@ func TestWorkAcceptance(t *testing.T) {
 		t.Error("the acceptance of a failed command ran")
 	}
 	// The workspace of a task whose acceptance failed is kept.
-	if !exists(worker.WorkspacePath(e.ws, "unmet", 1)) || exists(worker.WorkspacePath(e.ws, "passes", 1)) {
+	if !exists(worker.CopyPath(e.work(), "unmet", 1)) || exists(worker.CopyPath(e.work(), "passes", 1)) {
 		t.Error("workspaces: want unmet's kept and passes' removed")
 	}
 }

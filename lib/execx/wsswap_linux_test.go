@@ -1,0 +1,208 @@
+//go:build linux
+
+package execx
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestWorkspaceSwapRace: a task whose workspace holds another task's
+// workspace (a shared-mode task beside a copy-mode one) keeps exchanging
+// that workspace, a real directory, with a symlink to a directory outside
+// it, while tasks start in it under landlock and strict. Every started
+// task writes a marker into its working directory (the workspace root)
+// and tries to write one into the outside directory by its absolute path.
+// A task that started in the outside directory (the symlink was there
+// when the run was prepared: the workspace path named it) may write
+// there; a task that started in the real directory must not: its rules
+// and mount view were made from what the run opened, not from a path
+// looked up again. Counted from outside, after the runs.
+func TestWorkspaceSwapRace(t *testing.T) {
+	e := newAttackEnv(t)
+	tries := 25
+	for _, mode := range []Isolation{IsolationLandlock, IsolationStrict} {
+		t.Run(string(mode), func(t *testing.T) {
+			needLandlock(t)
+			if mode == IsolationStrict {
+				needNamespaces(t)
+			}
+			base, err := os.MkdirTemp("", "execx-wsswap-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			base, _ = filepath.EvalSymlinks(base)
+			ws, evil, outside := filepath.Join(base, "ws"), filepath.Join(base, "ws.evil"), filepath.Join(base, "outside")
+			for _, d := range []string{ws, outside} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(outside, evil); err != nil {
+				t.Fatal(err)
+			}
+			// The attacker: a task with the parent directory as its
+			// workspace, exchanging ws and ws.evil until cancelled.
+			atk := &Policy{Allow: []string{attackName}, Workspace: base, Path: []string{e.bin}, Isolation: IsolationNone}
+			atk.Default()
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := Run(ctx, atk, NewTask(attackName, "swap", "ws", "ws.evil"), Options{Supervised: true}); err != nil {
+					t.Error(err)
+				}
+			}()
+			p := &Policy{Allow: []string{"sh"}, Workspace: ws, Isolation: mode}
+			p.Default()
+			var in []int // the tries that started in the real workspace
+			ranOut, refused := 0, 0
+			for i := range tries {
+				task := sh(`echo in > m.$1; echo out > "$2/o.$1"; true`)
+				task.Args = append(task.Args, "_", fmt.Sprint(i), outside)
+				if _, err := Run(context.Background(), p, task, Options{}); err != nil {
+					refused++
+					continue
+				}
+				if _, err := os.Stat(filepath.Join(outside, "m."+fmt.Sprint(i))); err == nil {
+					ranOut++ // started in the outside directory: its own workspace then
+					continue
+				}
+				in = append(in, i)
+			}
+			cancel()
+			wg.Wait()
+			// The real workspace, under whichever name it has now.
+			real := ws
+			if fi, err := os.Lstat(ws); err != nil || !fi.IsDir() {
+				real = evil
+			}
+			for _, i := range in {
+				if _, err := os.Stat(filepath.Join(outside, "o."+fmt.Sprint(i))); err == nil {
+					t.Errorf("try %d: a task started in the workspace wrote into the outside directory", i)
+				}
+				if _, err := os.Stat(filepath.Join(real, "m."+fmt.Sprint(i))); err != nil {
+					t.Errorf("try %d: a task started in the workspace could not write to it (its rules were made for another directory)", i)
+				}
+			}
+			t.Logf("%s: %d tries: %d started in the workspace, %d in the directory the symlink named, %d refused",
+				mode, tries, len(in), ranOut, refused)
+			if len(in) == 0 {
+				t.Errorf("no task started in the real workspace: the race never hit the state under test")
+			}
+		})
+	}
+}
+
+// TestStrictWorkspaceNosuid: under strict, a setuid binary in the
+// workspace (left there by anyone: an earlier task, another user) gives
+// the task that runs it nothing: the workspace and temp dir are mounted
+// nosuid and nodev in the task's view (seen from inside, in its own
+// mountinfo), and the binary runs with the task's own effective uid. (No
+// new privileges, set for every strict task, also refuses setuid on its
+// own; the mount flag is the layer that holds without it.)
+func TestStrictWorkspaceNosuid(t *testing.T) {
+	needLandlock(t)
+	needNamespaces(t)
+	if os.Geteuid() != 0 {
+		t.Skip("making a setuid binary owned by another user needs root")
+	}
+	p := policyFor(t, IsolationStrict, "sh")
+	ws, _ := filepath.EvalSymlinks(p.Workspace)
+	if err := os.Chmod(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	idBin, err := exec.LookPath("id")
+	if err != nil {
+		t.Skip("no id binary")
+	}
+	data, err := os.ReadFile(idBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suid := filepath.Join(ws, "suid-id")
+	if err := os.WriteFile(suid, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Owned by nobody, setuid: run by root, it would become nobody if the
+	// bit were honoured (an observable change; root gains nothing else).
+	if err := os.Chown(suid, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(suid, 0o4755|os.ModeSetuid); err != nil {
+		t.Fatal(err)
+	}
+	res := mustRun(t, p, sh(`for d in "$PWD" "$TMPDIR"; do awk -v d="$d" '$5==d {print "mount", $6}' /proc/self/mountinfo; done; echo "euid $(./suid-id -u)"`), Options{})
+	if res.Status != StatusSucceeded {
+		t.Fatalf("%s: %s", res.Status, res.Output)
+	}
+	var mounts int
+	for _, line := range strings.Split(strings.TrimSpace(res.Output), "\n") {
+		switch f := strings.Fields(line); {
+		case len(f) == 2 && f[0] == "mount":
+			mounts++
+			opts := "," + f[1] + ","
+			if !strings.Contains(opts, ",nosuid,") || !strings.Contains(opts, ",nodev,") || !strings.Contains(opts, ",rw,") {
+				t.Errorf("a writable tree is mounted %s in the task's view; want rw,nosuid,nodev", f[1])
+			}
+		case len(f) == 2 && f[0] == "euid":
+			if f[1] != "0" {
+				t.Errorf("the setuid binary ran with euid %s; want the task's own, 0", f[1])
+			}
+		default:
+			t.Errorf("unexpected output line %q", line)
+		}
+	}
+	if mounts != 2 {
+		t.Errorf("%d writable trees found in the task's mountinfo; want 2 (workspace and temp dir):\n%s", mounts, res.Output)
+	}
+}
+
+// TestPooledLandlockWritableTrees: a pooled landlock supervisor (as an
+// unprivileged user: as root landlock has a mount view and is never
+// pooled) receives the workspace and temp dir as descriptors with each
+// task, and the exec stage makes its rules from them: the task writes in
+// both and nowhere else, seen from outside.
+func TestPooledLandlockWritableTrees(t *testing.T) {
+	needLandlock(t)
+	e := newAttackEnv(t)
+	us := attackUsers()
+	u := us[len(us)-1] // the unprivileged one
+	base, err := os.MkdirTemp("", "execx-pooltrees-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{base, ws, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, u.uid(), u.gid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `echo ws > in-ws && echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && if (echo out > "$1/out") 2>/dev/null; then echo wrote; else echo refused; fi`
+	cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script, "_", outside}, Pool: true}
+	rep, _ := runAttackRunner(t, e, u, cfg, "pooltrees")
+	if got := rep.Output; got != "tmp\nrefused\n" {
+		t.Errorf("task output %q; want the temp dir written and the outside write refused", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "in-ws")); err != nil {
+		t.Errorf("the task could not write its workspace: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "out")); err == nil {
+		t.Error("the task wrote outside its workspace")
+	}
+}
