@@ -13,36 +13,75 @@ import (
 	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
-	toml "github.com/pelletier/go-toml/v2"
-	"github.com/zricethezav/gitleaks/v8/config"
 )
 
-// The token rules are gitleaks' default configuration, read from the
-// gitleaks module this binary was built with: its embedded gitleaks.toml
-// (config.DefaultConfig), decoded into gitleaks' own ViperConfig and turned
-// into rules by gitleaks' own Translate, so every regex, keyword, entropy
-// threshold, secret group and allowlist is exactly gitleaks'. Updating the
-// rules is a bump of github.com/zricethezav/gitleaks/v8 in go.mod.
-//
-// The decoding uses go-toml instead of viper (gitleaks' loader) to keep
-// viper's config-file machinery out of the binary; a test checks that both
-// give the same configuration.
+// The token rules are pattern rules: gitleaks' default configuration,
+// generated from the gitleaks module go.mod pins into gitleaks_gen.go
+// (`go generate`, see internal/gen; a test regenerates the table and
+// compares it byte for byte, another runs every rule on gitleaks' own
+// samples), followed by the rule lists other files of this package add to
+// patternSources. Every regex, keyword, entropy threshold, secret group and
+// allowlist is exactly gitleaks'; the table is Go data, so no binary links
+// gitleaks' configuration loader, and a process that never redacts pays
+// nothing for it. Updating the rules is a bump of
+// github.com/zricethezav/gitleaks/v8 in go.mod and `go generate`.
 //
 // Matching follows gitleaks' detector: an Aho-Corasick automaton over the
 // lower-cased keywords of every rule picks the few rules whose keywords occur
-// in the text, and only those run their regular expression. A match keeps
-// gitleaks' secret group, must pass the rule's entropy threshold, and is
-// dropped when a global or rule allowlist allows it, as gitleaks does.
-// Differences, on purpose:
+// in the text, and only those run their regular expression (compiled on
+// first use). A match keeps gitleaks' secret group, must pass the rule's
+// entropy threshold, and is dropped when a global or rule allowlist allows
+// it, as gitleaks does. Differences, on purpose:
 //   - rules limited to file paths (Kubernetes secret YAML, NuGet config,
 //     Freemius secrets) apply to all text: drafts have no path; the
 //     path-only pkcs12-file rule has nothing to match, and see
 //     textOnlyInPath;
+//   - allowlist conditions on paths and commits never hold: an AND list
+//     with one is left out of the table, an OR list keeps its regexes and
+//     stop words;
 //   - "gitleaks:allow" in the text does not exempt it: drafts are input;
-//   - a match is a byte span of the scanned text, so the marker replaces
-//     exactly the secret group and the text around it stays.
+//   - a finding removes the whole token its secret lies in (see
+//     tokenSpan), not only the secret group.
 
-const gitleaksModule = "github.com/zricethezav/gitleaks/v8"
+// patternRule is one rule matched by regular expression, the form of
+// gitleaks' generated table and of art's own provider rules.
+type patternRule struct {
+	ID          string
+	Description string
+	Source      string // SourceGitleaks or SourceArt
+	// Provider and Reference, for art's own rules: whose token format it
+	// is, and where the provider publishes it.
+	Provider  string
+	Reference string
+	// Regex is Go regexp (RE2) syntax; "" for a rule on file names only.
+	Regex string
+	// Path limits a gitleaks rule to files whose path matches; drafts
+	// have none, so it is shown, not applied.
+	Path string
+	// SecretGroup is the capture group holding the secret; 0 takes the
+	// first non-empty group, or the match when there is none (gitleaks').
+	SecretGroup int
+	Entropy     float64  // minimum Shannon entropy of the secret; 0: none
+	Keywords    []string // lower case; the rule runs only on text holding one (none: always)
+	Allowlists  []allowlist
+}
+
+// allowlist is the path-independent part of a gitleaks allowlist: a
+// finding is allowed when one of Regexes matches its Target ("" the
+// secret, "match" the whole match, "line" its line) or the secret holds one
+// of StopWords (lower case); with And, every condition set must hold.
+type allowlist struct {
+	Description string
+	And         bool
+	Target      string
+	Regexes     []string
+	StopWords   []string
+}
+
+// patternSources are the pattern rule lists, in the order they run on a
+// tie: gitleaks' table first. Another file of this package adds its list
+// in an init function (art's own provider rules).
+var patternSources = [][]patternRule{gitleaksRules}
 
 // textOnlyInPath are the path-restricted rules that do not apply to drafts:
 // hashicorp-tf-password matches any quoted value of a name containing
@@ -53,12 +92,12 @@ var textOnlyInPath = map[string]bool{"hashicorp-tf-password": true}
 type leakRule struct {
 	rule     Rule
 	id       string
-	src      config.ViperConfig // this rule alone, as gitleaks' config has it
+	src      *patternRule
 	keywords []string
 	cost     int // allowlist regexes and stop words: the larger, the later it runs
 	once     sync.Once
 
-	re     *regexp.Regexp // gitleaks' regex, as configured
+	re     *regexp.Regexp // the rule's regex, as configured
 	fast   *regexp.Regexp // re without its lazy leading prefix (see speedUp)
 	filter *regexp.Regexp // a necessary condition for fast, or nil
 	// filterAll is filter unanchored (the same when not windowed).
@@ -73,7 +112,7 @@ type leakRule struct {
 	kws      []int32 // the rule's keyword (pattern) indexes
 	group    int
 	entropy  float64
-	allow    []*config.Allowlist
+	allow    []*allowCheck
 }
 
 type leakSet struct {
@@ -81,75 +120,22 @@ type leakSet struct {
 	trie    *ahocorasick.Trie
 	kwRules [][]int32 // keyword (pattern) index → rules having it
 	always  []int32   // rules without keywords
-	global  []*config.Allowlist
-	version string
+	global  func() []*allowCheck
 	rank    []int32 // rule index → position in the run order
 }
 
 func loadLeaks(t *ruleTable) *leakSet {
-	var vc config.ViperConfig
-	if err := toml.Unmarshal([]byte(config.DefaultConfig), &vc); err != nil {
-		panic("redact: gitleaks default config: " + err.Error())
-	}
-	// The global allowlists now; each rule's regexes when a text first
-	// carries one of its keywords (see ensure): compiling all of them takes
-	// tens of milliseconds (hundreds under -race) that a process emitting
-	// a few events should not pay up front.
-	global := vc
-	global.Rules = nil
-	gcfg, err := global.Translate()
-	if err != nil {
-		panic("redact: gitleaks default config: " + err.Error())
-	}
-	ls := &leakSet{global: gcfg.Allowlists, version: moduleVersion(gitleaksModule)}
+	// The global allowlists when a first finding needs them; each rule's
+	// regexes when a text first carries one of its keywords (see ensure):
+	// compiling all of them takes tens of milliseconds (hundreds under
+	// -race) that a process emitting a few events should not pay up front.
+	ls := &leakSet{global: sync.OnceValue(func() []*allowCheck { return compileAllowlists(gitleaksGlobal) })}
 	var keywords []string
 	kwIndex := map[string]int{}
-	for i, vr := range vc.Rules {
-		id := vr.ID
-		if vr.Regex == "" || textOnlyInPath[id] {
-			// Path-only rules (pkcs12-file) name files, not text; they
-			// are listed so `artobs rules` shows the whole set.
-			_, _ = t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: "(not applied: a rule for files named " + vr.Path + ") " + vr.Description})
-			continue
-		}
-		r, shared := t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: vr.Description})
-		if shared {
-			// An own rule with gitleaks' id: both match, one id counts.
-			in := &t.info[r]
-			in.Source = SourceArt + "+" + SourceGitleaks
-			in.Version = ls.version
-			in.Catches += "; gitleaks: " + vr.Description
-		}
-		one := vc
-		one.Rules = slices.Clone(vc.Rules[i : i+1])
-		// A composite rule's required parts are rules of their own; alone,
-		// its primary pattern applies (more redaction, never less).
-		one.Rules[0].Required = nil
-		//lint:ignore SA1019 the default config still uses the old [allowlist] form
-		one.AllowList, one.Allowlists = nil, nil
-		idx := int32(len(ls.rules))
-		lr := &leakRule{rule: r, id: id, src: one, keywords: vr.Keywords}
-		for _, al := range append(vr.Allowlists, vr.AllowList) {
-			if al != nil {
-				lr.cost += len(al.Regexes) + len(al.StopWords)
-			}
-		}
-		ls.rules = append(ls.rules, lr)
-		if len(vr.Keywords) == 0 {
-			ls.always = append(ls.always, idx)
-			continue
-		}
-		for _, k := range vr.Keywords {
-			k = strings.ToLower(k)
-			ki, ok := kwIndex[k]
-			if !ok {
-				ki = len(keywords)
-				kwIndex[k] = ki
-				keywords = append(keywords, k)
-				ls.kwRules = append(ls.kwRules, nil)
-			}
-			ls.kwRules[ki] = append(ls.kwRules[ki], idx)
-			lr.kws = append(lr.kws, int32(ki))
+	for _, set := range patternSources {
+		for i := range set {
+			pr := &set[i]
+			ls.add(t, pr, kwIndex, &keywords)
 		}
 	}
 	ls.trie = ahocorasick.NewTrieBuilder().AddStrings(keywords).Build()
@@ -169,21 +155,78 @@ func loadLeaks(t *ruleTable) *leakSet {
 	return ls
 }
 
-// moduleVersion is the version of a dependency as built into this binary.
-func moduleVersion(path string) string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
+// add registers one pattern rule: its id in the rule table, and, when it
+// has a regex for text, its keywords in the prefilter.
+func (ls *leakSet) add(t *ruleTable, pr *patternRule, kwIndex map[string]int, keywords *[]string) {
+	id := pr.ID
+	version := gitleaksVersion
+	if pr.Source != SourceGitleaks {
+		version = artVersion()
 	}
-	for _, d := range bi.Deps {
-		if d.Path == path {
-			if d.Replace != nil {
-				return d.Replace.Version
-			}
-			return d.Version
+	info := RuleInfo{ID: id, Source: pr.Source, Version: version, Catches: pr.Description, Provider: pr.Provider, Reference: pr.Reference}
+	if pr.Regex == "" || textOnlyInPath[id] {
+		// Path-only rules (pkcs12-file) name files, not text; they are
+		// listed so `artobs rules` shows the whole set.
+		info.Catches = "(not applied: a rule for files named " + pr.Path + ") " + pr.Description
+		_, _ = t.add(id, info)
+		return
+	}
+	r, shared := t.add(id, info)
+	if shared {
+		// An own rule with a pattern rule's id: both match, one id counts.
+		in := &t.info[r]
+		in.Source += "+" + pr.Source
+		if pr.Source == SourceGitleaks {
+			in.Version = version
 		}
+		in.Catches += "; " + pr.Source + ": " + pr.Description
 	}
-	return "unknown"
+	idx := int32(len(ls.rules))
+	lr := &leakRule{rule: r, id: id, src: pr, keywords: pr.Keywords}
+	for _, al := range pr.Allowlists {
+		lr.cost += len(al.Regexes) + len(al.StopWords)
+	}
+	ls.rules = append(ls.rules, lr)
+	if len(pr.Keywords) == 0 {
+		ls.always = append(ls.always, idx)
+		return
+	}
+	for _, k := range pr.Keywords {
+		k = strings.ToLower(k)
+		ki, ok := kwIndex[k]
+		if !ok {
+			ki = len(*keywords)
+			kwIndex[k] = ki
+			*keywords = append(*keywords, k)
+			ls.kwRules = append(ls.kwRules, nil)
+		}
+		ls.kwRules[ki] = append(ls.kwRules[ki], idx)
+		lr.kws = append(lr.kws, int32(ki))
+	}
+}
+
+// allowCheck is a compiled allowlist: its regexes joined into one, as
+// gitleaks joins them, and its stop words in an automaton.
+type allowCheck struct {
+	and    bool
+	target string
+	re     *regexp.Regexp
+	stop   *ahocorasick.Trie
+}
+
+func compileAllowlists(als []allowlist) []*allowCheck {
+	var out []*allowCheck
+	for _, al := range als {
+		c := &allowCheck{and: al.And, target: al.Target}
+		if len(al.Regexes) > 0 {
+			c.re = regexp.MustCompile("(?:" + strings.Join(al.Regexes, "|") + ")")
+		}
+		if len(al.StopWords) > 0 {
+			c.stop = ahocorasick.NewTrieBuilder().AddStrings(al.StopWords).Build()
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // artVersion is the version of the art module in this binary.
@@ -268,16 +311,13 @@ func (sc *leakScratch) lowered(s string) []byte {
 	return b
 }
 
-// ensure compiles the rule on first use, with gitleaks' own Translate.
+// ensure compiles the rule on first use.
 func (lr *leakRule) ensure() {
 	lr.once.Do(func() {
-		cfg, err := lr.src.Translate()
-		if err != nil {
-			panic("redact: gitleaks rule " + lr.id + ": " + err.Error())
-		}
-		cr := cfg.Rules[lr.id]
-		lr.re, lr.fast, lr.group, lr.entropy, lr.allow = cr.Regex, cr.Regex, cr.SecretGroup, cr.Entropy, cr.Allowlists
-		lr.speedUp(cr.Keywords)
+		lr.re = regexp.MustCompile(lr.src.Regex)
+		lr.fast, lr.group, lr.entropy = lr.re, lr.src.SecretGroup, lr.src.Entropy
+		lr.allow = compileAllowlists(lr.src.Allowlists)
+		lr.speedUp(lr.src.Keywords)
 	})
 }
 
@@ -323,7 +363,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 		if lr.entropy != 0 && shannonEntropy(secret) <= lr.entropy {
 			continue
 		}
-		if allowed(ls.global, s, a, b, secret) || allowed(lr.allow, s, a, b, secret) {
+		if allowed(ls.global(), s, a, b, secret) || allowed(lr.allow, s, a, b, secret) {
 			continue
 		}
 		if overlapsMarker(s, sa, sb) {
@@ -366,13 +406,13 @@ func covered(sp []span, a, b int) bool {
 }
 
 // allowed applies gitleaks' allowlist semantics to a finding: the target is
-// the secret, the whole match or the line, by the allowlist's regexTarget;
-// OR lists allow on a regex or a stop word, AND lists need every condition
-// they set (commit and path conditions never hold: drafts have neither).
-func allowed(lists []*config.Allowlist, s string, a, b int, secret string) bool {
+// the secret, the whole match or the line, by the allowlist's target; OR
+// lists allow on a regex or a stop word, AND lists need every condition
+// they set.
+func allowed(lists []*allowCheck, s string, a, b int, secret string) bool {
 	for _, al := range lists {
 		target := secret
-		switch al.RegexTarget {
+		switch al.target {
 		case "match":
 			target = s[a:b]
 		case "line":
@@ -385,17 +425,11 @@ func allowed(lists []*config.Allowlist, s string, a, b int, secret string) bool 
 			}
 			target = s[ls:le]
 		}
-		regexOK := al.RegexAllowed(target)
-		stopOK, _ := al.ContainsStopWord(secret)
-		if al.MatchCondition == config.AllowlistMatchAnd {
-			ok := len(al.Commits) == 0 && len(al.Paths) == 0
-			if len(al.Regexes) > 0 {
-				ok = ok && regexOK
-			}
-			if len(al.StopWords) > 0 {
-				ok = ok && stopOK
-			}
-			if ok && (len(al.Regexes) > 0 || len(al.StopWords) > 0) {
+		regexOK := al.re != nil && target != "" && al.re.MatchString(target)
+		stopOK := al.stop != nil && secret != "" && al.stop.MatchFirstString(strings.ToLower(secret)) != nil
+		if al.and {
+			ok := (al.re == nil || regexOK) && (al.stop == nil || stopOK)
+			if ok && (al.re != nil || al.stop != nil) {
 				return true
 			}
 			continue

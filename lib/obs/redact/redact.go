@@ -19,6 +19,8 @@
 // is valid canonical JSON (RFC 8785) within Limits.Total bytes.
 package redact
 
+//go:generate go run ./internal/gen
+
 import (
 	"crypto/hmac"
 	"crypto/sha256"
