@@ -113,6 +113,12 @@ type leakRule struct {
 	group    int
 	entropy  float64
 	allow    []*allowCheck
+	// fragments are the capture groups that hold a piece of the token, not
+	// the secret: named ones (jwt-base64 names the JOSE header it starts
+	// with) and repeated ones (a Teams webhook's UUID parts). With no
+	// secret group configured gitleaks takes the first non-empty group as
+	// the secret; when it is one of these, the whole match is removed.
+	fragments []int
 }
 
 type leakSet struct {
@@ -203,6 +209,34 @@ func (ls *leakSet) add(t *ruleTable, pr *patternRule, kwIndex map[string]int, ke
 		ls.kwRules[ki] = append(ls.kwRules[ki], idx)
 		lr.kws = append(lr.kws, int32(ki))
 	}
+}
+
+// fragmentGroups lists the capture groups of re that are named or lie
+// under a repetition (see leakRule.fragments).
+func fragmentGroups(re *regexp.Regexp) []int {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	var walk func(t *syntax.Regexp, repeated bool)
+	walk = func(t *syntax.Regexp, repeated bool) {
+		switch t.Op {
+		case syntax.OpCapture:
+			if repeated || t.Name != "" {
+				out = append(out, t.Cap)
+			}
+		case syntax.OpStar, syntax.OpPlus:
+			repeated = true
+		case syntax.OpRepeat:
+			repeated = repeated || t.Max != 1
+		}
+		for _, sub := range t.Sub {
+			walk(sub, repeated)
+		}
+	}
+	walk(tree, false)
+	return out
 }
 
 // allowCheck is a compiled allowlist: its regexes joined into one, as
@@ -317,6 +351,9 @@ func (lr *leakRule) ensure() {
 		lr.re = regexp.MustCompile(lr.src.Regex)
 		lr.fast, lr.group, lr.entropy = lr.re, lr.src.SecretGroup, lr.src.Entropy
 		lr.allow = compileAllowlists(lr.src.Allowlists)
+		if lr.group <= 0 {
+			lr.fragments = fragmentGroups(lr.re)
+		}
 		lr.speedUp(lr.src.Keywords)
 	})
 }
@@ -338,6 +375,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 			b--
 		}
 		sa, sb := a, b
+		whole := false // the span to remove is the match, not the group
 		if n := len(m) / 2; n > 1 {
 			g := lr.group
 			if g <= 0 {
@@ -351,6 +389,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 			}
 			if g > 0 && g < n && m[2*g] >= 0 {
 				sa, sb = max(m[2*g], a), min(m[2*g+1], b)
+				whole = lr.group <= 0 && slices.Contains(lr.fragments, g)
 			}
 		}
 		if sb <= sa || sb <= lo || sa >= hi {
@@ -369,7 +408,12 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 		if overlapsMarker(s, sa, sb) {
 			continue // redacting our own output must change nothing
 		}
-		sp = append(sp, span{max(sa, lo) - lo, min(sb, hi) - lo, lr.rule})
+		ta, tb := sa, sb
+		if whole {
+			ta, tb = a, b
+		}
+		ta, tb = tokenSpan(s, ta, tb, a, b)
+		sp = append(sp, span{max(ta, lo) - lo, min(tb, hi) - lo, lr.rule})
 	}
 	return sp
 }

@@ -133,6 +133,40 @@ func IsMarker(s string) bool { return s != "" && markerLen(s) == len(s) }
 // startsWithMarker reports whether s begins with a marker.
 func startsWithMarker(s string) bool { return markerLen(s) > 0 }
 
+// tokenChar are the characters of a token: letters, digits and "_.~-"
+// (URL-safe base64 and the unreserved characters of a URL).
+var tokenChar = makeClass("_.~-", true)
+
+// tokenSpan widens the secret [a, b), found by a rule whose whole match is
+// [ma, mb), to the token it lies in, so that no part of a token is left
+// readable beside its marker: a base64 JWT of which the rule's group is
+// the header, a key with its prefix, a URL-safe token with a suffix. A
+// token is the longest run of tokenChar around the secret, extended over
+// '+' and '/' (standard base64) where the rule's match covers them, and
+// over trailing '=' padding; a '.' ending it (a sentence's) is not part of
+// it, nor is a letter after a backslash (an escape, \n, in escaped text).
+// Redaction never removes a character outside this span.
+func tokenSpan(s string, a, b, ma, mb int) (int, int) {
+	b64 := func(i int) bool { return i >= ma && i < mb && (s[i] == '+' || s[i] == '/') }
+	for a > 0 && (tokenChar[s[a-1]] || b64(a-1)) && !(a >= 2 && s[a-2] == '\\') {
+		a--
+	}
+	end := b
+	for end < len(s) && (tokenChar[s[end]] || b64(end)) {
+		end++
+	}
+	for end < len(s) && s[end] == '=' {
+		if end+1 < len(s) && tokenChar[s[end+1]] {
+			break // "=value": an assignment, not padding
+		}
+		end++
+	}
+	for end > b && s[end-1] == '.' {
+		end--
+	}
+	return a, end
+}
+
 // findSecrets appends the spans of every secret in s.
 func findSecrets(s string, sp []span) []span {
 	for i := 0; i < len(s); i++ {
@@ -195,8 +229,13 @@ func findSecrets(s string, sp []span) []span {
 			continue
 		}
 		if end > 0 {
-			if rule != AuthHeader { // auth spans are added by their matcher
+			switch rule {
+			case AuthHeader: // auth spans are added by their matcher
+			case PrivateKey:
 				sp = append(sp, span{i, end, rule})
+			default:
+				a, b := tokenSpan(s, i, end, i, end)
+				sp = append(sp, span{a, b, rule})
 			}
 			i = end - 1
 		}
