@@ -413,7 +413,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 			ta, tb = a, b
 		}
 		ta, tb = tokenSpan(s, ta, tb, a, b)
-		sp = append(sp, span{max(ta, lo) - lo, min(tb, hi) - lo, lr.rule})
+		sp = append(sp, span{a: max(ta, lo) - lo, b: min(tb, hi) - lo, rule: lr.rule})
 	}
 	return sp
 }

@@ -160,11 +160,41 @@ func (w *walker) scan(s string, sum *Summary) string {
 func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
 	sp = table().leaks.scan(&w.lk, name, s, sp)
+	sp = suppress(name, s, sp)
+	sp = keepJSON(s, sp)
 	w.spans = sp[:0]
 	if len(sp) == 0 {
 		return s
 	}
 	return w.r.apply(s, sp, sum)
+}
+
+// suppressors are checks that drop a finding on a value that is not a
+// secret: code, a template or CI reference, a placeholder, a hash. Another
+// file of this package adds them in an init function. Each sees the value's
+// name (its key, or the argv item before it; "" for none), the whole text
+// and the span [a, b) a rule r found; true drops the span.
+var suppressors []func(name, s string, a, b int, r Rule) bool
+
+// suppress drops the spans a suppressor rejects.
+func suppress(name, s string, sp []span) []span {
+	if len(suppressors) == 0 || len(sp) == 0 {
+		return sp
+	}
+	out := sp[:0]
+	for _, x := range sp {
+		keep := true
+		for _, f := range suppressors {
+			if f(name, s, x.a, x.b, x.rule) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func (r *Redactor) apply(s string, sp []span, sum *Summary) string {
@@ -174,7 +204,13 @@ func (r *Redactor) apply(s string, sp []span, sum *Summary) string {
 	last := 0
 	for _, x := range sp {
 		b.WriteString(s[last:x.a])
+		if x.quote {
+			b.WriteByte('"')
+		}
 		b.WriteString(r.marker(x.rule, s[x.a:x.b]))
+		if x.quote {
+			b.WriteByte('"')
+		}
 		sum.Add(x.rule, 1)
 		last = x.b
 	}
