@@ -576,7 +576,7 @@ func (ls *leakSet) scan(sc *leakScratch, name, v string, sp []span) []span {
 	return sp
 }
 
-// unescaped undoes \", \\, \/, \', \n, \r, \t and \uXXXX in v, recording
+// unescaped undoes \", \\, \/, \', \n, \r, \t, \xHH and \uXXXX in v, recording
 // where each byte of the result starts in v (and, past the end, len(v)).
 func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
 	view, pos := sc.view[:0], sc.pos[:0]
@@ -597,6 +597,11 @@ func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
 			case 't':
 				c = '\t'
 				i++
+			case 'x': // shell $'…', C, Python
+				if i+3 < len(v) && isHex(v[i+2]) && isHex(v[i+3]) {
+					c = unhex(v[i+2])<<4 | unhex(v[i+3])
+					i += 3
+				}
 			case 'u':
 				if r, ok := hex4(v, i+2); ok && r != 0 && !utf16.IsSurrogate(r) {
 					var b [4]byte

@@ -160,6 +160,7 @@ func (w *walker) scan(s string, sum *Summary) string {
 func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
 	sp = table().leaks.scan(&w.lk, name, s, sp)
+	sp = w.decodedSpans(s, sp)
 	sp = suppress(name, s, sp)
 	sp = keepJSON(s, sp)
 	w.spans = sp[:0]
