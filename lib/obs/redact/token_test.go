@@ -51,3 +51,27 @@ func TestWholeTokenRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestURLCredentials: the userinfo of any scheme's URL (a password, and a
+// user name that is a token) and secret-named parameters of the query and
+// the fragment go; logins and ordinary parameters stay.
+func TestURLCredentials(t *testing.T) {
+	r := New(Options{})
+	for _, c := range []struct{ in, want string }{
+		{"https://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@api.example.com/x",
+			"https://[REDACTED:url-credentials]@api.example.com/x"},
+		{"https://hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789:x-oauth-basic@host/", "https://[REDACTED:url-credentials]:[REDACTED:url-credentials]@host/"},
+		{"postgres://app:s3cret-pw@db:5432/app", "postgres://app:[REDACTED:url-credentials]@db:5432/app"},
+		{"ssh://git@github.com/art-runtime/art.git", "ssh://git@github.com/art-runtime/art.git"},
+		{"git+ssh://deploy-bot@host/repo", "git+ssh://deploy-bot@host/repo"},
+		{"https://app/cb#access_token=ya29.a0AfH6SMBx-long-token&token_type=Bearer&expires_in=3599",
+			"https://app/cb#access_token=[REDACTED:url-query-secret]&token_type=Bearer&expires_in=3599"},
+		{"https://github.com/o/r/blob/main/x.go#L42", "https://github.com/o/r/blob/main/x.go#L42"},
+		{"https://h/p?api_key=abc123def456&page=2#frag", "https://h/p?api_key=[REDACTED:url-query-secret]&page=2#frag"},
+	} {
+		var sum Summary
+		if got := r.Text(c.in, &sum); got != c.want {
+			t.Errorf("%q:\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
