@@ -112,7 +112,9 @@ type leakRule struct {
 	kws      []int32 // the rule's keyword (pattern) indexes
 	group    int
 	entropy  float64
-	allow    []*allowCheck
+	// allow are the rule's allowlists, compiled when a first finding
+	// needs them (generic-api-key's hold 1,500 stop words).
+	allow func() []*allowCheck
 	// fragments are the capture groups that hold a piece of the token, not
 	// the secret: named ones (jwt-base64 names the JOSE header it starts
 	// with) and repeated ones (a Teams webhook's UUID parts). With no
@@ -350,7 +352,8 @@ func (lr *leakRule) ensure() {
 	lr.once.Do(func() {
 		lr.re = regexp.MustCompile(lr.src.Regex)
 		lr.fast, lr.group, lr.entropy = lr.re, lr.src.SecretGroup, lr.src.Entropy
-		lr.allow = compileAllowlists(lr.src.Allowlists)
+		als := lr.src.Allowlists
+		lr.allow = sync.OnceValue(func() []*allowCheck { return compileAllowlists(als) })
 		if lr.group <= 0 {
 			lr.fragments = fragmentGroups(lr.re)
 		}
@@ -402,7 +405,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 		if lr.entropy != 0 && shannonEntropy(secret) <= lr.entropy {
 			continue
 		}
-		if allowed(ls.global(), s, a, b, secret) || allowed(lr.allow, s, a, b, secret) {
+		if allowed(ls.global(), s, a, b, secret) || allowed(lr.allow(), s, a, b, secret) {
 			continue
 		}
 		if overlapsMarker(s, sa, sb) {
