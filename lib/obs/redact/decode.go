@@ -57,11 +57,11 @@ func (w *walker) decodeRuns(ds *decodeState, s string, sp []span, depth int) []s
 			continue
 		}
 		if c == '%' {
-			a, b := percentRun(s, i)
-			if b > a {
+			a, b, ok := percentRun(s, i)
+			if ok {
 				sp = w.decodePercent(ds, s, a, b, sp, depth)
-				i = b - 1
 			}
+			i = b - 1 // the run is done either way
 			continue
 		}
 		if !b64Char[c] {
@@ -183,8 +183,9 @@ func (w *walker) secretsIn(ds *decodeState, text string, sp []span, depth int) [
 }
 
 // percentRun is the run of URL characters around the '%' at i (the text
-// between white space, quotes and brackets), if it holds a %XX escape.
-func percentRun(s string, i int) (int, int) {
+// between white space, quotes and brackets), and whether it holds a %XX
+// escape.
+func percentRun(s string, i int) (int, int, bool) {
 	a := i
 	for a > 0 && !urlStop[s[a-1]] && s[a-1] != '[' && s[a-1] != ']' {
 		a--
@@ -193,12 +194,12 @@ func percentRun(s string, i int) (int, int) {
 	for b < len(s) && !urlStop[s[b]] && s[b] != '[' && s[b] != ']' {
 		b++
 	}
-	for k := a; k+2 < b; k++ {
+	for k := i; k+2 < b; k++ {
 		if s[k] == '%' && isHex(s[k+1]) && isHex(s[k+2]) {
-			return a, b
+			return a, b, true
 		}
 	}
-	return 0, 0
+	return a, b, false
 }
 
 func isHex(c byte) bool { return isDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') }

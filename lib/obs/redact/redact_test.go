@@ -511,8 +511,9 @@ func TestSummaryValue(t *testing.T) {
 	}
 }
 
-// FuzzRedactJSONText: a value that is JSON text (a command's JSON output, a
-// request body, a lockfile) is still valid JSON after redaction.
+// FuzzRedactJSONText: a value that is JSON text, an object or array (a
+// command's JSON output, a request body, a lockfile), is still valid JSON
+// after redaction.
 func FuzzRedactJSONText(f *testing.F) {
 	f.Add(`{"password": {"a": 1}, "token": [1, 2]}`)
 	f.Add(`{"password": 12345678, "secret": true, "api_key": null}`)
@@ -522,7 +523,7 @@ func FuzzRedactJSONText(f *testing.F) {
 	f.Add(`{"a":"password=x\"},{\"b\":1"}`)
 	r := New(Options{Limits: Limits{String: 1 << 20, Total: 4 << 20}})
 	f.Fuzz(func(t *testing.T, in string) {
-		if !utf8.ValidString(in) || !json.Valid([]byte(in)) {
+		if !utf8.ValidString(in) || !jsonLike(in) || !json.Valid([]byte(in)) {
 			return
 		}
 		var sum Summary
