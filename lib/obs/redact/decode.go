@@ -42,8 +42,10 @@ func (w *walker) decodedSpans(s string, sp []span) []span {
 	if len(s) < minEncoded {
 		return sp
 	}
-	ds := decodeState{budget: maxDecoded}
-	return w.decodeRuns(&ds, s, sp, 1)
+	ds := decodeState{budget: maxDecoded, buf: w.decBuf}
+	sp = w.decodeRuns(&ds, s, sp, 1)
+	w.decBuf = ds.buf[:0]
+	return sp
 }
 
 func (w *walker) decodeRuns(ds *decodeState, s string, sp []span, depth int) []span {

@@ -361,6 +361,7 @@ type walker struct {
 	spans    []span
 	keyCache map[string]bool
 	lk       leakScratch
+	decBuf   []byte // decoding scratch (see decodedSpans)
 	name     string // the name of the scalar about to be written (see str)
 	last     string // the last string written, redacted (the next argv item's name)
 }
