@@ -669,7 +669,18 @@ func assignment(s string, i int, sp []span) []span {
 			}
 		}
 	}
-	return valueSpan(s, k, sp)
+	n := len(sp)
+	sp = valueSpan(s, k, sp)
+	if op == ':' && len(sp) > n && ns > 0 && (s[ns-1] == '\'' || s[ns-1] == '"') && !quoted {
+		// A quoted header, 'X-Api-Key: v}a]l,u;e': the value runs to the
+		// quote that closes it, over the brackets and separators that end
+		// a bare value in code.
+		x := &sp[len(sp)-1]
+		if q := strings.IndexByte(s[x.b:], s[ns-1]); q > 0 && !strings.ContainsAny(s[x.b:x.b+q], "\n\r") && s[x.a-1] != s[ns-1] {
+			x.b += q
+		}
+	}
+	return sp
 }
 
 // typeWords are type names that sit between a name and its '='.

@@ -75,3 +75,19 @@ func TestURLCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotedHeaderValue: a secret-named header inside quotes keeps going
+// to the closing quote, over '}', ']' and ',' (a token may hold them).
+func TestQuotedHeaderValue(t *testing.T) {
+	r := New(Options{})
+	for in, want := range map[string]string{
+		`curl -H 'X-Api-Key: abc}def]ghi,jk' https://x`: `curl -H 'X-Api-Key: [REDACTED:unsafe-key]' https://x`,
+		`curl -H "X-Auth-Token: t0k]en" -d '{}'`:        `curl -H "X-Auth-Token: [REDACTED:unsafe-key]" -d '{}'`,
+		`{"password": "a}b"}`:                           `{"password": "[REDACTED:unsafe-key]"}`,
+	} {
+		var sum Summary
+		if got := r.Text(in, &sum); got != want {
+			t.Errorf("%q:\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
