@@ -7,9 +7,12 @@
 // Anything else (structs, pointers, funcs, channels) becomes a marker.
 // Secrets are found by name (unsafe keys, name=value in text, --flag value in
 // argv, URL query parameters), by form (token families, JWTs, PEM private
-// keys, Authorization headers, URL passwords), or because the caller said so
-// (sensitive paths); binary strings, cycles, excess depth, size and
-// collection overflow are cut. Each removal leaves an in-place marker,
+// keys, Authorization headers, URL credentials, gitleaks' rules), inside
+// encoded text (base64, hex, percent-encoding, escapes; see decode.go), or
+// because the caller said so (sensitive paths); binary strings, cycles,
+// excess depth, size and collection overflow are cut. A token is removed
+// whole (see tokenSpan), and a value that is JSON text stays valid JSON
+// (see keepJSON). Each removal leaves an in-place marker,
 // "[REDACTED:<rule>]" or, with a key, "[REDACTED:<rule>:hmac-sha256:<16 hex>]"
 // so the same secret correlates across events without being recoverable, and
 // counts one in the Summary, which never holds values.
