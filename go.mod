@@ -11,17 +11,17 @@ require (
 	github.com/natefinch/atomic v1.0.1
 	github.com/nats-io/nats.go v1.55.0
 	github.com/nats-io/nuid v1.0.1
-	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/tidwall/gjson v1.20.2
-	github.com/zricethezav/gitleaks/v8 v8.30.1
 	golang.org/x/mod v0.41.0
 	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.50.0
 )
 
-// Test-only: the embedded JetStream server, CLI scripts, schema validation,
-// goroutine leak checks, gitleaks' sample generator and config loader for
-// the redaction corpus (docs/deps.md says why each).
+// Test- and generate-only (no binary links them): the embedded JetStream
+// server, CLI scripts, schema validation, goroutine leak checks, gitleaks
+// (its rules are generated into lib/obs/redact/gitleaks_gen.go; its
+// detector is the peer of the redaction tests), its config loader viper,
+// and its sample generator (docs/deps.md says why each).
 require (
 	github.com/lucasjones/reggen v0.0.0-20200904144131-37ba4fa293bb
 	github.com/nats-io/nats-server/v2 v2.15.2
@@ -29,6 +29,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spdx/tools-golang v0.5.7
 	github.com/spf13/viper v1.19.0
+	github.com/zricethezav/gitleaks/v8 v8.30.1
 	go.uber.org/goleak v1.3.0
 )
 
@@ -78,6 +79,7 @@ require (
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nwaples/rardecode/v2 v2.1.0 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/rs/zerolog v1.33.0 // indirect

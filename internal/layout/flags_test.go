@@ -57,9 +57,12 @@ func TestLibrariesNameNoFlags(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return err
+		}
+		if ast.IsGenerated(f) {
+			return nil // generated tables quote other programs (gitleaks' rules)
 		}
 		allowed := map[string]bool{}
 		for _, a := range libFlagAllowed[rel] {

@@ -121,3 +121,46 @@ func TestTheTestSees(t *testing.T) {
 		}
 	}
 }
+
+// binaryForbidden are modules no binary may link: gitleaks (its rules are
+// generated into lib/obs/redact/gitleaks_gen.go) and its config loader
+// viper, with the HCL, afero, fsnotify and zerolog packages it brings;
+// both are generate- and test-time dependencies (docs/deps.md).
+var binaryForbidden = []string{"github.com/zricethezav/gitleaks/", "github.com/spf13/viper"}
+
+// TestBinariesLinkNoGitleaks: no command under cmd/ depends on gitleaks
+// or viper (go list -deps: what the binary links).
+func TestBinariesLinkNoGitleaks(t *testing.T) {
+	out := goList(t, "-deps", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./cmd/...")
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || !strings.HasPrefix(f[0], module+"cmd/") {
+			continue
+		}
+		for _, d := range f[1:] {
+			for _, bad := range binaryForbidden {
+				if strings.HasPrefix(d, bad) {
+					t.Errorf("%s links %s: gitleaks and viper are generate- and test-time dependencies only (docs/deps.md)", f[0], d)
+				}
+			}
+		}
+	}
+	// The check sees real edges: the generator links both.
+	gen := goList(t, "-f", "{{join .Deps \" \"}}", "./lib/obs/redact/internal/gen")
+	for _, bad := range binaryForbidden {
+		if !strings.Contains(gen, bad) {
+			t.Errorf("the redaction table generator does not depend on %s: the check above proves nothing", bad)
+		}
+	}
+}
+
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	return string(out)
+}

@@ -13,36 +13,75 @@ import (
 	"unsafe"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
-	toml "github.com/pelletier/go-toml/v2"
-	"github.com/zricethezav/gitleaks/v8/config"
 )
 
-// The token rules are gitleaks' default configuration, read from the
-// gitleaks module this binary was built with: its embedded gitleaks.toml
-// (config.DefaultConfig), decoded into gitleaks' own ViperConfig and turned
-// into rules by gitleaks' own Translate, so every regex, keyword, entropy
-// threshold, secret group and allowlist is exactly gitleaks'. Updating the
-// rules is a bump of github.com/zricethezav/gitleaks/v8 in go.mod.
-//
-// The decoding uses go-toml instead of viper (gitleaks' loader) to keep
-// viper's config-file machinery out of the binary; a test checks that both
-// give the same configuration.
+// The token rules are pattern rules: gitleaks' default configuration,
+// generated from the gitleaks module go.mod pins into gitleaks_gen.go
+// (`go generate`, see internal/gen; a test regenerates the table and
+// compares it byte for byte, another runs every rule on gitleaks' own
+// samples), followed by the rule lists other files of this package add to
+// patternSources. Every regex, keyword, entropy threshold, secret group and
+// allowlist is exactly gitleaks'; the table is Go data, so no binary links
+// gitleaks' configuration loader, and a process that never redacts pays
+// nothing for it. Updating the rules is a bump of
+// github.com/zricethezav/gitleaks/v8 in go.mod and `go generate`.
 //
 // Matching follows gitleaks' detector: an Aho-Corasick automaton over the
 // lower-cased keywords of every rule picks the few rules whose keywords occur
-// in the text, and only those run their regular expression. A match keeps
-// gitleaks' secret group, must pass the rule's entropy threshold, and is
-// dropped when a global or rule allowlist allows it, as gitleaks does.
-// Differences, on purpose:
+// in the text, and only those run their regular expression (compiled on
+// first use). A match keeps gitleaks' secret group, must pass the rule's
+// entropy threshold, and is dropped when a global or rule allowlist allows
+// it, as gitleaks does. Differences, on purpose:
 //   - rules limited to file paths (Kubernetes secret YAML, NuGet config,
 //     Freemius secrets) apply to all text: drafts have no path; the
 //     path-only pkcs12-file rule has nothing to match, and see
 //     textOnlyInPath;
+//   - allowlist conditions on paths and commits never hold: an AND list
+//     with one is left out of the table, an OR list keeps its regexes and
+//     stop words;
 //   - "gitleaks:allow" in the text does not exempt it: drafts are input;
-//   - a match is a byte span of the scanned text, so the marker replaces
-//     exactly the secret group and the text around it stays.
+//   - a finding removes the whole token its secret lies in (see
+//     tokenSpan), not only the secret group.
 
-const gitleaksModule = "github.com/zricethezav/gitleaks/v8"
+// patternRule is one rule matched by regular expression, the form of
+// gitleaks' generated table and of art's own provider rules.
+type patternRule struct {
+	ID          string
+	Description string
+	Source      string // SourceGitleaks or SourceArt
+	// Provider and Reference, for art's own rules: whose token format it
+	// is, and where the provider publishes it.
+	Provider  string
+	Reference string
+	// Regex is Go regexp (RE2) syntax; "" for a rule on file names only.
+	Regex string
+	// Path limits a gitleaks rule to files whose path matches; drafts
+	// have none, so it is shown, not applied.
+	Path string
+	// SecretGroup is the capture group holding the secret; 0 takes the
+	// first non-empty group, or the match when there is none (gitleaks').
+	SecretGroup int
+	Entropy     float64  // minimum Shannon entropy of the secret; 0: none
+	Keywords    []string // lower case; the rule runs only on text holding one (none: always)
+	Allowlists  []allowlist
+}
+
+// allowlist is the path-independent part of a gitleaks allowlist: a
+// finding is allowed when one of Regexes matches its Target ("" the
+// secret, "match" the whole match, "line" its line) or the secret holds one
+// of StopWords (lower case); with And, every condition set must hold.
+type allowlist struct {
+	Description string
+	And         bool
+	Target      string
+	Regexes     []string
+	StopWords   []string
+}
+
+// patternSources are the pattern rule lists, in the order they run on a
+// tie: gitleaks' table first. Another file of this package adds its list
+// in an init function (art's own provider rules).
+var patternSources = [][]patternRule{gitleaksRules}
 
 // textOnlyInPath are the path-restricted rules that do not apply to drafts:
 // hashicorp-tf-password matches any quoted value of a name containing
@@ -53,12 +92,12 @@ var textOnlyInPath = map[string]bool{"hashicorp-tf-password": true}
 type leakRule struct {
 	rule     Rule
 	id       string
-	src      config.ViperConfig // this rule alone, as gitleaks' config has it
+	src      *patternRule
 	keywords []string
 	cost     int // allowlist regexes and stop words: the larger, the later it runs
 	once     sync.Once
 
-	re     *regexp.Regexp // gitleaks' regex, as configured
+	re     *regexp.Regexp // the rule's regex, as configured
 	fast   *regexp.Regexp // re without its lazy leading prefix (see speedUp)
 	filter *regexp.Regexp // a necessary condition for fast, or nil
 	// filterAll is filter unanchored (the same when not windowed).
@@ -73,7 +112,15 @@ type leakRule struct {
 	kws      []int32 // the rule's keyword (pattern) indexes
 	group    int
 	entropy  float64
-	allow    []*config.Allowlist
+	// allow are the rule's allowlists, compiled when a first finding
+	// needs them (generic-api-key's hold 1,500 stop words).
+	allow func() []*allowCheck
+	// fragments are the capture groups that hold a piece of the token, not
+	// the secret: named ones (jwt-base64 names the JOSE header it starts
+	// with) and repeated ones (a Teams webhook's UUID parts). With no
+	// secret group configured gitleaks takes the first non-empty group as
+	// the secret; when it is one of these, the whole match is removed.
+	fragments []int
 }
 
 type leakSet struct {
@@ -81,75 +128,22 @@ type leakSet struct {
 	trie    *ahocorasick.Trie
 	kwRules [][]int32 // keyword (pattern) index → rules having it
 	always  []int32   // rules without keywords
-	global  []*config.Allowlist
-	version string
+	global  func() []*allowCheck
 	rank    []int32 // rule index → position in the run order
 }
 
 func loadLeaks(t *ruleTable) *leakSet {
-	var vc config.ViperConfig
-	if err := toml.Unmarshal([]byte(config.DefaultConfig), &vc); err != nil {
-		panic("redact: gitleaks default config: " + err.Error())
-	}
-	// The global allowlists now; each rule's regexes when a text first
-	// carries one of its keywords (see ensure): compiling all of them takes
-	// tens of milliseconds (hundreds under -race) that a process emitting
-	// a few events should not pay up front.
-	global := vc
-	global.Rules = nil
-	gcfg, err := global.Translate()
-	if err != nil {
-		panic("redact: gitleaks default config: " + err.Error())
-	}
-	ls := &leakSet{global: gcfg.Allowlists, version: moduleVersion(gitleaksModule)}
+	// The global allowlists when a first finding needs them; each rule's
+	// regexes when a text first carries one of its keywords (see ensure):
+	// compiling all of them takes tens of milliseconds (hundreds under
+	// -race) that a process emitting a few events should not pay up front.
+	ls := &leakSet{global: sync.OnceValue(func() []*allowCheck { return compileAllowlists(gitleaksGlobal) })}
 	var keywords []string
 	kwIndex := map[string]int{}
-	for i, vr := range vc.Rules {
-		id := vr.ID
-		if vr.Regex == "" || textOnlyInPath[id] {
-			// Path-only rules (pkcs12-file) name files, not text; they
-			// are listed so `artobs rules` shows the whole set.
-			_, _ = t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: "(not applied: a rule for files named " + vr.Path + ") " + vr.Description})
-			continue
-		}
-		r, shared := t.add(id, RuleInfo{ID: id, Source: SourceGitleaks, Version: ls.version, Catches: vr.Description})
-		if shared {
-			// An own rule with gitleaks' id: both match, one id counts.
-			in := &t.info[r]
-			in.Source = SourceArt + "+" + SourceGitleaks
-			in.Version = ls.version
-			in.Catches += "; gitleaks: " + vr.Description
-		}
-		one := vc
-		one.Rules = slices.Clone(vc.Rules[i : i+1])
-		// A composite rule's required parts are rules of their own; alone,
-		// its primary pattern applies (more redaction, never less).
-		one.Rules[0].Required = nil
-		//lint:ignore SA1019 the default config still uses the old [allowlist] form
-		one.AllowList, one.Allowlists = nil, nil
-		idx := int32(len(ls.rules))
-		lr := &leakRule{rule: r, id: id, src: one, keywords: vr.Keywords}
-		for _, al := range append(vr.Allowlists, vr.AllowList) {
-			if al != nil {
-				lr.cost += len(al.Regexes) + len(al.StopWords)
-			}
-		}
-		ls.rules = append(ls.rules, lr)
-		if len(vr.Keywords) == 0 {
-			ls.always = append(ls.always, idx)
-			continue
-		}
-		for _, k := range vr.Keywords {
-			k = strings.ToLower(k)
-			ki, ok := kwIndex[k]
-			if !ok {
-				ki = len(keywords)
-				kwIndex[k] = ki
-				keywords = append(keywords, k)
-				ls.kwRules = append(ls.kwRules, nil)
-			}
-			ls.kwRules[ki] = append(ls.kwRules[ki], idx)
-			lr.kws = append(lr.kws, int32(ki))
+	for _, set := range patternSources {
+		for i := range set {
+			pr := &set[i]
+			ls.add(t, pr, kwIndex, &keywords)
 		}
 	}
 	ls.trie = ahocorasick.NewTrieBuilder().AddStrings(keywords).Build()
@@ -169,21 +163,106 @@ func loadLeaks(t *ruleTable) *leakSet {
 	return ls
 }
 
-// moduleVersion is the version of a dependency as built into this binary.
-func moduleVersion(path string) string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
+// add registers one pattern rule: its id in the rule table, and, when it
+// has a regex for text, its keywords in the prefilter.
+func (ls *leakSet) add(t *ruleTable, pr *patternRule, kwIndex map[string]int, keywords *[]string) {
+	id := pr.ID
+	version := gitleaksVersion
+	if pr.Source != SourceGitleaks {
+		version = artVersion()
 	}
-	for _, d := range bi.Deps {
-		if d.Path == path {
-			if d.Replace != nil {
-				return d.Replace.Version
+	info := RuleInfo{ID: id, Source: pr.Source, Version: version, Catches: pr.Description, Provider: pr.Provider, Reference: pr.Reference}
+	if pr.Regex == "" || textOnlyInPath[id] {
+		// Path-only rules (pkcs12-file) name files, not text; they are
+		// listed so `artobs rules` shows the whole set.
+		info.Catches = "(not applied: a rule for files named " + pr.Path + ") " + pr.Description
+		_, _ = t.add(id, info)
+		return
+	}
+	r, shared := t.add(id, info)
+	if shared {
+		// An own rule with a pattern rule's id: both match, one id counts.
+		in := &t.info[r]
+		in.Source += "+" + pr.Source
+		if pr.Source == SourceGitleaks {
+			in.Version = version
+		}
+		in.Catches += "; " + pr.Source + ": " + pr.Description
+	}
+	idx := int32(len(ls.rules))
+	lr := &leakRule{rule: r, id: id, src: pr, keywords: pr.Keywords}
+	for _, al := range pr.Allowlists {
+		lr.cost += len(al.Regexes) + len(al.StopWords)
+	}
+	ls.rules = append(ls.rules, lr)
+	if len(pr.Keywords) == 0 {
+		ls.always = append(ls.always, idx)
+		return
+	}
+	for _, k := range pr.Keywords {
+		k = strings.ToLower(k)
+		ki, ok := kwIndex[k]
+		if !ok {
+			ki = len(*keywords)
+			kwIndex[k] = ki
+			*keywords = append(*keywords, k)
+			ls.kwRules = append(ls.kwRules, nil)
+		}
+		ls.kwRules[ki] = append(ls.kwRules[ki], idx)
+		lr.kws = append(lr.kws, int32(ki))
+	}
+}
+
+// fragmentGroups lists the capture groups of re that are named or lie
+// under a repetition (see leakRule.fragments).
+func fragmentGroups(re *regexp.Regexp) []int {
+	tree, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	var walk func(t *syntax.Regexp, repeated bool)
+	walk = func(t *syntax.Regexp, repeated bool) {
+		switch t.Op {
+		case syntax.OpCapture:
+			if repeated || t.Name != "" {
+				out = append(out, t.Cap)
 			}
-			return d.Version
+		case syntax.OpStar, syntax.OpPlus:
+			repeated = true
+		case syntax.OpRepeat:
+			repeated = repeated || t.Max != 1
+		}
+		for _, sub := range t.Sub {
+			walk(sub, repeated)
 		}
 	}
-	return "unknown"
+	walk(tree, false)
+	return out
+}
+
+// allowCheck is a compiled allowlist: its regexes joined into one, as
+// gitleaks joins them, and its stop words in an automaton.
+type allowCheck struct {
+	and    bool
+	target string
+	re     *regexp.Regexp
+	stop   *ahocorasick.Trie
+}
+
+func compileAllowlists(als []allowlist) []*allowCheck {
+	var out []*allowCheck
+	for _, al := range als {
+		c := &allowCheck{and: al.And, target: al.Target}
+		if len(al.Regexes) > 0 {
+			c.re = regexp.MustCompile("(?:" + strings.Join(al.Regexes, "|") + ")")
+		}
+		if len(al.StopWords) > 0 {
+			c.stop = ahocorasick.NewTrieBuilder().AddStrings(al.StopWords).Build()
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // artVersion is the version of the art module in this binary.
@@ -268,16 +347,17 @@ func (sc *leakScratch) lowered(s string) []byte {
 	return b
 }
 
-// ensure compiles the rule on first use, with gitleaks' own Translate.
+// ensure compiles the rule on first use.
 func (lr *leakRule) ensure() {
 	lr.once.Do(func() {
-		cfg, err := lr.src.Translate()
-		if err != nil {
-			panic("redact: gitleaks rule " + lr.id + ": " + err.Error())
+		lr.re = regexp.MustCompile(lr.src.Regex)
+		lr.fast, lr.group, lr.entropy = lr.re, lr.src.SecretGroup, lr.src.Entropy
+		als := lr.src.Allowlists
+		lr.allow = sync.OnceValue(func() []*allowCheck { return compileAllowlists(als) })
+		if lr.group <= 0 {
+			lr.fragments = fragmentGroups(lr.re)
 		}
-		cr := cfg.Rules[lr.id]
-		lr.re, lr.fast, lr.group, lr.entropy, lr.allow = cr.Regex, cr.Regex, cr.SecretGroup, cr.Entropy, cr.Allowlists
-		lr.speedUp(cr.Keywords)
+		lr.speedUp(lr.src.Keywords)
 	})
 }
 
@@ -298,6 +378,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 			b--
 		}
 		sa, sb := a, b
+		whole := false // the span to remove is the match, not the group
 		if n := len(m) / 2; n > 1 {
 			g := lr.group
 			if g <= 0 {
@@ -311,6 +392,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 			}
 			if g > 0 && g < n && m[2*g] >= 0 {
 				sa, sb = max(m[2*g], a), min(m[2*g+1], b)
+				whole = lr.group <= 0 && slices.Contains(lr.fragments, g)
 			}
 		}
 		if sb <= sa || sb <= lo || sa >= hi {
@@ -323,13 +405,18 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 		if lr.entropy != 0 && shannonEntropy(secret) <= lr.entropy {
 			continue
 		}
-		if allowed(ls.global, s, a, b, secret) || allowed(lr.allow, s, a, b, secret) {
+		if allowed(ls.global(), s, a, b, secret) || allowed(lr.allow(), s, a, b, secret) {
 			continue
 		}
 		if overlapsMarker(s, sa, sb) {
 			continue // redacting our own output must change nothing
 		}
-		sp = append(sp, span{max(sa, lo) - lo, min(sb, hi) - lo, lr.rule})
+		ta, tb := sa, sb
+		if whole {
+			ta, tb = a, b
+		}
+		ta, tb = tokenSpan(s, ta, tb, a, b)
+		sp = append(sp, span{a: max(ta, lo) - lo, b: min(tb, hi) - lo, rule: lr.rule})
 	}
 	return sp
 }
@@ -366,13 +453,13 @@ func covered(sp []span, a, b int) bool {
 }
 
 // allowed applies gitleaks' allowlist semantics to a finding: the target is
-// the secret, the whole match or the line, by the allowlist's regexTarget;
-// OR lists allow on a regex or a stop word, AND lists need every condition
-// they set (commit and path conditions never hold: drafts have neither).
-func allowed(lists []*config.Allowlist, s string, a, b int, secret string) bool {
+// the secret, the whole match or the line, by the allowlist's target; OR
+// lists allow on a regex or a stop word, AND lists need every condition
+// they set.
+func allowed(lists []*allowCheck, s string, a, b int, secret string) bool {
 	for _, al := range lists {
 		target := secret
-		switch al.RegexTarget {
+		switch al.target {
 		case "match":
 			target = s[a:b]
 		case "line":
@@ -385,17 +472,11 @@ func allowed(lists []*config.Allowlist, s string, a, b int, secret string) bool 
 			}
 			target = s[ls:le]
 		}
-		regexOK := al.RegexAllowed(target)
-		stopOK, _ := al.ContainsStopWord(secret)
-		if al.MatchCondition == config.AllowlistMatchAnd {
-			ok := len(al.Commits) == 0 && len(al.Paths) == 0
-			if len(al.Regexes) > 0 {
-				ok = ok && regexOK
-			}
-			if len(al.StopWords) > 0 {
-				ok = ok && stopOK
-			}
-			if ok && (len(al.Regexes) > 0 || len(al.StopWords) > 0) {
+		regexOK := al.re != nil && target != "" && al.re.MatchString(target)
+		stopOK := al.stop != nil && secret != "" && al.stop.MatchFirstString(strings.ToLower(secret)) != nil
+		if al.and {
+			ok := (al.re == nil || regexOK) && (al.stop == nil || stopOK)
+			if ok && (al.re != nil || al.stop != nil) {
 				return true
 			}
 			continue
@@ -498,7 +579,7 @@ func (ls *leakSet) scan(sc *leakScratch, name, v string, sp []span) []span {
 	return sp
 }
 
-// unescaped undoes \", \\, \/, \', \n, \r, \t and \uXXXX in v, recording
+// unescaped undoes \", \\, \/, \', \n, \r, \t, \xHH and \uXXXX in v, recording
 // where each byte of the result starts in v (and, past the end, len(v)).
 func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
 	view, pos := sc.view[:0], sc.pos[:0]
@@ -519,6 +600,11 @@ func (sc *leakScratch) unescaped(v string) ([]byte, []int32) {
 			case 't':
 				c = '\t'
 				i++
+			case 'x': // shell $'…', C, Python
+				if i+3 < len(v) && isHex(v[i+2]) && isHex(v[i+3]) {
+					c = unhex(v[i+2])<<4 | unhex(v[i+3])
+					i += 3
+				}
 			case 'u':
 				if r, ok := hex4(v, i+2); ok && r != 0 && !utf16.IsSurrogate(r) {
 					var b [4]byte

@@ -7,9 +7,12 @@
 // Anything else (structs, pointers, funcs, channels) becomes a marker.
 // Secrets are found by name (unsafe keys, name=value in text, --flag value in
 // argv, URL query parameters), by form (token families, JWTs, PEM private
-// keys, Authorization headers, URL passwords), or because the caller said so
-// (sensitive paths); binary strings, cycles, excess depth, size and
-// collection overflow are cut. Each removal leaves an in-place marker,
+// keys, Authorization headers, URL credentials, gitleaks' rules), inside
+// encoded text (base64, hex, percent-encoding, escapes; see decode.go), or
+// because the caller said so (sensitive paths); binary strings, cycles,
+// excess depth, size and collection overflow are cut. A token is removed
+// whole (see tokenSpan), and a value that is JSON text stays valid JSON
+// (see keepJSON). Each removal leaves an in-place marker,
 // "[REDACTED:<rule>]" or, with a key, "[REDACTED:<rule>:hmac-sha256:<16 hex>]"
 // so the same secret correlates across events without being recoverable, and
 // counts one in the Summary, which never holds values.
@@ -18,6 +21,8 @@
 // counts nothing. It refuses nothing either: whatever the input, the output
 // is valid canonical JSON (RFC 8785) within Limits.Total bytes.
 package redact
+
+//go:generate go run ./internal/gen
 
 import (
 	"crypto/hmac"
@@ -158,11 +163,42 @@ func (w *walker) scan(s string, sum *Summary) string {
 func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
 	sp = table().leaks.scan(&w.lk, name, s, sp)
+	sp = w.decodedSpans(s, sp)
+	sp = suppress(name, s, sp)
+	sp = keepJSON(s, sp)
 	w.spans = sp[:0]
 	if len(sp) == 0 {
 		return s
 	}
 	return w.r.apply(s, sp, sum)
+}
+
+// suppressors are checks that drop a finding on a value that is not a
+// secret: code, a template or CI reference, a placeholder, a hash. Another
+// file of this package adds them in an init function. Each sees the value's
+// name (its key, or the argv item before it; "" for none), the whole text
+// and the span [a, b) a rule r found; true drops the span.
+var suppressors []func(name, s string, a, b int, r Rule) bool
+
+// suppress drops the spans a suppressor rejects.
+func suppress(name, s string, sp []span) []span {
+	if len(suppressors) == 0 || len(sp) == 0 {
+		return sp
+	}
+	out := sp[:0]
+	for _, x := range sp {
+		keep := true
+		for _, f := range suppressors {
+			if f(name, s, x.a, x.b, x.rule) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func (r *Redactor) apply(s string, sp []span, sum *Summary) string {
@@ -172,7 +208,13 @@ func (r *Redactor) apply(s string, sp []span, sum *Summary) string {
 	last := 0
 	for _, x := range sp {
 		b.WriteString(s[last:x.a])
+		if x.quote {
+			b.WriteByte('"')
+		}
 		b.WriteString(r.marker(x.rule, s[x.a:x.b]))
+		if x.quote {
+			b.WriteByte('"')
+		}
 		sum.Add(x.rule, 1)
 		last = x.b
 	}
@@ -322,6 +364,7 @@ type walker struct {
 	spans    []span
 	keyCache map[string]bool
 	lk       leakScratch
+	decBuf   []byte // decoding scratch (see decodedSpans)
 	name     string // the name of the scalar about to be written (see str)
 	last     string // the last string written, redacted (the next argv item's name)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/jsonx"
 )
@@ -508,4 +509,27 @@ func TestSummaryValue(t *testing.T) {
 	if got := string(c.AppendJSON(nil)); got != want.String() {
 		t.Errorf("AppendJSON:\n got %s\nwant %s", got, want.String())
 	}
+}
+
+// FuzzRedactJSONText: a value that is JSON text, an object or array (a
+// command's JSON output, a request body, a lockfile), is still valid JSON
+// after redaction.
+func FuzzRedactJSONText(f *testing.F) {
+	f.Add(`{"password": {"a": 1}, "token": [1, 2]}`)
+	f.Add(`{"password": 12345678, "secret": true, "api_key": null}`)
+	f.Add(`{"auth": "Bearer abcdefghijklmnopqrstuvwxyz", "u": "https://u:p@h/?token=x"}`)
+	f.Add(`[{"k": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}, "a\"b\\\\c\u0041"]`)
+	f.Add(`{"cmd": "export API_KEY=\"sk-ant-api03-abcdefghijklmnopqrstuvwxyz\" && x"}`)
+	f.Add(`{"a":"password=x\"},{\"b\":1"}`)
+	r := New(Options{Limits: Limits{String: 1 << 20, Total: 4 << 20}})
+	f.Fuzz(func(t *testing.T, in string) {
+		if !utf8.ValidString(in) || !jsonLike(in) || !json.Valid([]byte(in)) {
+			return
+		}
+		var sum Summary
+		out := r.Text(in, &sum)
+		if !json.Valid([]byte(out)) {
+			t.Fatalf("valid JSON text became invalid:\n in %s\nout %s", in, out)
+		}
+	})
 }

@@ -127,6 +127,10 @@ type RuleInfo struct {
 	// (an own rule with the id of a gitleaks rule: both apply)
 	Version string // the art module or gitleaks module version
 	Catches string
+	// Provider and Reference, for art's own provider rules: whose token
+	// format it is, and where the provider publishes it.
+	Provider  string
+	Reference string
 }
 
 // ruleTable is every active rule: art's own, then gitleaks'. It is built

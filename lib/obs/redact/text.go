@@ -20,8 +20,9 @@ import (
 // by wrapping it in "[REDACTED:…]".
 
 type span struct {
-	a, b int
-	rule Rule
+	a, b  int
+	rule  Rule
+	quote bool // the marker replaces a JSON number or literal: write it quoted (see keepJSON)
 }
 
 type class [256]bool
@@ -133,6 +134,40 @@ func IsMarker(s string) bool { return s != "" && markerLen(s) == len(s) }
 // startsWithMarker reports whether s begins with a marker.
 func startsWithMarker(s string) bool { return markerLen(s) > 0 }
 
+// tokenChar are the characters of a token: letters, digits and "_.~-"
+// (URL-safe base64 and the unreserved characters of a URL).
+var tokenChar = makeClass("_.~-", true)
+
+// tokenSpan widens the secret [a, b), found by a rule whose whole match is
+// [ma, mb), to the token it lies in, so that no part of a token is left
+// readable beside its marker: a base64 JWT of which the rule's group is
+// the header, a key with its prefix, a URL-safe token with a suffix. A
+// token is the longest run of tokenChar around the secret, extended over
+// '+' and '/' (standard base64) where the rule's match covers them, and
+// over trailing '=' padding; a '.' ending it (a sentence's) is not part of
+// it, nor is a letter after a backslash (an escape, \n, in escaped text).
+// Redaction never removes a character outside this span.
+func tokenSpan(s string, a, b, ma, mb int) (int, int) {
+	b64 := func(i int) bool { return i >= ma && i < mb && (s[i] == '+' || s[i] == '/') }
+	for a > 0 && (tokenChar[s[a-1]] || b64(a-1)) && !(a >= 2 && s[a-2] == '\\') {
+		a--
+	}
+	end := b
+	for end < len(s) && (tokenChar[s[end]] || b64(end)) {
+		end++
+	}
+	for end < len(s) && s[end] == '=' {
+		if end+1 < len(s) && tokenChar[s[end+1]] {
+			break // "=value": an assignment, not padding
+		}
+		end++
+	}
+	for end > b && s[end-1] == '.' {
+		end--
+	}
+	return a, end
+}
+
 // findSecrets appends the spans of every secret in s.
 func findSecrets(s string, sp []span) []span {
 	for i := 0; i < len(s); i++ {
@@ -195,8 +230,13 @@ func findSecrets(s string, sp []span) []span {
 			continue
 		}
 		if end > 0 {
-			if rule != AuthHeader { // auth spans are added by their matcher
-				sp = append(sp, span{i, end, rule})
+			switch rule {
+			case AuthHeader: // auth spans are added by their matcher
+			case PrivateKey:
+				sp = append(sp, span{a: i, b: end, rule: rule})
+			default:
+				a, b := tokenSpan(s, i, end, i, end)
+				sp = append(sp, span{a: a, b: b, rule: rule})
 			}
 			i = end - 1
 		}
@@ -425,7 +465,7 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		}
 	}
 	if end > c && !startsWithMarker(s[c:]) {
-		*sp = append(*sp, span{c, end, AuthHeader})
+		*sp = append(*sp, span{a: c, b: end, rule: AuthHeader})
 	}
 	if end == c {
 		return c, AuthHeader
@@ -447,13 +487,16 @@ func matchBearer(s string, i int, sp *[]span) (int, Rule) {
 	if e-c < 16 {
 		return 0, 0
 	}
-	*sp = append(*sp, span{c, e, AuthHeader})
+	*sp = append(*sp, span{a: c, b: e, rule: AuthHeader})
 	return e, AuthHeader
 }
 
-// urlSpans masks the password of scheme://user:password@host and the
-// values of secret query parameters. The scanner goes on scanning the URL's
-// text afterwards (a token used as the user name is still a token).
+// urlSpans masks the credentials of scheme://userinfo@host (any scheme):
+// the password of user:password, and the user name too when it looks like
+// a token (https://TOKEN@host, https://TOKEN:x-oauth-basic@host), and the
+// values of secret-named parameters in the query and in the fragment
+// (#access_token=… of an OAuth redirect). The scanner goes on scanning the
+// URL's text afterwards (a token anywhere in it is still a token).
 func urlSpans(s string, i int, sp []span) []span {
 	j := i
 	for j > 0 && schemeCh[s[j-1]] {
@@ -469,42 +512,79 @@ func urlSpans(s string, i int, sp []span) []span {
 	}
 	if at := strings.LastIndexByte(s[a:e], '@'); at >= 0 {
 		ui := s[a : a+at]
+		user := ui
 		if c := indexOutsideMarkers(ui, ':'); c >= 0 {
+			user = ui[:c]
 			pw := ui[c+1:]
 			if pw != "" && !IsMarker(pw) {
-				sp = append(sp, span{a + c + 1, a + at, URLCredentials})
+				sp = append(sp, span{a: a + c + 1, b: a + at, rule: URLCredentials})
 			}
+		}
+		if tokenLikeUser(user) {
+			sp = append(sp, span{a: a, b: a + len(user), rule: URLCredentials})
 		}
 	}
 	q := e
 	for q < len(s) && !urlStop[s[q]] && s[q] != '?' && s[q] != '#' {
 		q++
 	}
-	if q >= len(s) || s[q] != '?' {
-		return sp
+	if q < len(s) && s[q] == '?' {
+		sp, q = paramSpans(s, q+1, true, sp)
 	}
-	k := q + 1
-	for k < len(s) && !urlStop[s[k]] && s[k] != '#' {
+	if q < len(s) && s[q] == '#' {
+		sp, _ = paramSpans(s, q+1, false, sp)
+	}
+	return sp
+}
+
+// paramSpans masks the values of secret-named name=value pairs from k on,
+// separated by '&' or ';', up to the end of the URL (in a query, up to a
+// '#'). It returns the spans and where it stopped.
+func paramSpans(s string, k int, query bool, sp []span) ([]span, int) {
+	stop := func(c byte) bool { return urlStop[c] || (query && c == '#') }
+	for k < len(s) && !stop(s[k]) {
 		ns := k
-		for k < len(s) && !urlStop[s[k]] && s[k] != '=' && s[k] != '&' && s[k] != ';' && s[k] != '#' {
+		for k < len(s) && !stop(s[k]) && s[k] != '=' && s[k] != '&' && s[k] != ';' {
 			k++
 		}
 		name := s[ns:k]
 		if k < len(s) && s[k] == '=' {
 			k++
 			vs := k
-			for k < len(s) && !urlStop[s[k]] && s[k] != '&' && s[k] != ';' && s[k] != '#' {
+			for k < len(s) && !stop(s[k]) && s[k] != '&' && s[k] != ';' {
 				k++
 			}
 			if vs < k && !IsMarker(s[vs:k]) && unsafeQueryName(name) {
-				sp = append(sp, span{vs, k, URLQuerySecret})
+				sp = append(sp, span{a: vs, b: k, rule: URLQuerySecret})
 			}
 		}
 		if k < len(s) && (s[k] == '&' || s[k] == ';') {
 			k++
 		}
 	}
-	return sp
+	return sp, k
+}
+
+// tokenLikeUser: a URL's user name that is a credential, not a login: 16
+// or more characters mixing two of lower case, upper case and digits
+// ("git", "oauth2", "x-access-token", "deploy-bot" stay), or 32 or more.
+func tokenLikeUser(u string) bool {
+	if len(u) < 16 || IsMarker(u) || strings.Contains(u, markerPrefix) {
+		return false
+	}
+	var lower, upper, digit bool
+	for i := 0; i < len(u); i++ {
+		lower = lower || isLower(u[i])
+		upper = upper || isUpper(u[i])
+		digit = digit || isDigit(u[i])
+	}
+	n := 0
+	for _, b := range []bool{lower, upper, digit} {
+		if b {
+			n++
+		}
+	}
+	return n >= 2 || len(u) >= 32
 }
 
 func indexOutsideMarkers(s string, c byte) int {
@@ -589,7 +669,18 @@ func assignment(s string, i int, sp []span) []span {
 			}
 		}
 	}
-	return valueSpan(s, k, sp)
+	n := len(sp)
+	sp = valueSpan(s, k, sp)
+	if op == ':' && len(sp) > n && ns > 0 && (s[ns-1] == '\'' || s[ns-1] == '"') && !quoted {
+		// A quoted header, 'X-Api-Key: v}a]l,u;e': the value runs to the
+		// quote that closes it, over the brackets and separators that end
+		// a bare value in code.
+		x := &sp[len(sp)-1]
+		if q := strings.IndexByte(s[x.b:], s[ns-1]); q > 0 && !strings.ContainsAny(s[x.b:x.b+q], "\n\r") && s[x.a-1] != s[ns-1] {
+			x.b += q
+		}
+	}
+	return sp
 }
 
 // typeWords are type names that sit between a name and its '='.
@@ -671,6 +762,8 @@ func valueSpan(s string, k int, sp []span) []span {
 		} else {
 			end = k + strings.IndexByte(s[k:]+"\n", '\n')
 		}
+	case k < len(s) && (s[k] == '{' || s[k] == '['):
+		return sp // an object or array (JSON, a YAML flow): its members are scanned on their own
 	default:
 		end = k
 		for end < len(s) && !valueStop[s[end]] {
@@ -690,7 +783,7 @@ func valueSpan(s string, k int, sp []span) []span {
 	case "null", "true", "false":
 		return sp
 	}
-	return append(sp, span{k, end, UnsafeKey})
+	return append(sp, span{a: k, b: end, rule: UnsafeKey})
 }
 
 // flagValue masks the word after "--name " in free text when the name
@@ -740,7 +833,7 @@ func xmlElement(s string, i int, sp []span) []span {
 	if b <= a || startsWithMarker(s[a:]) {
 		return sp
 	}
-	return append(sp, span{a, b, UnsafeKey})
+	return append(sp, span{a: a, b: b, rule: UnsafeKey})
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -762,6 +855,7 @@ func mergeSpans(sp []span) []span {
 		last := &out[len(out)-1]
 		if s.a < last.b {
 			last.b = max(last.b, s.b)
+			last.quote = last.quote || s.quote
 			continue
 		}
 		out = append(out, s)
