@@ -157,7 +157,9 @@ func (w *walker) scan(s string, sum *Summary) string {
 // ("heroku_api_key": "<uuid>").
 func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
+	sp = providerSpans(s, sp)
 	sp = table().leaks.scan(&w.lk, name, s, sp)
+	sp = dropBenign(s, sp)
 	w.spans = sp[:0]
 	if len(sp) == 0 {
 		return s
@@ -803,12 +805,12 @@ func (w *walker) maskUnsafe(m *member, depth int) bool {
 		case nil, bool:
 			return w.value(v, depth, nil)
 		case string:
-			if v == "" || IsMarker(v) {
+			if v == "" || IsMarker(v) || w.benignMember(v) {
 				return w.str(v)
 			}
 		}
 	}
-	if m.kind == 1 && (m.str == "" || IsMarker(m.str)) {
+	if m.kind == 1 && (m.str == "" || IsMarker(m.str) || w.benignMember(m.str)) {
 		return w.str(m.str)
 	}
 	return w.mask(UnsafeKey, w.rawOf(m))
@@ -859,7 +861,7 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 				raw = ""
 			}
 			ok = w.mask(Sensitive, raw)
-		case secretNext && isStr && s != "" && !IsMarker(s):
+		case secretNext && isStr && s != "" && !IsMarker(s) && !w.benignMember(s):
 			ok = w.mask(UnsafeKey, s)
 		case isStr:
 			ok = w.strNamed(prev, s)

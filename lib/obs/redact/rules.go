@@ -127,6 +127,11 @@ type RuleInfo struct {
 	// (an own rule with the id of a gitleaks rule: both apply)
 	Version string // the art module or gitleaks module version
 	Catches string
+	// Provider and Reference: for the provider token formats, whose
+	// tokens they are and where the format is described (see
+	// providers.go).
+	Provider  string
+	Reference string
 }
 
 // ruleTable is every active rule: art's own, then gitleaks'. It is built
@@ -149,6 +154,7 @@ func loadTable() *ruleTable {
 	for r := range Rule(numOwn) {
 		_, _ = t.add(ruleIDs[r], RuleInfo{ID: ruleIDs[r], Source: SourceArt, Version: artVersion(), Catches: ownDescriptions[r]})
 	}
+	addProviderRules(t)
 	t.leaks = loadLeaks(t)
 	if len(t.ids) > maxRules {
 		panic("redact: " + strconv.Itoa(len(t.ids)) + " rules exceed maxRules; raise it")
