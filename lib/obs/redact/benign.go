@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -64,15 +65,22 @@ func nameBasedRule(r Rule) bool {
 // dropBenign removes the spans of name-based rules whose text is not a
 // secret (see above).
 func dropBenign(s string, sp []span) []span {
+	// Token forms with nothing in them first (ghp_xxxx…), then values
+	// taken for their name: one that holds another finding is not a
+	// reference, it goes whole (and so stays the same when redacted again).
 	var drop []int
+	gone := func(i int) bool { return len(drop) > 0 && slices.Contains(drop, i) }
 	for i, x := range sp {
-		// A value that holds another finding is not a reference: it goes
-		// whole (and so stays the same when redacted again).
-		if (nameBasedRule(x.rule) && !overlapsOther(sp, i) && benignText(s, x.a, x.b)) ||
-			(x.rule < numOwn && !nameBasedRule(x.rule) && isPlaceholder(s[x.a:x.b])) { // ghp_xxxx…: a form with nothing in it
+		if x.rule < numOwn && !nameBasedRule(x.rule) && isPlaceholder(s[x.a:x.b]) {
 			drop = append(drop, i)
 		}
 	}
+	for i, x := range sp {
+		if nameBasedRule(x.rule) && !overlapsOther(sp, i, gone) && benignText(s, x.a, x.b) {
+			drop = append(drop, i)
+		}
+	}
+	slices.Sort(drop)
 	if drop == nil {
 		return sp
 	}
@@ -87,10 +95,10 @@ func dropBenign(s string, sp []span) []span {
 	return out
 }
 
-// overlapsOther reports whether another span overlaps sp[i].
-func overlapsOther(sp []span, i int) bool {
+// overlapsOther reports whether a token span (not gone) overlaps sp[i].
+func overlapsOther(sp []span, i int, gone func(int) bool) bool {
 	for k, y := range sp {
-		if k != i && y.a < sp[i].b && sp[i].a < y.b {
+		if k != i && y.a < sp[i].b && sp[i].a < y.b && !gone(k) && !nameBasedRule(y.rule) {
 			return true
 		}
 	}
@@ -106,7 +114,13 @@ func benignText(s string, a, b int) bool {
 	if hasToken(s[a:b]) {
 		return false // a value that holds a token is no reference to one
 	}
-	if isReference(s, a, b) || benignValue(s[a:b]) || afterHashTag(s, a) {
+	// The value as written may go on past the span (a span stops at '}'):
+	// a reference must be all of it.
+	vb := b
+	for vb < len(s) && !isSpace(s[vb]) && strings.IndexByte("\"'`,;", s[vb]) < 0 {
+		vb++
+	}
+	if isReference(s, a, vb) || benignValue(s[a:b]) || afterHashTag(s, a) {
 		return true
 	}
 	return !quoted && isCode(s, a, b)
@@ -115,7 +129,12 @@ func benignText(s string, a, b int) bool {
 // hasToken reports whether v holds a token art's own or provider rules
 // find by its form.
 func hasToken(v string) bool {
-	return len(findSecrets(v, nil)) > 0 || len(providerSpans(v, nil)) > 0
+	for _, x := range findSecrets(v, nil) {
+		if !nameBasedRule(x.rule) && !isPlaceholder(v[x.a:x.b]) {
+			return true
+		}
+	}
+	return len(providerSpans(v, nil)) > 0
 }
 
 // benignMember reports whether v, the value of a secret-named member or
@@ -142,8 +161,21 @@ func benignValue(v string) bool {
 	if v == "" {
 		return false
 	}
-	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || v == "{" || v == "[" ||
+	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) ||
 		(len(v) > 1 && (v[0] == '{' || v[0] == '[') && (v[1] == '\n' || v[1] == ' ' || v[1] == '"'))
+}
+
+// punctOnly: ")", "{", "[", "});": the rest of a line of code, not a value.
+func punctOnly(v string) bool {
+	if len(v) > 3 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if strings.IndexByte("()[]{};,", v[i]) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // afterHashTag: the span follows "h1:" or "sha512-" (gitleaks' generic
@@ -426,7 +458,7 @@ func isCode(s string, a, b int) bool {
 	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
 		k++
 	}
-	if k < len(s) && (s[k] == '(' || (s[k] == '[' && !startsWithMarker(s[k:]))) && e >= b {
+	if k < len(s) && (s[k] == '(' || (s[k] == '[' && !startsWithMarker(s[k:]))) {
 		return true // a call or an index: getpass.getpass(…), os.environ["X"]
 	}
 	if e < b {
