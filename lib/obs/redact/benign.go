@@ -445,6 +445,10 @@ func isCode(s string, a, b int) bool {
 			return true
 		}
 	}
+	addr := s[a] == '&' || s[a] == '*'
+	if addr {
+		a++ // Go and C: &syscall.Credential{…}, *cfg.Token
+	}
 	segs, e := identChain(s, a)
 	if len(segs) == 0 {
 		return false
@@ -460,6 +464,9 @@ func isCode(s string, a, b int) bool {
 	}
 	if k < len(s) && (s[k] == '(' || (s[k] == '[' && !startsWithMarker(s[k:]))) {
 		return true // a call or an index: getpass.getpass(…), os.environ["X"]
+	}
+	if k < len(s) && s[k] == '{' && (len(segs) >= 2 || addr) {
+		return true // a composite literal: &syscall.Credential{…}
 	}
 	if e < b {
 		return false // more value after the chain: not a plain reference
