@@ -59,6 +59,7 @@ type options struct {
 	check     bool
 	workers   int
 	examples  int
+	lines     int
 }
 
 func main() {
@@ -67,11 +68,12 @@ func main() {
 	flag.BoolVar(&o.generated, "generated", true, "add samples generated from gitleaks' rules and art's provider formats")
 	flag.Var(&o.fpGit, "fp-git", "a git repository whose `git log -p` is real text for the false-positive count (repeatable)")
 	flag.Var(&o.fpDir, "fp-dir", "a directory searched for go.sum, package-lock.json and YAML manifests (repeatable)")
-	flag.IntVar(&o.fpMax, "fp-max", 60000, "at most this many real-text drafts")
+	flag.IntVar(&o.fpMax, "fp-max", 20000, "at most this many real-text drafts")
 	flag.IntVar(&o.gitMax, "git-max", 400, "commits of each -fp-git repository")
 	flag.BoolVar(&o.check, "check", false, "exit 1 unless the targets hold (see docs/artobs.md)")
 	flag.IntVar(&o.workers, "workers", 2, "drafts redacted and scanned at once")
 	flag.IntVar(&o.examples, "examples", 12, "false-positive examples printed per tool")
+	flag.IntVar(&o.lines, "lines", 4, "source lines measured per secret (its first ones)")
 	flag.Parse()
 	ok, err := run(o, os.Stdout)
 	if err != nil {
@@ -108,6 +110,9 @@ func run(o options, w io.Writer) (bool, error) {
 	}
 	if len(secrets) == 0 {
 		return false, errors.New("no secrets: give -corpus or -generated")
+	}
+	for i := range secrets {
+		secrets[i].lines = secrets[i].lines[:min(len(secrets[i].lines), o.lines)]
 	}
 	res := measure(secrets, o.workers)
 	ok := printRecall(w, res)

@@ -64,7 +64,7 @@ func TestReportOnGeneratedCorpus(t *testing.T) {
 			continue
 		}
 		n++
-		b, _ := json.Marshal(map[string]any{"rule": s.rule, "secret": s.value, "fixed_prefix": s.prefix, "contexts": s.lines[:min(len(s.lines), 4)]})
+		b, _ := json.Marshal(map[string]any{"rule": s.rule, "secret": s.value, "fixed_prefix": s.prefix, "contexts": s.lines})
 		f.Write(append(b, '\n'))
 	}
 	f.Close()
@@ -91,7 +91,7 @@ func TestReportOnGeneratedCorpus(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	ok, err := run(options{corpus: dir, fpGit: multi{repo}, fpMax: 2000, gitMax: 5, workers: 2, examples: 5}, &out)
+	ok, err := run(options{corpus: dir, fpGit: multi{repo}, fpMax: 2000, gitMax: 5, workers: 2, examples: 5, lines: 3}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
