@@ -33,7 +33,9 @@ func generatedSecrets() ([]secret, error) {
 }
 
 func gitleaksGenerated() ([]secret, error) {
+	detectorMu.Lock()
 	d, err := detect.NewDetectorDefaultConfig()
+	detectorMu.Unlock()
 	if err != nil {
 		return nil, err
 	}

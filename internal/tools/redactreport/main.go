@@ -269,7 +269,14 @@ type scanner struct {
 	d *detect.Detector
 }
 
+// detectorMu: gitleaks loads its default configuration through viper's
+// global instance, which two goroutines must not do at once (a detector
+// made meanwhile can lack rules).
+var detectorMu sync.Mutex
+
 func newScanner() *scanner {
+	detectorMu.Lock()
+	defer detectorMu.Unlock()
 	d, err := detect.NewDetectorDefaultConfig()
 	if err != nil {
 		panic(err)
