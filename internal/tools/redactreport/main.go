@@ -108,14 +108,16 @@ func run(o options, w io.Writer) (bool, error) {
 		}
 		secrets = append(secrets, g...)
 	}
-	if len(secrets) == 0 {
-		return false, errors.New("no secrets: give -corpus or -generated")
+	if len(secrets) == 0 && len(o.fpGit)+len(o.fpDir) == 0 {
+		return false, errors.New("nothing to measure: give -corpus, -generated, -fp-git or -fp-dir")
 	}
 	for i := range secrets {
 		secrets[i].lines = secrets[i].lines[:min(len(secrets[i].lines), o.lines)]
 	}
-	res := measure(secrets, o.workers)
-	ok := printRecall(w, res)
+	ok := true
+	if len(secrets) > 0 {
+		ok = printRecall(w, measure(secrets, o.workers))
+	}
 	drafts, err := realText(o)
 	if err != nil {
 		return false, err

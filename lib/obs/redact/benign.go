@@ -37,7 +37,8 @@ var placeholderWords = []string{
 	"hidden", "masked", "secret", "password", "token", "apikey", "yourtoken",
 	"yourkey", "yourpassword", "yoursecret", "yourapikey", "example", "sample",
 	"dummy", "todo", "fixme", "tbd", "none", "null", "nil", "undefined", "empty",
-	"notset", "unset", "xxx",
+	"notset", "unset", "xxx", "session", "cookie", "cookies", "auth", "credential",
+	"credentials", "key", "bearer", "basic", "pass", "passwd", "pw", "read", "write",
 }
 
 // knownObjects are names whose attributes are configuration lookups, not
@@ -123,7 +124,21 @@ func benignText(s string, a, b int) bool {
 	if isReference(s, a, vb) || benignValue(s[a:b]) || afterHashTag(s, a) {
 		return true
 	}
-	return !quoted && isCode(s, a, b)
+	return !quoted && (isCode(s, a, b) || envName(s[a:vb]))
+}
+
+// envName: an environment variable's name (MAVEN_GPG_PASSPHRASE), as a
+// workflow passes it to a step that reads the variable.
+func envName(v string) bool {
+	if len(v) < 3 || len(v) > 64 || !isUpper(v[0]) || strings.IndexByte(v, '_') < 0 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isUpper(v[i]) && !isDigit(v[i]) && v[i] != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // hasToken reports whether v holds a token art's own or provider rules
@@ -161,8 +176,13 @@ func benignValue(v string) bool {
 	if v == "" {
 		return false
 	}
-	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) ||
+	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) || isFlag(v) ||
 		(len(v) > 1 && (v[0] == '{' || v[0] == '[') && (v[1] == '\n' || v[1] == ' ' || v[1] == '"'))
+}
+
+// isFlag: "--die-with-parent" after "--new-session" is the next flag.
+func isFlag(v string) bool {
+	return len(v) > 3 && strings.HasPrefix(v, "--") && letters[v[2]] && nameLike(v[2:])
 }
 
 // punctOnly: ")", "{", "[", "});": the rest of a line of code, not a value.
@@ -446,8 +466,8 @@ func isCode(s string, a, b int) bool {
 		}
 	}
 	addr := s[a] == '&' || s[a] == '*'
-	if addr {
-		a++ // Go and C: &syscall.Credential{…}, *cfg.Token
+	if addr || s[a] == '(' {
+		a++ // Go and C: &syscall.Credential{…}, *cfg.Token; a tuple (f(x), …)
 	}
 	segs, e := identChain(s, a)
 	if len(segs) == 0 {
@@ -471,12 +491,13 @@ func isCode(s string, a, b int) bool {
 	if e < b {
 		return false // more value after the chain: not a plain reference
 	}
-	if len(segs) >= 3 || (len(segs) == 2 && knownObject(segs[0])) {
+	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]))) {
 		return true // an attribute: config.api_key, self.token
 	}
 	// An operator expression: a + b, x or "", a ?? b, cond ? a : b.
 	if k > e && k < len(s) {
-		for _, op := range []string{"+ ", "- ", "* ", "/ ", "% ", "|| ", "&& ", "?? ", "? ", "or ", "and ", "if ", "|> "} {
+		// "| " and "= " after a type: password: bytes | str = None.
+		for _, op := range []string{"+ ", "- ", "* ", "/ ", "% ", "|| ", "&& ", "?? ", "? ", "or ", "and ", "if ", "|> ", "| ", "= "} {
 			if strings.HasPrefix(s[k:], op) {
 				return true
 			}
@@ -507,6 +528,19 @@ func identChain(s string, i int) ([]string, int) {
 			return segs, e
 		}
 	}
+}
+
+// receiver: a Go method receiver or a short local (c.APIKey, s.value).
+func receiver(seg string) bool {
+	if len(seg) > 3 {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if !isLower(seg[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func knownObject(seg string) bool {

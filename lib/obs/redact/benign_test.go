@@ -63,6 +63,17 @@ var benignLines = map[string][]string{
 		`    session_token = base_token + suffix`,
 		`    return {"password": "%(password)s"}`,
 	},
+	"more real lines": {
+		`      id-token: write`,
+		`          server-password: MAVEN_PASSWORD`,
+		`    def __init__(self, username: bytes | str, password: bytes | str) -> None:`,
+		`        auth: AuthTypes | None = None,`,
+		`		bw := []string{"--unshare-all", "--new-session", "--die-with-parent"}`,
+		`	p, err := openai.New(openai.Config{BaseURL: c.BaseURL, APIKey: c.APIKey})`,
+		`        auth = (unquote(parsed.username), unquote(parsed.password))`,
+		`    self.auth = auth`,
+		`  When proxies are defined with user info (https://user:pass@proxy:8080), Requests`,
+	},
 	"shell and docs": {
 		`export GITHUB_TOKEN=$(gh auth token)`,
 		`export API_TOKEN="${API_TOKEN:-}"`,
