@@ -124,7 +124,31 @@ func benignText(s string, a, b int) bool {
 	if isReference(s, a, vb) || benignValue(s[a:b]) || afterHashTag(s, a) {
 		return true
 	}
-	return !quoted && (isCode(s, a, b) || envName(s[a:vb]))
+	return !quoted && (isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]))
+}
+
+// typeName: a Python or TypeScript annotation names a type, not a value
+// (auth: AuthTypes, cookies: RequestsCookieJar, password: bytes).
+func typeName(v string) bool {
+	v = strings.TrimRight(v, ",)")
+	switch v {
+	case "str", "bytes", "int", "bool", "float", "dict", "list", "tuple", "Any", "object", "string", "number", "boolean", "unknown", "any":
+		return true
+	}
+	if v == "" || !isUpper(v[0]) || !wordy(v) {
+		return false
+	}
+	for _, suf := range []string{"Types", "Type", "Jar", "Dict", "Callable", "Protocol", "Class", "Like"} {
+		if strings.HasSuffix(v, suf) && len(v) > len(suf) {
+			for i := 0; i < len(v); i++ {
+				if !letters[v[i]] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // envName: an environment variable's name (MAVEN_GPG_PASSPHRASE), as a

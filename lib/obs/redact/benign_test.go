@@ -68,6 +68,8 @@ var benignLines = map[string][]string{
 		`          server-password: MAVEN_PASSWORD`,
 		`    def __init__(self, username: bytes | str, password: bytes | str) -> None:`,
 		`        auth: AuthTypes | None = None,`,
+		`    auth: AuthTypes`,
+		`    cookies: RequestsCookieJar`,
 		`		bw := []string{"--unshare-all", "--new-session", "--die-with-parent"}`,
 		`	p, err := openai.New(openai.Config{BaseURL: c.BaseURL, APIKey: c.APIKey})`,
 		`        auth = (unquote(parsed.username), unquote(parsed.password))`,
