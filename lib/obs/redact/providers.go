@@ -279,7 +279,12 @@ func formats() []*TokenFormat {
 type providers struct {
 	formats []*TokenFormat
 	byte1   [256][]int16 // first byte of a prefix → formats, longest prefix first
-	infix   bool         // some format's trigger is an infix
+	// glued: first byte → the formats that may start inside a word (an
+	// infix, or a checksum that vouches for the token).
+	glued [256][]int16
+	// pair: the first two bytes of some prefix (a one-byte prefix sets
+	// every pair it starts), a cheap reject before the lists.
+	pair [1 << 16]bool
 }
 
 var providerSet = sync.OnceValue(func() *providers {
@@ -291,11 +296,15 @@ var providerSet = sync.OnceValue(func() *providers {
 	var ts [256][]trig
 	for i, f := range ps.formats {
 		f.re = regexp.MustCompile(`^(?:` + f.Pattern + `)`)
-		if f.lead > 0 {
-			ps.infix = true
-		}
 		for _, pre := range f.prefixes {
 			ts[pre[0]] = append(ts[pre[0]], trig{int16(i), pre})
+			if len(pre) == 1 {
+				for c := range 256 {
+					ps.pair[int(pre[0])<<8|c] = true
+				}
+			} else {
+				ps.pair[int(pre[0])<<8|int(pre[1])] = true
+			}
 		}
 	}
 	for c := range ts {
@@ -310,6 +319,9 @@ var providerSet = sync.OnceValue(func() *providers {
 		for _, t := range list {
 			if !containsInt16(ps.byte1[c], t.f) {
 				ps.byte1[c] = append(ps.byte1[c], t.f)
+				if f := ps.formats[t.f]; f.lead > 0 || f.check != nil {
+					ps.glued[c] = append(ps.glued[c], t.f)
+				}
 			}
 		}
 	}
@@ -366,10 +378,13 @@ func providerSpans(s string, sp []span) []span {
 			continue
 		}
 		fs := ps.byte1[c]
-		if fs == nil {
+		if fs == nil || i+1 >= len(s) || !ps.pair[int(c)<<8|int(s[i+1])] {
 			continue
 		}
 		atWord := i == 0 || !alnum[s[i-1]]
+		if !atWord {
+			fs = ps.glued[c] // inside a word: only infixes and checksummed tokens
+		}
 		for _, fi := range fs {
 			f := ps.formats[fi]
 			if !prefixAny(s, i, f.prefixes) {
