@@ -131,6 +131,13 @@ func benignText(s string, a, b int) bool {
 // (auth: AuthTypes, cookies: RequestsCookieJar, password: bytes).
 func typeName(v string) bool {
 	v = strings.TrimRight(v, ",)")
+	if k := strings.LastIndexByte(v, '.'); k >= 0 && k+1 < len(v) {
+		mod := v[:k]
+		if _, e := identChain(mod, 0); e != len(mod) {
+			return false
+		}
+		v = v[k+1:] // _t.AuthType: a type from a module
+	}
 	switch v {
 	case "str", "bytes", "int", "bool", "float", "dict", "list", "tuple", "Any", "object", "string", "number", "boolean", "unknown", "any":
 		return true
@@ -556,7 +563,8 @@ func identChain(s string, i int) ([]string, int) {
 
 // receiver: a Go method receiver or a short local (c.APIKey, s.value).
 func receiver(seg string) bool {
-	if len(seg) > 3 {
+	seg = strings.TrimPrefix(seg, "_")
+	if seg == "" || len(seg) > 3 {
 		return false
 	}
 	for i := 0; i < len(seg); i++ {
@@ -579,7 +587,7 @@ func knownObject(seg string) bool {
 
 // wordy: an identifier a person wrote (getpass, GITHUB_TOKEN, apiKey,
 // XMLHttpRequest), not a random string (aB3xK9pQ): few digits and few
-// changes of case.
+// camelCase humps.
 func wordy(seg string) bool {
 	if len(seg) > 48 {
 		return false
@@ -590,9 +598,9 @@ func wordy(seg string) bool {
 		if isDigit(c) {
 			digits++
 		}
-		if i > 0 && ((isUpper(c) && isLower(seg[i-1])) || (isLower(c) && isUpper(seg[i-1]))) {
-			changes++
+		if i > 0 && isUpper(c) && isLower(seg[i-1]) {
+			changes++ // a camelCase hump
 		}
 	}
-	return digits <= 2 && changes <= len(seg)/3
+	return digits <= 2 && changes <= len(seg)/5+1
 }

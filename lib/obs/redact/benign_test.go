@@ -69,6 +69,8 @@ var benignLines = map[string][]string{
 		`    def __init__(self, username: bytes | str, password: bytes | str) -> None:`,
 		`        auth: AuthTypes | None = None,`,
 		`    auth: AuthTypes`,
+		`        auth: _t.AuthType = None,`,
+		`    auth: _t.AuthType`,
 		`    cookies: RequestsCookieJar`,
 		`		bw := []string{"--unshare-all", "--new-session", "--die-with-parent"}`,
 		`	p, err := openai.New(openai.Config{BaseURL: c.BaseURL, APIKey: c.APIKey})`,
