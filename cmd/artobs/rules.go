@@ -18,17 +18,22 @@ func (c *RulesCmd) Help() string {
 redaction.reasons and in its "[REDACTED:<rule>]" markers, where the rule
 comes from (art's own rules, or gitleaks' default configuration at the
 gitleaks module version this binary was built with) and what it removes.
+art's provider token rules also name the provider and the page that
+describes the token format ("provider", "reference").
 
 Example:
   artobs rules -o text
-  artobs rules | jq -r '.[] | select(.source == "gitleaks") | .id'`
+  artobs rules | jq -r '.[] | select(.source == "gitleaks") | .id'
+  artobs rules | jq -r '.[] | select(.provider) | [.id, .provider, .reference] | @tsv'`
 }
 
 type ruleOut struct {
-	ID      string `json:"id"`
-	Source  string `json:"source"`
-	Version string `json:"version"`
-	Catches string `json:"catches"`
+	ID        string `json:"id"`
+	Source    string `json:"source"`
+	Version   string `json:"version"`
+	Catches   string `json:"catches"`
+	Provider  string `json:"provider,omitempty"`
+	Reference string `json:"reference,omitempty"`
 }
 
 // Run lists.
@@ -37,7 +42,7 @@ func (c *RulesCmd) Run(_ context.Context, std cli.IO, g *cli.Globals) error {
 	for _, id := range redact.RuleIDs() {
 		r, _ := redact.RuleByID(id)
 		in := r.Info()
-		rules = append(rules, ruleOut{ID: id, Source: in.Source, Version: in.Version, Catches: in.Catches})
+		rules = append(rules, ruleOut{ID: id, Source: in.Source, Version: in.Version, Catches: in.Catches, Provider: in.Provider, Reference: in.Reference})
 	}
 	if g.JSON(std) {
 		b, err := jsonx.Marshal(rules)
@@ -48,7 +53,11 @@ func (c *RulesCmd) Run(_ context.Context, std cli.IO, g *cli.Globals) error {
 		return nil
 	}
 	for _, r := range rules {
-		fmt.Fprintf(std.Out, "%-40s %-8s %-10s %s\n", r.ID, r.Source, r.Version, r.Catches)
+		catches := r.Catches
+		if r.Reference != "" {
+			catches += " [format: " + r.Reference + "]"
+		}
+		fmt.Fprintf(std.Out, "%-40s %-8s %-10s %s\n", r.ID, r.Source, r.Version, catches)
 	}
 	return nil
 }

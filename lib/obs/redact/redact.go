@@ -162,43 +162,16 @@ func (w *walker) scan(s string, sum *Summary) string {
 // ("heroku_api_key": "<uuid>").
 func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
+	sp = providerSpans(s, sp)
 	sp = table().leaks.scan(&w.lk, name, s, sp)
+	sp = dropBenign(s, sp)
 	sp = w.decodedSpans(s, sp)
-	sp = suppress(name, s, sp)
 	sp = keepJSON(s, sp)
 	w.spans = sp[:0]
 	if len(sp) == 0 {
 		return s
 	}
 	return w.r.apply(s, sp, sum)
-}
-
-// suppressors are checks that drop a finding on a value that is not a
-// secret: code, a template or CI reference, a placeholder, a hash. Another
-// file of this package adds them in an init function. Each sees the value's
-// name (its key, or the argv item before it; "" for none), the whole text
-// and the span [a, b) a rule r found; true drops the span.
-var suppressors []func(name, s string, a, b int, r Rule) bool
-
-// suppress drops the spans a suppressor rejects.
-func suppress(name, s string, sp []span) []span {
-	if len(suppressors) == 0 || len(sp) == 0 {
-		return sp
-	}
-	out := sp[:0]
-	for _, x := range sp {
-		keep := true
-		for _, f := range suppressors {
-			if f(name, s, x.a, x.b, x.rule) {
-				keep = false
-				break
-			}
-		}
-		if keep {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func (r *Redactor) apply(s string, sp []span, sum *Summary) string {
@@ -846,12 +819,12 @@ func (w *walker) maskUnsafe(m *member, depth int) bool {
 		case nil, bool:
 			return w.value(v, depth, nil)
 		case string:
-			if v == "" || IsMarker(v) {
+			if v == "" || IsMarker(v) || w.benignMember(v) {
 				return w.str(v)
 			}
 		}
 	}
-	if m.kind == 1 && (m.str == "" || IsMarker(m.str)) {
+	if m.kind == 1 && (m.str == "" || IsMarker(m.str) || w.benignMember(m.str)) {
 		return w.str(m.str)
 	}
 	return w.mask(UnsafeKey, w.rawOf(m))
@@ -902,7 +875,7 @@ func (w *walker) array(n int, at func(int) (any, string, bool), p unsafe.Pointer
 				raw = ""
 			}
 			ok = w.mask(Sensitive, raw)
-		case secretNext && isStr && s != "" && !IsMarker(s):
+		case secretNext && isStr && s != "" && !IsMarker(s) && !w.benignMember(s):
 			ok = w.mask(UnsafeKey, s)
 		case isStr:
 			ok = w.strNamed(prev, s)

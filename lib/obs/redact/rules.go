@@ -127,8 +127,9 @@ type RuleInfo struct {
 	// (an own rule with the id of a gitleaks rule: both apply)
 	Version string // the art module or gitleaks module version
 	Catches string
-	// Provider and Reference, for art's own provider rules: whose token
-	// format it is, and where the provider publishes it.
+	// Provider and Reference: for the provider token formats, whose
+	// tokens they are and where the format is described (see
+	// providers.go).
 	Provider  string
 	Reference string
 }
@@ -153,6 +154,7 @@ func loadTable() *ruleTable {
 	for r := range Rule(numOwn) {
 		_, _ = t.add(ruleIDs[r], RuleInfo{ID: ruleIDs[r], Source: SourceArt, Version: artVersion(), Catches: ownDescriptions[r]})
 	}
+	addProviderRules(t)
 	t.leaks = loadLeaks(t)
 	if len(t.ids) > maxRules {
 		panic("redact: " + strconv.Itoa(len(t.ids)) + " rules exceed maxRules; raise it")

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/art-runtime/art/lib/obs/redact"
+)
+
+// The real-text corpus is built when the report runs, from text nobody
+// wrote for a test: the `git log -p` of repositories, and go.sum files,
+// package-lock.json files and YAML manifests found under directories (the
+// Go module cache, node_modules of an npm install). Directories named
+// testdata or fixtures are skipped, as are this repository's redaction
+// fixtures (lib/obs/redact, testdata/obs, internal/tools/redactreport):
+// they hold fake secrets on purpose. Each draft is up to draftLines lines of one file or one commit.
+
+const (
+	draftLines = 8
+	maxFile    = 2 << 20
+)
+
+func realText(o options) ([]string, error) {
+	var drafts []string
+	add := func(text string) {
+		lines := strings.Split(text, "\n")
+		for i := 0; i < len(lines) && len(drafts) < o.fpMax; i += draftLines {
+			d := strings.Join(lines[i:min(len(lines), i+draftLines)], "\n")
+			if strings.TrimSpace(d) != "" {
+				drafts = append(drafts, d)
+			}
+		}
+	}
+	for _, repo := range o.fpGit {
+		args := []string{"-C", repo, "log", "-p", "--no-color", "--no-ext-diff", fmt.Sprintf("-n%d", o.gitMax)}
+		if bare, _ := exec.Command("git", "-C", repo, "rev-parse", "--is-bare-repository").Output(); strings.TrimSpace(string(bare)) == "false" {
+			// A work tree can take pathspecs (a fetched snapshot is bare).
+			args = append(args, "--", ".", ":(exclude)lib/obs/redact", ":(exclude)testdata/obs", ":(exclude)internal/tools/redactreport", ":(exclude)**/testdata/**")
+		}
+		out, err := exec.Command("git", args...).Output()
+		if err != nil {
+			return nil, fmt.Errorf("-fp-git %s: git log: %v", repo, err)
+		}
+		add(string(out))
+	}
+	for _, dir := range o.fpDir {
+		var files []string
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable parts of a cache are skipped
+			}
+			if d.IsDir() {
+				switch d.Name() {
+				case "testdata", "fixtures", "test-fixtures", ".git":
+					return filepath.SkipDir
+				}
+				if strings.Contains(p, "gitleaks") {
+					return filepath.SkipDir // its sources are secret samples
+				}
+				return nil
+			}
+			n := d.Name()
+			if n == "go.sum" || n == "package-lock.json" || n == ".package-lock.json" || strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("-fp-dir %s: %v", dir, err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			if len(drafts) >= o.fpMax {
+				break
+			}
+			b, err := os.ReadFile(f)
+			if err != nil || len(b) > maxFile || bytes.IndexByte(b, 0) >= 0 {
+				continue
+			}
+			add(string(b))
+		}
+	}
+	return drafts, nil
+}
+
+type fpResult struct {
+	n, art, gl, both int
+	artEx, glEx      []string
+}
+
+func falsePositives(drafts []string, workers int) *fpResult {
+	res := &fpResult{n: len(drafts)}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	next := make(chan string, 64)
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := newScanner()
+			for d := range next {
+				attrs := map[string]any{"text": d}
+				var sum redact.Summary
+				out := sc.r.AppendAttrs(nil, attrs, nil, &sum)
+				raw, dec := sc.views(attrs)
+				fs := append(sc.d.DetectString(raw), sc.d.DetectString(dec)...)
+				mu.Lock()
+				art, gl := secretRule(sum), len(fs) > 0
+				if art {
+					res.art++
+					res.artEx = append(res.artEx, changedAt(d, out, sum))
+				}
+				if gl {
+					res.gl++
+					res.glEx = append(res.glEx, fs[0].RuleID+": "+fs[0].Match)
+				}
+				if art && gl {
+					res.both++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, d := range drafts {
+		next <- d
+	}
+	close(next)
+	wg.Wait()
+	sort.Strings(res.artEx)
+	sort.Strings(res.glEx)
+	return res
+}
+
+// secretRule reports whether redaction removed something as a secret, not
+// for a bound (a string cut at the size limit is no false positive).
+func secretRule(sum redact.Summary) bool {
+	for id := range sum.Reasons() {
+		switch id {
+		case "size", "depth", "collection", "binary", "cycle", "unsupported-type", "non-finite", "number-range":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// changedAt shows the redacted line and the rules.
+func changedAt(d string, out []byte, sum redact.Summary) string {
+	var v struct{ Text string }
+	_ = json.Unmarshal(out, &v)
+	for _, l := range strings.Split(v.Text, "\n") {
+		if strings.Contains(l, "[REDACTED:") {
+			return fmt.Sprintf("%v: %s", sum.Reasons(), strings.TrimSpace(l))
+		}
+	}
+	return fmt.Sprintf("%v", sum.Reasons())
+}
+
+func printFalsePositives(w io.Writer, r *fpResult, examples int) bool {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "## false positives on real text")
+	fmt.Fprintln(tw, "drafts\tchanged by artobs\tflagged by gitleaks\tboth\t")
+	mark := ""
+	if r.art > r.gl {
+		mark = "  ← above target"
+	}
+	fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\n", r.n, r.art, r.gl, r.both, mark)
+	tw.Flush()
+	for _, e := range r.artEx[:min(len(r.artEx), examples)] {
+		fmt.Fprintf(w, "  artobs: %.200s\n", e)
+	}
+	for _, e := range r.glEx[:min(len(r.glEx), examples)] {
+		fmt.Fprintf(w, "  gitleaks: %.200s\n", e)
+	}
+	fmt.Fprintln(w)
+	return r.art <= r.gl
+}

@@ -1,0 +1,606 @@
+package redact
+
+import (
+	"slices"
+	"strings"
+)
+
+// Values that are not secrets even where a secret is expected: the rules
+// that find a secret by its name (unsafe-key, url-credentials,
+// url-query-secret, auth-header) and gitleaks' rules, which mostly do the
+// same, take whatever follows the name. In real text that is often not a
+// secret at all:
+//
+//   - code: a call (getpass.getpass(…)), an index (os.environ["TOKEN"]), an
+//     attribute of a known object (self.token, config.api_key, process.env.X,
+//     secrets.GITHUB_TOKEN) or an operator expression (a + b, x or "");
+//   - a template or CI reference: ${{ … }}, ${VAR}, $VAR, $(…), {{ … }},
+//     %{…}, #{…}, <%= … %>, %VAR%, {name}, %(name)s, and CloudFormation's
+//     !Ref / !Sub / !GetAtt;
+//   - a placeholder: :name, <name>, YOUR_…, your-…, xxxx…, ****, and the
+//     words in placeholderWords;
+//   - an integrity hash: go.sum's h1:…, npm's sha512-… (sha1, sha256,
+//     sha384), sha256:<hex>;
+//   - a version or range in a dependency list ("gtoken": "^5.0.0",
+//     google-auth = ">=2.0"), or the opening of a structure
+//     ("node_modules/gtoken": {).
+//
+// Such a span is left alone. Code is recognised only where text carries it
+// unquoted: a quoted string is a literal, and a literal under a secret's
+// name is a secret. Structured values (a map member named "token") are data,
+// never code: only references, placeholders, hashes and versions stay.
+
+// placeholderWords are whole values that stand for a secret someone has to
+// fill in. Compared ignoring case, '-' and '_'.
+var placeholderWords = []string{
+	"changeme", "changeit", "replaceme", "placeholder", "redacted", "removed",
+	"hidden", "masked", "secret", "password", "token", "apikey", "yourtoken",
+	"yourkey", "yourpassword", "yoursecret", "yourapikey", "example", "sample",
+	"dummy", "todo", "fixme", "tbd", "none", "null", "nil", "undefined", "empty",
+	"notset", "unset", "xxx", "session", "cookie", "cookies", "auth", "credential",
+	"credentials", "key", "bearer", "basic", "pass", "passwd", "pw", "read", "write",
+}
+
+// knownObjects are names whose attributes are configuration lookups, not
+// values: password = config.password.
+var knownObjects = []string{
+	"self", "this", "cls", "os", "process", "env", "environ", "config", "conf", "cfg",
+	"settings", "secrets", "vars", "inputs", "steps", "needs", "github", "matrix",
+	"params", "props", "options", "opts", "args", "argv", "ctx", "context", "app",
+	"request", "req", "res", "response", "values", "session", "credentials",
+	"creds", "auth", "data", "form", "body", "keys", "vault", "kwargs", "user",
+	"current_user", "client", "import", "window", "document", "flags",
+}
+
+// nameBasedRule reports whether r takes a value because of its name, so
+// that what it takes may be code, a reference or a placeholder.
+func nameBasedRule(r Rule) bool {
+	switch r {
+	case UnsafeKey, URLCredentials, URLQuerySecret, AuthHeader:
+		return true
+	}
+	t := table()
+	return int(r) < len(t.info) && t.info[r].Source == SourceGitleaks
+}
+
+// dropBenign removes the spans of name-based rules whose text is not a
+// secret (see above).
+func dropBenign(s string, sp []span) []span {
+	// Token forms with nothing in them first (ghp_xxxx…), then values
+	// taken for their name: one that holds another finding is not a
+	// reference, it goes whole (and so stays the same when redacted again).
+	var drop []int
+	gone := func(i int) bool { return len(drop) > 0 && slices.Contains(drop, i) }
+	for i, x := range sp {
+		if x.rule < numOwn && !nameBasedRule(x.rule) && isPlaceholder(s[x.a:x.b]) {
+			drop = append(drop, i)
+		}
+	}
+	for i, x := range sp {
+		if nameBasedRule(x.rule) && !overlapsOther(sp, i, gone) && benignText(s, x.a, x.b) {
+			drop = append(drop, i)
+		}
+	}
+	slices.Sort(drop)
+	if drop == nil {
+		return sp
+	}
+	out := sp[:0]
+	for i, x := range sp {
+		if len(drop) > 0 && drop[0] == i {
+			drop = drop[1:]
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// overlapsOther reports whether a token span (not gone) overlaps sp[i].
+func overlapsOther(sp []span, i int, gone func(int) bool) bool {
+	for k, y := range sp {
+		if k != i && y.a < sp[i].b && sp[i].a < y.b && !gone(k) && !nameBasedRule(y.rule) {
+			return true
+		}
+	}
+	return false
+}
+
+// benignText reports whether s[a:b], a value in free text, is not a secret.
+func benignText(s string, a, b int) bool {
+	if a >= b {
+		return false
+	}
+	quoted := a > 0 && (s[a-1] == '"' || s[a-1] == '\'' || s[a-1] == '`')
+	if hasToken(s[a:b]) {
+		return false // a value that holds a token is no reference to one
+	}
+	// The value as written may go on past the span (a span stops at '}'):
+	// a reference must be all of it.
+	vb := b
+	for vb < len(s) && !isSpace(s[vb]) && strings.IndexByte("\"'`,;", s[vb]) < 0 {
+		vb++
+	}
+	if isReference(s, a, vb) || benignValue(s[a:b]) || afterHashTag(s, a) {
+		return true
+	}
+	return !quoted && (isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]))
+}
+
+// typeName: a Python or TypeScript annotation names a type, not a value
+// (auth: AuthTypes, cookies: RequestsCookieJar, password: bytes).
+func typeName(v string) bool {
+	v = strings.TrimRight(v, ",)")
+	if k := strings.LastIndexByte(v, '.'); k >= 0 && k+1 < len(v) {
+		mod := v[:k]
+		if _, e := identChain(mod, 0); e != len(mod) {
+			return false
+		}
+		v = v[k+1:] // _t.AuthType: a type from a module
+	}
+	switch v {
+	case "str", "bytes", "int", "bool", "float", "dict", "list", "tuple", "Any", "object", "string", "number", "boolean", "unknown", "any":
+		return true
+	}
+	if v == "" || !isUpper(v[0]) || !wordy(v) {
+		return false
+	}
+	for _, suf := range []string{"Types", "Type", "Jar", "Dict", "Callable", "Protocol", "Class", "Like"} {
+		if strings.HasSuffix(v, suf) && len(v) > len(suf) {
+			for i := 0; i < len(v); i++ {
+				if !letters[v[i]] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// envName: an environment variable's name (MAVEN_GPG_PASSPHRASE), as a
+// workflow passes it to a step that reads the variable.
+func envName(v string) bool {
+	if len(v) < 3 || len(v) > 64 || !isUpper(v[0]) || strings.IndexByte(v, '_') < 0 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isUpper(v[i]) && !isDigit(v[i]) && v[i] != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether v holds a token art's own or provider rules
+// find by its form.
+func hasToken(v string) bool {
+	for _, x := range findSecrets(v, nil) {
+		if !nameBasedRule(x.rule) && !isPlaceholder(v[x.a:x.b]) {
+			return true
+		}
+	}
+	return len(providerSpans(v, nil)) > 0
+}
+
+// benignMember reports whether v, the value of a secret-named member or
+// argv item, is left alone: benign, and with nothing in it that redaction
+// would remove (so that the output redacts to itself).
+func (w *walker) benignMember(v string) bool {
+	if !BenignValue(v) {
+		return false
+	}
+	var sum Summary
+	return w.scan(v, &sum) == v
+}
+
+// BenignValue reports whether a whole value (a map member, an argv item
+// after a secret flag) is a reference, a placeholder, an integrity hash or
+// a version: not a secret, whatever its name.
+func BenignValue(v string) bool {
+	return v != "" && (isReference(v, 0, len(v)) || benignValue(v))
+}
+
+// benignValue: placeholders, hashes, versions and structure openings.
+func benignValue(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return false
+	}
+	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) || isFlag(v) ||
+		(len(v) > 1 && (v[0] == '{' || v[0] == '[') && (v[1] == '\n' || v[1] == ' ' || v[1] == '"'))
+}
+
+// isFlag: "--die-with-parent" after "--new-session" is the next flag.
+func isFlag(v string) bool {
+	return len(v) > 3 && strings.HasPrefix(v, "--") && letters[v[2]] && nameLike(v[2:])
+}
+
+// punctOnly: ")", "{", "[", "});": the rest of a line of code, not a value.
+func punctOnly(v string) bool {
+	if len(v) > 3 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if strings.IndexByte("()[]{};,", v[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// afterHashTag: the span follows "h1:" or "sha512-" (gitleaks' generic
+// rule takes the hash of a go.sum line after a module path naming auth).
+func afterHashTag(s string, a int) bool {
+	for _, tag := range []string{"h1:", "sha1-", "sha256-", "sha384-", "sha512-", "sha256:"} {
+		if a >= len(tag) && s[a-len(tag):a] == tag {
+			return isIntegrity(tag + hashRun(s[a:]))
+		}
+	}
+	return false
+}
+
+func hashRun(s string) string {
+	i := 0
+	for i < len(s) && (alnum[s[i]] || s[i] == '+' || s[i] == '/' || s[i] == '=') {
+		i++
+	}
+	return s[:i]
+}
+
+// isReference: s[a:] starts with a template or variable reference that
+// covers s[a:b], possibly followed by more references.
+func isReference(s string, a, b int) bool {
+	for a < b {
+		e := refEnd(s, a)
+		if e <= a {
+			return false
+		}
+		a = e
+		// "${A}/${B}", "${A}:${B}": separators between references.
+		for a < b && strings.IndexByte("/:.-_@ ", s[a]) >= 0 && refEnd(s, a+1) > a+1 {
+			a++
+		}
+	}
+	return true
+}
+
+// refEnd returns the end of the reference starting at i, or 0.
+func refEnd(s string, i int) int {
+	rest := s[i:]
+	closeAt := func(open, close string) int {
+		if !strings.HasPrefix(rest, open) {
+			return 0
+		}
+		k := strings.Index(rest[len(open):], close)
+		if k < 0 || k > 400 || strings.IndexByte(rest[len(open):len(open)+k], '\n') >= 0 {
+			return 0
+		}
+		return i + len(open) + k + len(close)
+	}
+	for _, p := range [][2]string{{"${{", "}}"}, {"{{", "}}"}, {"${", "}"}, {"$(", ")"}, {"%{", "}"}, {"#{", "}"}, {"<%=", "%>"}, {"<%", "%>"}, {"%(", ")s"}, {"$env:", ""}} {
+		if p[1] == "" {
+			continue
+		}
+		if e := closeAt(p[0], p[1]); e > 0 {
+			return e
+		}
+	}
+	switch {
+	case strings.HasPrefix(rest, "$env:"):
+		return identEnd(s, i+5)
+	case len(rest) > 1 && rest[0] == '$' && (letters[rest[1]] || rest[1] == '_'):
+		return identEnd(s, i+1) // $VAR
+	case len(rest) > 2 && rest[0] == '%' && (letters[rest[1]] || rest[1] == '_'):
+		if e := identEnd(s, i+1); e < len(s) && s[e] == '%' {
+			return e + 1 // %VAR%
+		}
+	case len(rest) > 2 && rest[0] == '{' && (letters[rest[1]] || rest[1] == '_'):
+		if e := identEnd(s, i+1); e < len(s) && s[e] == '}' {
+			return e + 1 // {name}
+		}
+	case len(rest) > 1 && rest[0] == '!' && isUpper(rest[1]):
+		// CloudFormation: !Ref Name, !Sub '…', !GetAtt A.B
+		e := identEnd(s, i+1)
+		switch s[i+1 : e] {
+		case "Ref", "Sub", "GetAtt", "ImportValue", "FindInMap", "Select", "Join", "If", "Base64":
+			return len(s) // the rest is the function's argument
+		}
+	}
+	return 0
+}
+
+// identEnd is the end of the identifier at i.
+func identEnd(s string, i int) int {
+	for i < len(s) && (alnumUnder[s[i]]) {
+		i++
+	}
+	return i
+}
+
+// isPlaceholder: :name, <name>, YOUR_…, xxxx…, ****, and placeholderWords.
+func isPlaceholder(v string) bool {
+	v = strings.Trim(v, `"'`+"`")
+	if v == "" {
+		return false
+	}
+	switch {
+	case v[0] == ':' && len(v) > 1 && letters[v[1]] && nameLike(v[1:]):
+		return true // ?circle-token=:circle-token
+	case v[0] == '<' && v[len(v)-1] == '>' && len(v) > 2 && nameLike(strings.Trim(v[1:len(v)-1], " ")):
+		return true
+	case len(v) >= 5 && strings.EqualFold(v[:5], "your_"), len(v) >= 5 && strings.EqualFold(v[:5], "your-"), len(v) >= 5 && strings.EqualFold(v[:5], "your "):
+		return true
+	}
+	if placeholderWord(v) {
+		return true
+	}
+	// xxxx…, ****, ……: nothing but mask characters (a prefix aside:
+	// sk-xxxxxxxx).
+	body := v
+	if k := strings.LastIndexAny(body, "-_."); k >= 0 && k < len(body)-1 && len(body)-k > 4 {
+		body = body[k+1:]
+	}
+	n := 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case 'x', 'X', '*', '.', '#':
+			n++
+		default:
+			return false
+		}
+	}
+	return n >= 3
+}
+
+// placeholderWord: v is one of placeholderWords (ignoring case, '-', '_'
+// and a trailing "here": your_token_here).
+func placeholderWord(v string) bool {
+	if len(v) > 32 {
+		return false
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '-' || c == '_' || c == ' ':
+			continue
+		case isUpper(c):
+			c += 'a' - 'A'
+		case !isLower(c):
+			return false
+		}
+		b.WriteByte(c)
+	}
+	w := strings.TrimSuffix(b.String(), "here")
+	for _, p := range placeholderWords {
+		if w == p {
+			return true
+		}
+	}
+	return false
+}
+
+// nameLike: letters, digits, '_', '-', '.', ' ' only.
+func nameLike(v string) bool {
+	if v == "" || len(v) > 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !ident[v[i]] && v[i] != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// isIntegrity: go.sum and lockfile integrity hashes, digests.
+func isIntegrity(v string) bool {
+	v = strings.Trim(v, `"'`)
+	b64 := func(s string, n int) bool {
+		s = strings.TrimRight(s, "=")
+		if len(s) < n {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			if !alnum[s[i]] && s[i] != '+' && s[i] != '/' {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case strings.HasPrefix(v, "h1:"):
+		return len(v) == 47 && b64(v[3:], 43)
+	case strings.HasPrefix(v, "sha512-"):
+		return b64(v[7:], 86)
+	case strings.HasPrefix(v, "sha384-"):
+		return b64(v[7:], 64)
+	case strings.HasPrefix(v, "sha256-"):
+		return b64(v[7:], 43)
+	case strings.HasPrefix(v, "sha1-"):
+		return b64(v[5:], 27)
+	case strings.HasPrefix(v, "sha256:"):
+		h := v[7:]
+		return len(h) == 64 && strings.Trim(h, "0123456789abcdef") == ""
+	}
+	return false
+}
+
+// isVersion: a version or a range of versions, as dependency lists write
+// them: 1.2.3, v2, ^5.0.0, ~1.2, >=2.0,<3, 1.x, *, latest, workspace:*,
+// npm:pkg@^1.0.0.
+func isVersion(v string) bool {
+	v = strings.Trim(v, `"'`)
+	switch v {
+	case "*", "latest", "next", "stable", "beta", "canary", "workspace:*", "workspace:^", "workspace:~":
+		return true
+	}
+	if k := strings.LastIndexByte(v, '@'); strings.HasPrefix(v, "npm:") && k > 4 {
+		v = v[k+1:]
+	}
+	v = strings.TrimPrefix(v, "workspace:")
+	if v == "" {
+		return false
+	}
+	// Ranges: parts separated by spaces, ',', '||', ' - '.
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == '|' }) {
+		if part == "-" {
+			continue
+		}
+		if !versionPart(part) {
+			return false
+		}
+	}
+	return true
+}
+
+func versionPart(p string) bool {
+	bare := p
+	p = strings.TrimLeft(p, "^~<>=!")
+	ranged := len(p) < len(bare)
+	p = strings.TrimPrefix(p, "v")
+	if p == "" || !isDigit(p[0]) {
+		return false
+	}
+	// Numbers separated by dots (x and * as wildcards), then an optional
+	// -prerelease or +build of letters, digits and dots.
+	i, dots := 0, 0
+	for i < len(p) && (isDigit(p[i]) || p[i] == '.' || p[i] == 'x' || p[i] == '*') {
+		if p[i] == '.' {
+			dots++
+		}
+		i++
+	}
+	if i == len(p) {
+		// A bare number is no version: a PIN or an id is a secret's value.
+		return dots <= 3 && (dots >= 1 || ranged)
+	}
+	if (p[i] != '-' && p[i] != '+') || len(p)-i > 32 {
+		return false // v1.0-<170 hex> is a Cloudflare key, not a version
+	}
+	for _, c := range []byte(p[i+1:]) {
+		if !alnum[c] && c != '.' && c != '-' && c != '+' {
+			return false
+		}
+	}
+	return dots >= 1 && dots <= 3
+}
+
+// isCode reports whether the unquoted value at s[a:] is code: a call, an
+// index, an attribute of a known object or a chain of three, an operator
+// expression, or a keyword.
+func isCode(s string, a, b int) bool {
+	for _, kw := range []string{"new ", "await ", "lambda", "function(", "function (", "fn(", "func(", "()", "None", "nil", "null", "undefined", "true", "false", "True", "False"} {
+		if strings.HasPrefix(s[a:], kw) && (a+len(kw) >= len(s) || !alnumUnder[s[a+len(kw)]] || !alnumUnder[kw[len(kw)-1]]) {
+			return true
+		}
+	}
+	addr := s[a] == '&' || s[a] == '*'
+	if addr || s[a] == '(' {
+		a++ // Go and C: &syscall.Credential{…}, *cfg.Token; a tuple (f(x), …)
+	}
+	segs, e := identChain(s, a)
+	if len(segs) == 0 {
+		return false
+	}
+	for _, g := range segs {
+		if !wordy(g) {
+			return false
+		}
+	}
+	k := e
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	if k < len(s) && (s[k] == '(' || (s[k] == '[' && !startsWithMarker(s[k:]))) {
+		return true // a call or an index: getpass.getpass(…), os.environ["X"]
+	}
+	if k < len(s) && s[k] == '{' && (len(segs) >= 2 || addr) {
+		return true // a composite literal: &syscall.Credential{…}
+	}
+	if e < b {
+		return false // more value after the chain: not a plain reference
+	}
+	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]))) {
+		return true // an attribute: config.api_key, self.token
+	}
+	// An operator expression: a + b, x or "", a ?? b, cond ? a : b.
+	if k > e && k < len(s) {
+		// "| " and "= " after a type: password: bytes | str = None.
+		for _, op := range []string{"+ ", "- ", "* ", "/ ", "% ", "|| ", "&& ", "?? ", "? ", "or ", "and ", "if ", "|> ", "| ", "= "} {
+			if strings.HasPrefix(s[k:], op) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// identChain parses identifiers joined by '.' (or "->", "::") at i; it
+// returns them and the end of the chain.
+func identChain(s string, i int) ([]string, int) {
+	var segs []string
+	for {
+		if i >= len(s) || !(letters[s[i]] || s[i] == '_' || s[i] == '$') {
+			return segs, i
+		}
+		e := i + 1
+		for e < len(s) && (alnumUnder[s[e]] || s[e] == '$') {
+			e++
+		}
+		segs = append(segs, s[i:e])
+		switch {
+		case e < len(s) && s[e] == '.' && e+1 < len(s) && (letters[s[e+1]] || s[e+1] == '_'):
+			i = e + 1
+		case strings.HasPrefix(s[e:], "->") || strings.HasPrefix(s[e:], "::"):
+			i = e + 2
+		default:
+			return segs, e
+		}
+	}
+}
+
+// receiver: a Go method receiver or a short local (c.APIKey, s.value).
+func receiver(seg string) bool {
+	seg = strings.TrimPrefix(seg, "_")
+	if seg == "" || len(seg) > 3 {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if !isLower(seg[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func knownObject(seg string) bool {
+	l := strings.ToLower(strings.TrimLeft(seg, "$_"))
+	for _, o := range knownObjects {
+		if l == o {
+			return true
+		}
+	}
+	return false
+}
+
+// wordy: an identifier a person wrote (getpass, GITHUB_TOKEN, apiKey,
+// XMLHttpRequest), not a random string (aB3xK9pQ): few digits and few
+// camelCase humps.
+func wordy(seg string) bool {
+	if len(seg) > 48 {
+		return false
+	}
+	digits, changes := 0, 0
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if isDigit(c) {
+			digits++
+		}
+		if i > 0 && isUpper(c) && isLower(seg[i-1]) {
+			changes++ // a camelCase hump
+		}
+	}
+	return digits <= 2 && changes <= len(seg)/5+1
+}
