@@ -39,11 +39,14 @@ func (c *FsckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		return err
 	}
 	defer b.Close()
-	var check func(*queue.State) (string, error)
+	var rep *queue.CheckReport
 	if fb, ok := b.(*file.Backend); ok {
-		check = func(st *queue.State) (string, error) { return stateindex.Check(ctx, fb.Dir(), st) }
+		// The snapshot, log and index read as of one moment: a live
+		// queue is never reported corrupt.
+		rep, err = stateindex.Fsck(ctx, fb)
+	} else {
+		rep, err = queue.Fsck(ctx, b)
 	}
-	rep, err := queue.FsckWith(ctx, b, check)
 	if err != nil && !queue.IsCorrupt(err) {
 		return err
 	}

@@ -88,7 +88,13 @@ func Load(ctx context.Context, dir string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := load(ctx, f, dir)
+	lf, err := os.Open(filepath.Join(dir, file.LogName))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	defer lf.Close()
+	v, err := load(ctx, f, lf, -1)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -96,14 +102,15 @@ func Load(ctx context.Context, dir string) (*View, error) {
 	return v, nil
 }
 
-func load(ctx context.Context, f *os.File, dir string) (*View, error) {
-	v, lf, err := loadBase(f, dir)
+// load is Load of the index open as f, against the log open as lf read up
+// to byte limit (-1: its end).
+func load(ctx context.Context, f, lf *os.File, limit int64) (*View, error) {
+	v, err := loadBase(f, lf)
 	if err != nil {
 		return nil, err
 	}
-	defer lf.Close()
 	var tail []*queue.Event
-	end, _, err := file.ReadFrom(ctx, lf, v.h.offset, v.h.seq, func(ev *queue.Event) error {
+	end, _, err := file.ReadFrom(ctx, lf, v.h.offset, limit, v.h.seq, func(ev *queue.Event) error {
 		tail = append(tail, ev)
 		return nil
 	})
@@ -118,37 +125,32 @@ func load(ctx context.Context, f *os.File, dir string) (*View, error) {
 }
 
 // loadBase reads and checks the header and the states section of the
-// index open as f, and its binding to the log in dir, which it returns
-// open. The view has no tail applied yet.
-func loadBase(f *os.File, dir string) (*View, *os.File, error) {
+// index open as f, and its binding to the log open as lf. The view has no
+// tail applied yet.
+func loadBase(f, lf *os.File) (*View, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	hb := make([]byte, headerSize)
 	if _, err := f.ReadAt(hb, 0); err != nil {
-		return nil, nil, damaged("header: %v", err)
+		return nil, damaged("header: %v", err)
 	}
 	h, err := decodeHeader(hb)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if fi.Size() != h.fileSize() {
-		return nil, nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
+		return nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
 	}
 	v := &View{f: f, h: h}
 	if err := v.readStates(); err != nil {
-		return nil, nil, err
-	}
-	lf, err := os.Open(filepath.Join(dir, file.LogName))
-	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := checkBinding(lf, h); err != nil {
-		lf.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return v, lf, nil
+	return v, nil
 }
 
 // readStates reads and checks the states section: all a summary needs.
