@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/art-runtime/art/lib/queue/stateindex"
 )
@@ -79,4 +83,71 @@ func TestStatusDamagedRowWhileClaiming(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNoStartAfterWorkerKilled: a worker SIGKILLed the moment its claim of
+// a task is in the log (the task may be on its way to the worker's
+// supervisor) never has that task start after it is dead. The task writes
+// the time it starts to a marker file; the test reaps the killed worker,
+// notes the time, and no marker may be later. 100 tries (25 with -short).
+func TestNoStartAfterWorkerKilled(t *testing.T) {
+	tries := 100
+	if testing.Short() {
+		tries = 25
+	}
+	root := t.TempDir()
+	dir, ws := filepath.Join(root, "q"), filepath.Join(root, "ws")
+	os.Mkdir(ws, 0o700)
+	logPath := filepath.Join(dir, "events.log")
+	marks := filepath.Join(ws, "marks")
+	late, started, killedBefore := 0, 0, 0
+	for k := range tries {
+		id := fmt.Sprintf("k%03d", k)
+		if out, err := artqCmd(dir, "enqueue", "--id", id, "--", "sh", "-c", `echo "$ARTQ_TASK_ID $(date +%s%N)" >> marks`).CombinedOutput(); err != nil {
+			t.Fatalf("enqueue: %v: %s", err, out)
+		}
+		w := artqCmd(dir, "work", "--allow", "sh", "--workspace", ws, "--poll", "5ms", "-q")
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		claim := []byte(`"type":"started","task":"` + id + `"`)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			data, _ := os.ReadFile(logPath)
+			if bytes.Contains(data, claim) {
+				break
+			}
+			if time.Now().After(deadline) {
+				w.Process.Kill()
+				w.Wait()
+				t.Fatalf("try %d: no claim of %s within 20s", k, id)
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		// Somewhere in the moment the task is handed to the supervisor.
+		for until := time.Now().Add(time.Duration(rand.IntN(3000)) * time.Microsecond); time.Now().Before(until); {
+		}
+		w.Process.Kill()
+		w.Wait()
+		dead := time.Now().UnixNano()
+		// A late start, if any, comes within milliseconds; the old
+		// supervisor's came within about 100.
+		time.Sleep(300 * time.Millisecond)
+		data, _ := os.ReadFile(marks)
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 2 || f[0] != id {
+				continue
+			}
+			started++
+			at, _ := strconv.ParseInt(f[1], 10, 64)
+			if at > dead {
+				late++
+				t.Errorf("try %d: task %s started %v after its worker was killed and reaped", k, id, time.Duration(at-dead))
+			} else {
+				killedBefore++
+			}
+		}
+	}
+	t.Logf("%d kills timed on the claim: the task started before the kill %d times, after it %d times", tries, killedBefore, late)
 }
