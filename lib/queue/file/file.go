@@ -1094,14 +1094,7 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 		if c == nil {
 			l, err := b.openSegment(true, false)
 			if errors.Is(err, os.ErrNotExist) {
-				base, err := b.snapshotSeq()
-				if err != nil {
-					return err
-				}
-				if after < base {
-					return &queue.CompactedError{First: base + 1}
-				}
-				return nil
+				return b.noSegment(after)
 			}
 			if err != nil {
 				return b.ioErr("open", err)
@@ -1143,18 +1136,24 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 	}
 }
 
+// noSegment is Read where there is no events.log: nothing to read after
+// the snapshot, and what is before it compacted away.
+func (b *Backend) noSegment(after uint64) error {
+	base, err := b.snapshotSeq()
+	if err != nil {
+		return err
+	}
+	if after < base {
+		return &queue.CompactedError{First: base + 1}
+	}
+	return nil
+}
+
 // readPinned is Read of a pinned view: its segment up to its size, and
 // nothing after. Called with rmu held.
 func (b *Backend) readPinned(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
 	if b.pin.log == nil {
-		base, err := b.snapshotSeq()
-		if err != nil {
-			return err
-		}
-		if after < base {
-			return &queue.CompactedError{First: base + 1}
-		}
-		return nil
+		return b.noSegment(after)
 	}
 	c, fresh := b.rc, false
 	if c == nil || after < c.seq {
