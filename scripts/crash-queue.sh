@@ -11,6 +11,9 @@
 # Failed tasks with attempts left are retried now and then, as a user would.
 # At the end it drains the queue without killing and checks:
 #   - every task succeeded;
+#   - no two copies of one attempt ran at once (each run holds an flock on
+#     its attempt's lock file; one that finds it held counts in
+#     double_start, which must be 0);
 #   - each run the tasks recorded (a marker line "ID ATTEMPT") was claimed by
 #     a started event, an attempt is started again only after a requeue,
 #     no attempt with a trace is ever started again, and every trace and
@@ -66,8 +69,11 @@ for ((i = 1; i <= n; i++)); do
 		next=$((next + 1))
 		id=$(printf 't%05d' "$next")
 		need=$((1 + RANDOM % 3)) # the attempt that succeeds
+		# Each run holds an flock on its attempt's lock file while it runs:
+		# a second copy of the attempt running at once (a dead worker's
+		# claim started late beside the new owner's) finds it taken.
 		artq --dir "$q" enqueue --id "$id" --max-attempts 3 -- sh -c \
-			"echo \"\$ARTQ_TASK_ID \$ARTQ_ATTEMPT\" >> runs; sleep 0.0$((RANDOM % 6)); [ \"\$ARTQ_ATTEMPT\" -ge $need ]" \
+			"exec 9>>\"lock.\$ARTQ_TASK_ID.\$ARTQ_ATTEMPT\"; flock -n 9 || echo \"\$ARTQ_TASK_ID \$ARTQ_ATTEMPT\" >> doubles; echo \"\$ARTQ_TASK_ID \$ARTQ_ATTEMPT\" >> runs; sleep 0.0$((RANDOM % 6)); [ \"\$ARTQ_ATTEMPT\" -ge $need ]" \
 			>/dev/null 2>&1 &
 		pids+=($!)
 		ids+=("$id")
@@ -132,6 +138,10 @@ violation=$(jq -r 'select(.type == "started" or .type == "requeued" or .type == 
 			for (k in started) if (started[k] > requeued[k] + 1) { print "attempt " k " started " started[k] " times, requeued " requeued[k]; exit }
 		}')
 [ -z "$violation" ] || fail "$violation"
+# Two copies of one attempt running at once.
+double_start=0
+[ -f "$ws/doubles" ] && double_start=$(wc -l <"$ws/doubles")
+[ "$double_start" -eq 0 ] || fail "double_start=$double_start: attempt(s) $(tr '\n' ',' <"$ws/doubles") ran twice at once"
 # Fencing: every event about a running attempt names the current claim (the
 # seq of the task's latest started event); a late one would be a zombie's.
 late=$(jq -r 'select(.task != null) | "\(.seq) \(.type) \(.task) \(.claim // 0)"' log.jsonl |
@@ -210,6 +220,6 @@ tasks=$(wc -l <status.jsonl)
 runs=$(wc -l <"$ws/runs")
 echo "crash-queue: $n iterations, $kills kills ($failpoints at failpoints), $tasks tasks ($(wc -l <acked.txt) acknowledged), $runs runs"
 echo "crash-queue: held after every kill: the log replays and fsck passes; no acknowledged task lost; attempts <= max_attempts"
-echo "crash-queue: held at the end: every task succeeded; every run was claimed; an attempt ran again only after a requeue; no traced attempt ran twice; every trace and terminal event named the current claim"
+echo "crash-queue: held at the end: every task succeeded; every run was claimed; an attempt ran again only after a requeue; no traced attempt ran twice; every trace and terminal event named the current claim; double_start=$double_start (no attempt ran twice at once)"
 echo "crash-queue: batch: $bkills kills of a $btasks-task enqueue --batch ($bsize bytes; failpoint offsets:$offsets, $beyond of them past the end of that run's write; the rest SIGKILL at random moments): $partial partial batches; re-runs under --idempotency-key enqueued each batch exactly once"
 echo "crash-queue: $zres"

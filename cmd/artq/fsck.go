@@ -18,7 +18,10 @@ func (c *FsckCmd) Help() string {
 	return `Reads the snapshot and every record: checksums, sequence numbers, and
 every event through the state machine, and the state index status reads
 (state.index) against that replay: a stale index is fine, one that
-disagrees is corruption (remove it; writers rebuild it). Writes nothing. Prints a QueueCheck
+disagrees is corruption (remove it; writers rebuild it). On the file
+backend it reads one moment of the queue (the snapshot, the log up to its
+size then, and the index, pinned together), so appends and compactions
+while it runs never make a healthy queue look corrupt. Writes nothing. Prints a QueueCheck
 document (JSON) or a summary (text). Exit 0 when the log is sound (a torn
 last record, left by a crash mid-append, is reported and is not an error:
 the next writer cuts it and records that it did); exit 125 with the byte
@@ -39,11 +42,14 @@ func (c *FsckCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		return err
 	}
 	defer b.Close()
-	var check func(*queue.State) (string, error)
+	var rep *queue.CheckReport
 	if fb, ok := b.(*file.Backend); ok {
-		check = func(st *queue.State) (string, error) { return stateindex.Check(ctx, fb.Dir(), st) }
+		// The snapshot, log and index read as of one moment: a live
+		// queue is never reported corrupt.
+		rep, err = stateindex.Fsck(ctx, fb)
+	} else {
+		rep, err = queue.Fsck(ctx, b)
 	}
-	rep, err := queue.FsckWith(ctx, b, check)
 	if err != nil && !queue.IsCorrupt(err) {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -78,10 +79,8 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 	defer b.Close()
 	warnStaleLock(std, b)
 	tails, _ := f.tailDir(g) // none: no tail shown
-	skip := 0                // tasks the index already printed
 	if !c.Watch {
-		var done bool
-		if done, skip, err = c.fromIndex(ctx, std, g, b, tails); done {
+		if done, err := c.fromIndex(ctx, std, g, b, tails); done {
 			return err
 		}
 	}
@@ -122,7 +121,7 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 					}
 					return true
 				})
-				render = func() error { return printStatuses(std, g, list[min(skip, len(list)):]) }
+				render = func() error { return printStatuses(std, g, list) }
 			}
 			return nil
 		})
@@ -158,33 +157,33 @@ func (c *StatusCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *Queu
 // fromIndex answers from the file backend's state index and the log's
 // tail after it, when the index is there and checks; done is false when
 // the caller must replay instead (no index, a damaged, stale-beyond-use or
-// foreign one, an unknown ID, which the replay confirms), and then skip
-// says how many tasks of the list it already printed (each from a row
-// that checked, so the replay's list starts with the same ones) before it
-// met a damaged row. Its output is the replay's, byte for byte.
-func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b queue.Backend, tails string) (done bool, skip int, err error) {
+// foreign one, an unknown ID, which the replay confirms). A list checks
+// the whole index before it prints a task, so nothing the index printed
+// is ever followed by a replay's rest. Its output is the replay's, byte
+// for byte.
+func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b queue.Backend, tails string) (done bool, err error) {
 	fb, ok := b.(*file.Backend)
 	if !ok {
-		return false, 0, nil
+		return false, nil
 	}
 	v, err := stateindex.Load(ctx, fb.Dir())
 	if err != nil {
-		return false, 0, nil
+		return false, nil
 	}
 	defer v.Close()
 	switch {
 	case c.Summary:
 		s := v.Summary()
 		if g.JSON(std) {
-			return true, 0, writeJSONLine(std.Out, &s)
+			return true, writeJSONLine(std.Out, &s)
 		}
-		return true, 0, queue.WriteSummaryText(std.Out, s)
+		return true, queue.WriteSummaryText(std.Out, s)
 	case c.ID != "":
 		t, program, err := v.Task(c.ID)
 		if err != nil || t == nil {
-			return false, 0, nil
+			return false, nil
 		}
-		return true, 0, c.showTask(ctx, std, g, b, tails, queue.StatusWith(t, program))
+		return true, c.showTask(ctx, std, g, b, tails, queue.StatusWith(t, program))
 	}
 	if !g.JSON(std) {
 		var list []queue.TaskStatus
@@ -193,29 +192,37 @@ func (c *StatusCmd) fromIndex(ctx context.Context, std cli.IO, g *cli.Globals, b
 			return nil
 		})
 		if err != nil {
-			return false, 0, nil
+			return false, nil
 		}
-		return true, 0, printStatuses(std, g, list)
+		return true, printStatuses(std, g, list)
 	}
 	// JSON Lines stream, so `status --state queued | head` stops early.
 	w := bufio.NewWriterSize(std.Out, 1<<16)
 	var werr error
+	printed := 0
 	err = v.Tasks(queue.TaskState(c.State), func(t *queue.Task, program string) error {
 		ts := queue.StatusWith(t, program)
 		if werr = writeJSONLine(w, &ts); werr != nil {
 			return werr
 		}
-		skip++
+		printed++
 		return nil
 	})
 	if werr != nil {
-		return true, 0, werr
+		return true, werr
+	}
+	if err != nil && printed == 0 {
+		// A damaged index (checked whole before any task is printed).
+		return false, nil
 	}
 	if err != nil {
-		// A damaged row: what was printed stands; the replay prints the rest.
-		return false, skip, w.Flush()
+		// Past the whole-file check only a forged row fails: never skip
+		// to a later replay's list, which another writer may have moved.
+		w.Flush()
+		return true, &queue.CorruptError{Path: filepath.Join(fb.Dir(), stateindex.FileName), Offset: -1,
+			Why: err.Error() + " (remove the file; writers rebuild it)"}
 	}
-	return true, 0, w.Flush()
+	return true, w.Flush()
 }
 
 // showTask prints one task's status with its attempt history (each claim

@@ -87,6 +87,9 @@ type taskFDs struct {
 // exec stage — in a new session, lets go of the program's stdin and
 // output, and reports "started". On error nothing of the task runs.
 func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
+	if runnerGone(fds.ctl) {
+		return nil, exitcode.Errorf(exitcode.Internal, "shim: the runner is gone: the task is not started")
+	}
 	var pid int
 	var err error
 	std := []uintptr{uintptr(fds.stdin), uintptr(fds.out), uintptr(fds.err)}

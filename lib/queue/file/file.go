@@ -43,6 +43,7 @@
 package file
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -133,6 +134,9 @@ type Backend struct {
 	tailSize int64
 	tailSeq  uint64
 	wst      unix.Stat_t // lastSeq's lstat, reused
+
+	// pin, for a view Pin made, is what it reads instead of the paths.
+	pin *pinned
 }
 
 var (
@@ -221,9 +225,13 @@ func (b *Backend) Close() error {
 	b.locker.Close()
 	b.cmu.Unlock()
 	b.rmu.Lock()
-	if b.rc != nil {
+	if b.rc != nil && b.pin == nil {
 		b.rc.log.Close()
-		b.rc = nil
+	}
+	b.rc = nil
+	if b.pin != nil && b.pin.log != nil {
+		b.pin.log.Close()
+		b.pin.log = nil
 	}
 	b.rmu.Unlock()
 	return nil
@@ -867,15 +875,24 @@ func (b *Backend) Snapshot(ctx context.Context) (*queue.Snapshot, error) {
 }
 
 func (b *Backend) loadSnapshot() (*queue.Snapshot, error) {
-	f, err := os.Open(b.snapPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	var r io.Reader
+	if b.pin != nil {
+		if b.pin.snap == nil {
+			return nil, nil
+		}
+		r = bytes.NewReader(b.pin.snap)
+	} else {
+		f, err := os.Open(b.snapPath)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Internal, "read %s: %w", b.snapPath, unwrapPath(err))
+		}
+		defer f.Close()
+		r = f
 	}
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "read %s: %w", b.snapPath, unwrapPath(err))
-	}
-	defer f.Close()
-	snap, err := queue.ReadSnapshot(f)
+	snap, err := queue.ReadSnapshot(r)
 	if err != nil {
 		return nil, &queue.CorruptError{Path: b.snapPath, Offset: -1, Why: err.Error(), Err: err}
 	}
@@ -884,6 +901,16 @@ func (b *Backend) loadSnapshot() (*queue.Snapshot, error) {
 
 // snapshotSeq reads the sequence from the snapshot's header only.
 func (b *Backend) snapshotSeq() (uint64, error) {
+	if b.pin != nil {
+		if b.pin.snap == nil {
+			return 0, nil
+		}
+		seq, ok := queue.SnapshotSeq(b.pin.snap[:min(len(b.pin.snap), 4096)])
+		if !ok {
+			return 0, &queue.CorruptError{Path: b.snapPath, Offset: 0, Why: "unreadable header"}
+		}
+		return seq, nil
+	}
 	f, err := os.Open(b.snapPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
@@ -1055,6 +1082,9 @@ func (b *Backend) noteOwn(start, end int64, to uint64) {
 func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
 	b.rmu.Lock()
 	defer b.rmu.Unlock()
+	if b.pin != nil {
+		return b.readPinned(ctx, after, fn)
+	}
 	c := b.rc
 	if c != nil && after < c.seq {
 		c.log.Close()
@@ -1064,14 +1094,7 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 		if c == nil {
 			l, err := b.openSegment(true, false)
 			if errors.Is(err, os.ErrNotExist) {
-				base, err := b.snapshotSeq()
-				if err != nil {
-					return err
-				}
-				if after < base {
-					return &queue.CompactedError{First: base + 1}
-				}
-				return nil
+				return b.noSegment(after)
 			}
 			if err != nil {
 				return b.ioErr("open", err)
@@ -1111,6 +1134,33 @@ func (b *Backend) Read(ctx context.Context, after uint64, fn func(*queue.Event) 
 		}
 		c = nc
 	}
+}
+
+// noSegment is Read where there is no events.log: nothing to read after
+// the snapshot, and what is before it compacted away.
+func (b *Backend) noSegment(after uint64) error {
+	base, err := b.snapshotSeq()
+	if err != nil {
+		return err
+	}
+	if after < base {
+		return &queue.CompactedError{First: base + 1}
+	}
+	return nil
+}
+
+// readPinned is Read of a pinned view: its segment up to its size, and
+// nothing after. Called with rmu held.
+func (b *Backend) readPinned(ctx context.Context, after uint64, fn func(*queue.Event) error) error {
+	if b.pin.log == nil {
+		return b.noSegment(after)
+	}
+	c, fresh := b.rc, false
+	if c == nil || after < c.seq {
+		c, fresh = &cursor{log: b.pin.log}, true
+		b.rc = c
+	}
+	return b.readFrom(ctx, c, after, fresh, b.pin.size, fn)
 }
 
 // readFrom delivers the records of c's segment after seq `after`, from
@@ -1339,7 +1389,7 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 	if h, err := b.LockHolder(); err == nil && h != nil {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the append lock is held by %s; writers wait for it up to the lock timeout", LockName, h))
 	}
-	l, err := b.openSegment(true, false)
+	l, limit, err := b.checkSegment()
 	if errors.Is(err, os.ErrNotExist) {
 		rep.Notes = append(rep.Notes, LogName+": absent (no event appended yet)")
 		rep.FirstSeq, rep.LastSeq = rep.SnapshotSeq+1, rep.SnapshotSeq
@@ -1348,8 +1398,10 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 	if err != nil {
 		return rep, b.ioErr("open", err)
 	}
-	defer l.Close()
-	_, last, te, err := b.walk(l, 0, -1, 0, nil, func(evs []*queue.Event, off, end int64) error {
+	if b.pin == nil {
+		defer l.Close()
+	}
+	_, last, te, err := b.walk(l, 0, limit, 0, nil, func(evs []*queue.Event, off, end int64) error {
 		if rep.FirstSeq == 0 {
 			s := evs[0].Seq
 			rep.FirstSeq = s
@@ -1368,9 +1420,11 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 		return rep, err
 	}
 	if te != nil {
-		size, err := l.Size()
-		if err != nil {
-			return rep, b.ioErr("stat", err)
+		size := limit
+		if size < 0 {
+			if size, err = l.Size(); err != nil {
+				return rep, b.ioErr("stat", err)
+			}
 		}
 		rep.TornTail = &queue.TornTail{Offset: te.Offset, Bytes: size - te.Offset}
 		rep.Bytes = size
@@ -1382,4 +1436,17 @@ func (b *Backend) Check(ctx context.Context) (*queue.LogCheck, error) {
 		rep.FirstSeq, rep.LastSeq = rep.SnapshotSeq+1, rep.SnapshotSeq
 	}
 	return rep, nil
+}
+
+// checkSegment is the segment Check reads and how far (-1: to its end):
+// a pinned view's, or the one events.log names now.
+func (b *Backend) checkSegment() (*fsx.Log, int64, error) {
+	if b.pin != nil {
+		if b.pin.log == nil {
+			return nil, 0, os.ErrNotExist
+		}
+		return b.pin.log, b.pin.size, nil
+	}
+	l, err := b.openSegment(true, false)
+	return l, -1, err
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/art-runtime/art/lib/queue"
 )
 
-// ReadFrom reads the segment open as f from byte off on, where off is just
+// ReadFrom reads the segment open as f from byte off on (up to byte limit,
+// or its end when limit is -1), where off is just
 // past a whole unit whose last record has sequence prev, and calls fn for
 // every event after it exactly as Read delivers them: a batch only once
 // its commit is read, a torn tail not at all, the sequence checked to go
@@ -20,9 +21,9 @@ import (
 //
 // It is the hook of the state index (lib/queue/stateindex), which covers
 // the log through some record and reads only what was appended after it.
-func ReadFrom(ctx context.Context, f *os.File, off int64, prev uint64, fn func(*queue.Event) error) (end int64, last uint64, err error) {
+func ReadFrom(ctx context.Context, f *os.File, off, limit int64, prev uint64, fn func(*queue.Event) error) (end int64, last uint64, err error) {
 	end, last = off, prev
-	w := walker{rd: fsx.NewLineReader(f, off, -1, maxRecord), path: f.Name(), prev: prev}
+	w := walker{rd: fsx.NewLineReader(f, off, limit, maxRecord), path: f.Name(), prev: prev}
 	for {
 		evs, _, e, err := w.next()
 		if err == io.EOF {

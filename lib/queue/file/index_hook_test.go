@@ -29,7 +29,7 @@ func TestReadFrom(t *testing.T) {
 	// The offset just past record 1.
 	var off int64
 	var seqs []uint64
-	end, last, err := ReadFrom(context.Background(), f, 0, 0, func(ev *queue.Event) error { return nil })
+	end, last, err := ReadFrom(context.Background(), f, 0, -1, 0, func(ev *queue.Event) error { return nil })
 	if err != nil || last != 4 {
 		t.Fatalf("from the start: last %d, err %v", last, err)
 	}
@@ -48,7 +48,7 @@ func TestReadFrom(t *testing.T) {
 	w, _ := os.OpenFile(b.logPath, os.O_WRONLY|os.O_APPEND, 0)
 	w.WriteString(`{"seq":5,`)
 	w.Close()
-	end2, last, err := ReadFrom(context.Background(), f, off, 1, func(ev *queue.Event) error {
+	end2, last, err := ReadFrom(context.Background(), f, off, -1, 1, func(ev *queue.Event) error {
 		seqs = append(seqs, ev.Seq)
 		return nil
 	})
@@ -56,7 +56,7 @@ func TestReadFrom(t *testing.T) {
 		t.Fatalf("after 1: seqs %v last %d end %d err %v", seqs, last, end2, err)
 	}
 	// The sequence must go on from prev: a wrong prev is corruption.
-	if _, _, err := ReadFrom(context.Background(), f, off, 7, func(*queue.Event) error { return nil }); !queue.IsCorrupt(err) {
+	if _, _, err := ReadFrom(context.Background(), f, off, -1, 7, func(*queue.Event) error { return nil }); !queue.IsCorrupt(err) {
 		t.Fatalf("wrong prev: %v", err)
 	}
 }

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		os.Exit(serverMain())
 	case "worker":
 		os.Exit(workerMain())
+	case "batches":
+		os.Exit(batchesMain())
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -259,55 +259,122 @@ func (b *Backend) readFrom(ctx context.Context, next *uint64, fn func(*queue.Eve
 		}
 		b.rc = c
 	}
-	for *next <= st.LastSeq {
-		// Ask for exactly the messages known to exist, so that the pull
-		// ends full without waiting for more. (Below the newest snapshot
-		// there may be fewer, but the first gap ends the read.)
-		from := c.next
-		n := min(readBatch, int(st.LastSeq-from)+1)
-		full, err := c.pull(ctx, b, n, false, b.opts.Timeout, func(d delivery) error {
-			if d.seq < *next {
-				// Skipped (applied already). A gap here means the
-				// events were compacted away behind the reader: the
-				// pull would wait for messages that are gone, so the
-				// cursor is dropped and made again at the position.
-				if d.seq != from {
-					return errSkipGap
+	// pos is the next sequence to read; *next the next to deliver. They
+	// differ while a batch is read: its events are held until its commit
+	// (the stream stores a batch's messages one by one, and a reader
+	// between them would otherwise apply part of it).
+	pos := *next
+	var held batchHold
+	var deadline time.Time
+	for {
+		for pos <= st.LastSeq {
+			// Ask for exactly the messages known to exist, so that the pull
+			// ends full without waiting for more. (Below the newest snapshot
+			// there may be fewer, but the first gap ends the read.)
+			from := c.next
+			n := min(readBatch, int(st.LastSeq-from)+1)
+			full, err := c.pull(ctx, b, n, false, b.opts.Timeout, func(d delivery) error {
+				if d.seq < pos {
+					// Skipped (applied already). A gap here means the
+					// events were compacted away behind the reader: the
+					// pull would wait for messages that are gone, so the
+					// cursor is dropped and made again at the position.
+					if d.seq != from {
+						return errSkipGap
+					}
+					from++
+					return nil
 				}
-				from++
+				if d.seq > pos {
+					return b.gap(ctx, pos, d.seq)
+				}
+				ev, err := b.decode(d.msg.Subject, d.seq, d.msg.Data)
+				if err != nil {
+					return err
+				}
+				pos = d.seq + 1
+				whole, err := held.add(b, d, ev)
+				if err != nil || whole == nil {
+					return err
+				}
+				*next = pos
+				for _, ev := range whole {
+					if err := fn(ev); err != nil {
+						return err
+					}
+				}
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
 				return nil
+			})
+			if se, ok := err.(*stopErr); ok && se.err == errSkipGap {
+				c.close(b)
+				b.rc = nil
+				return &retryErr{errSkipGap}
 			}
-			if d.seq > *next {
-				return b.gap(ctx, *next, d.seq)
+			if err == nil && !full {
+				err = fmt.Errorf("consumer %s: the stream holds %d but the pull expired at %d", c.name, st.LastSeq, pos-1)
 			}
-			ev, err := b.decode(d.msg.Subject, d.seq, d.msg.Data)
 			if err != nil {
+				c.close(b)
+				b.rc = nil
 				return err
 			}
-			*next = d.seq + 1
-			if err := fn(ev); err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
+		}
+		if held.evs == nil {
 			return nil
-		})
-		if se, ok := err.(*stopErr); ok && se.err == errSkipGap {
-			c.close(b)
-			b.rc = nil
-			return &retryErr{errSkipGap}
 		}
-		if err == nil && !full {
-			err = fmt.Errorf("consumer %s: the stream holds %d but the pull expired at %d", c.name, st.LastSeq, *next-1)
+		// A batch the server is still storing: its commit follows at once.
+		// Wait for it a request timeout at most; past that the read ends
+		// before the batch (*next stays at its first event) and the next
+		// read tries again.
+		if deadline.IsZero() {
+			deadline = time.Now().Add(b.opts.Timeout)
+		} else if time.Now().After(deadline) {
+			return nil
 		}
-		if err != nil {
-			c.close(b)
-			b.rc = nil
+		select {
+		case <-ctx.Done():
+			return &stopErr{context.Cause(ctx)}
+		case <-time.After(2 * time.Millisecond):
+		}
+		if st, err = b.streamState(ctx); err != nil {
 			return err
 		}
 	}
-	return nil
+}
+
+// batchHold holds the events of a batch read so far: JetStream keeps an
+// atomic batch's headers on each stored message (Nats-Batch-Id on all,
+// Nats-Batch-Commit on the last), and a reader applies the batch only
+// once it has read the commit, as the file backend's readers do.
+type batchHold struct {
+	id  string
+	evs []*queue.Event
+}
+
+// add takes the next event read; it returns the events to deliver now:
+// ev alone (not in a batch), a whole batch (ev its commit), or none (held).
+// An event outside the batch held, before its commit, is corruption: the
+// server stores a batch whole or not at all.
+func (h *batchHold) add(b *Backend, d delivery, ev *queue.Event) ([]*queue.Event, error) {
+	id := d.msg.Header.Get(hdrBatchID)
+	if h.evs != nil && id != h.id {
+		return nil, &queue.CorruptError{Path: b.Location(), Offset: -1, Seq: d.seq,
+			Why: fmt.Sprintf("batch %s has no commit before event %d", h.id, d.seq)}
+	}
+	if id == "" {
+		return []*queue.Event{ev}, nil
+	}
+	h.id = id
+	h.evs = append(h.evs, ev)
+	if d.msg.Header.Get(hdrBatchCommit) == "" {
+		return nil, nil
+	}
+	whole := h.evs
+	h.id, h.evs = "", nil
+	return whole, nil
 }
 
 // errSkipGap is a cursor that found events missing between its position

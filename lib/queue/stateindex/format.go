@@ -20,18 +20,28 @@ import (
 //	offsets  tasks+1 uint32: where each row starts in the rows section, and its end
 //	perm     tasks uint32: row numbers ordered by task id (for binary search)
 //	rows     one row per task in enqueue order (see appendRow), each ending in
-//	         a CRC-32C of its own bytes
+//	         a CRC-32C of its own bytes seeded with the file's binding and
+//	         the row's number (rowSeed)
 //
 // The header holds the binding to the log (the sequence and byte offset it
 // covers and SHA-256 of the segment's first record and of the record that
 // ends at that offset), the task count, the count per state, the length of
-// the rows section, and a CRC-32C of each section. Every reader checks what
-// it reads before it uses it; nothing is trusted because the file says so.
+// the rows section, a CRC-32C of each section, and the SHA-256 of all four
+// sections: a digest that depends on every byte after the header. Every
+// reader checks what it reads before it uses it; nothing is trusted
+// because the file says so. A reader of the whole file (a list, fsck, a
+// writer that keeps rows) checks the digest; a reader of a few rows (one
+// task, the tasks a short tail touches) checks each row's seeded CRC, so
+// that no row of another index file, nor one moved to another place in
+// this file, passes for the row it reads. A CRC over the rows section
+// alone would not do: each row ends in its own CRC, and the CRC of bytes
+// followed by their CRC is a constant, so such a sum depends only on the
+// rows' lengths.
 
 const (
 	magic      = "ARTQSIX\x00"
-	version    = 1
-	headerSize = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 32 + 32 + 4 + 5*4 + 8 + 4*4 + 4
+	version    = 2
+	headerSize = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 32 + 32 + 4 + 5*4 + 8 + 4*4 + 32 + 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -48,7 +58,24 @@ type header struct {
 	counts   [5]uint32
 	rowsLen  uint64
 	crcs     [4]uint32 // states, offsets, perm, rows
+	digest   [32]byte  // SHA-256 of the four sections, in order
 }
+
+// rowSeed is what row i's CRC starts from: a CRC-32C of the header's
+// binding to the log and of i. A row copied from an index bound elsewhere
+// (an older one) or moved to another row number fails its check.
+func (h *header) rowSeed(i uint32) uint32 {
+	var b [8 + 8 + 32 + 32 + 4]byte
+	binary.LittleEndian.PutUint64(b[0:], h.seq)
+	binary.LittleEndian.PutUint64(b[8:], uint64(h.offset))
+	copy(b[16:], h.first[:])
+	copy(b[48:], h.last[:])
+	binary.LittleEndian.PutUint32(b[80:], i)
+	return crc32.Checksum(b[:], castagnoli)
+}
+
+// rowCRC is the CRC a row's body (its bytes without the CRC) ends in.
+func rowCRC(seed uint32, body []byte) uint32 { return crc32.Update(seed, castagnoli, body) }
 
 // Damage is an index file that does not decode or does not check: a reader
 // ignores the file and replays the log instead.
@@ -90,6 +117,7 @@ func (h *header) encode() []byte {
 	for _, c := range h.crcs {
 		b = binary.LittleEndian.AppendUint32(b, c)
 	}
+	b = append(b, h.digest[:]...)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -135,6 +163,7 @@ func decodeHeader(b []byte) (*header, error) {
 		h.crcs[i] = le.Uint32(b[p:])
 		p += 4
 	}
+	copy(h.digest[:], b[p:])
 	switch {
 	case h.seq == 0 || h.offset <= 0 || h.firstLen == 0 || h.lastLen == 0:
 		return nil, damaged("header: no log position")
@@ -178,9 +207,10 @@ func stateIndex(s queue.TaskState) int {
 	return -1
 }
 
-// appendRow encodes t (with its program) and its CRC, or errNotIndexable.
+// appendRow encodes t (with its program) and room for its CRC, which
+// sealRow fills in once the row's number and the index's binding are
+// known; or errNotIndexable.
 func appendRow(dst []byte, t *queue.Task, program string) ([]byte, error) {
-	start := len(dst)
 	si := stateIndex(t.State)
 	if si < 0 || !utf8.ValidString(program) {
 		return dst, errNotIndexable
@@ -221,7 +251,20 @@ func appendRow(dst []byte, t *queue.Task, program string) ([]byte, error) {
 			return dst, err
 		}
 	}
-	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), nil
+	return binary.LittleEndian.AppendUint32(dst, 0), nil
+}
+
+// sealRow writes the CRC at the end of row (its bytes, CRC included)
+// from seed (header.rowSeed).
+func sealRow(row []byte, seed uint32) {
+	body := row[:len(row)-4]
+	binary.LittleEndian.PutUint32(row[len(body):], rowCRC(seed, body))
+}
+
+// rowSealed reports whether row (CRC included) ends in its CRC from seed.
+func rowSealed(row []byte, seed uint32) bool {
+	body := row[:len(row)-4]
+	return rowCRC(seed, body) == binary.LittleEndian.Uint32(row[len(body):])
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -384,13 +427,14 @@ func (d *rowDecoder) trace(outer bool) *queue.Trace {
 	return tr
 }
 
-// decodeRow decodes and checks one row (its bytes include the CRC).
-func decodeRow(b []byte) (*row, error) {
+// decodeRow decodes and checks one row (its bytes include the CRC, from
+// seed: header.rowSeed).
+func decodeRow(b []byte, seed uint32) (*row, error) {
 	if len(b) < 5 {
 		return nil, damaged("row: too short")
 	}
 	body := b[:len(b)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+	if !rowSealed(b, seed) {
 		return nil, damaged("row: checksum mismatch")
 	}
 	d := &rowDecoder{b: body}

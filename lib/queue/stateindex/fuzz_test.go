@@ -25,6 +25,7 @@ func FuzzDecodeRow(f *testing.F) {
 	for _, tk := range snapshotTasks(st) {
 		b, err := appendRow(nil, tk, "make")
 		if err == nil {
+			sealRow(b, 7)
 			seeds = append(seeds, b)
 		}
 	}
@@ -32,7 +33,7 @@ func FuzzDecodeRow(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := decodeRow(b)
+		r, err := decodeRow(b, 7)
 		if err != nil {
 			return
 		}
@@ -40,7 +41,8 @@ func FuzzDecodeRow(f *testing.F) {
 		if err != nil {
 			return // decodable but not what a writer writes (e.g. a zone)
 		}
-		r2, err := decodeRow(again)
+		sealRow(again, 7)
+		r2, err := decodeRow(again, 7)
 		if err != nil {
 			t.Fatalf("re-encoded row does not decode: %v", err)
 		}

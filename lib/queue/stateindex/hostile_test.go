@@ -1,6 +1,7 @@
 package stateindex
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -108,8 +109,14 @@ func (f *forged) join() []byte {
 	}
 	h := *f.h
 	h.rowsLen = uint64(len(rows))
+	off = 0
+	for i, r := range f.rows {
+		sealRow(rows[off:off+uint32(len(r))], h.rowSeed(uint32(i)))
+		off += uint32(len(r))
+	}
 	h.crcs = [4]uint32{crc32.Checksum(f.states, castagnoli), crc32.Checksum(offs, castagnoli), crc32.Checksum(perm, castagnoli), crc32.Checksum(rows, castagnoli)}
 	body = append(append(append(body, offs...), perm...), rows...)
+	h.digest = sha256.Sum256(body)
 	return append(h.encode(), body...)
 }
 

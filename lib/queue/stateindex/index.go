@@ -25,6 +25,7 @@
 package stateindex
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -42,6 +43,11 @@ import (
 // FileName is the index's name inside the queue directory.
 const FileName = "state.index"
 
+// LockName is the lock file index writers hold (flock) while they write:
+// one writes at a time, and the one holding it may remove any temporary
+// index file it finds (no other writer is in progress).
+const LockName = "state.index.lock"
+
 // placeholder stands for the manifest of a task loaded from the index (the
 // reducer requires one; status takes the program from the row).
 var placeholder = []byte("{}")
@@ -54,13 +60,12 @@ type View struct {
 	f      *os.File
 	h      *header
 	states []byte
-	offs   []uint32 // read by the first scan
-	win    []byte   // a window of the rows section, from winLo
-	winLo  uint32
-	// perm and all (the whole rows section) are read when a tail names
-	// many tasks: then in-memory lookups beat a few dozen preads each.
+	// perm, offs and all (the whole rows section) are read and checked
+	// whole (loadAll) for a list, and when a tail names many tasks: then
+	// in-memory lookups beat a few dozen preads each.
 	perm []uint32
 	all  []byte
+	offs []uint32 // read with all
 
 	// After the tail: the tasks the tail's events touched (loaded from
 	// their rows, then reduced), by row number, and the reducer that holds
@@ -83,7 +88,13 @@ func Load(ctx context.Context, dir string) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := load(ctx, f, dir)
+	lf, err := os.Open(filepath.Join(dir, file.LogName))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	defer lf.Close()
+	v, err := load(ctx, f, lf, -1)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -91,14 +102,15 @@ func Load(ctx context.Context, dir string) (*View, error) {
 	return v, nil
 }
 
-func load(ctx context.Context, f *os.File, dir string) (*View, error) {
-	v, lf, err := loadBase(f, dir)
+// load is Load of the index open as f, against the log open as lf read up
+// to byte limit (-1: its end).
+func load(ctx context.Context, f, lf *os.File, limit int64) (*View, error) {
+	v, err := loadBase(f, lf)
 	if err != nil {
 		return nil, err
 	}
-	defer lf.Close()
 	var tail []*queue.Event
-	end, _, err := file.ReadFrom(ctx, lf, v.h.offset, v.h.seq, func(ev *queue.Event) error {
+	end, _, err := file.ReadFrom(ctx, lf, v.h.offset, limit, v.h.seq, func(ev *queue.Event) error {
 		tail = append(tail, ev)
 		return nil
 	})
@@ -113,37 +125,32 @@ func load(ctx context.Context, f *os.File, dir string) (*View, error) {
 }
 
 // loadBase reads and checks the header and the states section of the
-// index open as f, and its binding to the log in dir, which it returns
-// open. The view has no tail applied yet.
-func loadBase(f *os.File, dir string) (*View, *os.File, error) {
+// index open as f, and its binding to the log open as lf. The view has no
+// tail applied yet.
+func loadBase(f, lf *os.File) (*View, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	hb := make([]byte, headerSize)
 	if _, err := f.ReadAt(hb, 0); err != nil {
-		return nil, nil, damaged("header: %v", err)
+		return nil, damaged("header: %v", err)
 	}
 	h, err := decodeHeader(hb)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if fi.Size() != h.fileSize() {
-		return nil, nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
+		return nil, damaged("%d bytes, the header describes %d", fi.Size(), h.fileSize())
 	}
 	v := &View{f: f, h: h}
 	if err := v.readStates(); err != nil {
-		return nil, nil, err
-	}
-	lf, err := os.Open(filepath.Join(dir, file.LogName))
-	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := checkBinding(lf, h); err != nil {
-		lf.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return v, lf, nil
+	return v, nil
 }
 
 // readStates reads and checks the states section: all a summary needs.
@@ -170,20 +177,30 @@ func (v *View) readStates() error {
 	return nil
 }
 
-// readOffsets reads and checks the offsets section, on the first scan.
-func (v *View) readOffsets() error {
-	if v.offs != nil {
+// loadAll reads the whole file after the header and checks it as a
+// whole before anything of it is used: the SHA-256 digest of the sections
+// (every byte), the offsets (in order, covering the rows), the perm (a
+// permutation), and every row's seeded CRC and state byte. Every reader
+// of more than the few rows a lookup finds comes through here (a list,
+// fsck, a long tail, a writer that keeps rows): a row that fails means no
+// row of this file is used, never that one is skipped.
+func (v *View) loadAll() error {
+	if v.all != nil {
 		return nil
 	}
 	h := v.h
-	n := int(h.tasks)
-	offs := make([]byte, 4*(n+1))
-	if _, err := v.f.ReadAt(offs, headerSize+int64(n)); err != nil {
-		return damaged("offsets: %v", err)
+	n := int64(h.tasks)
+	body := make([]byte, h.sectionsLen()+int64(h.rowsLen))
+	if _, err := v.f.ReadAt(body, headerSize); err != nil {
+		return damaged("body: %v", err)
 	}
-	if crc32.Checksum(offs, castagnoli) != h.crcs[1] {
-		return damaged("offsets checksum mismatch")
+	if sha256.Sum256(body) != h.digest {
+		return damaged("digest mismatch: the sections are not the ones the header describes")
 	}
+	if !bytes.Equal(body[:n], v.states) {
+		return damaged("the states section changed while it was read")
+	}
+	offs := body[n : n+4*(n+1)]
 	o := make([]uint32, n+1)
 	for i := range o {
 		o[i] = binary.LittleEndian.Uint32(offs[4*i:])
@@ -194,29 +211,7 @@ func (v *View) readOffsets() error {
 	if o[0] != 0 || uint64(o[n]) != h.rowsLen {
 		return damaged("offsets do not cover the rows")
 	}
-	v.offs = o
-	return nil
-}
-
-// loadAll reads and checks the perm section (a permutation, its CRC) and
-// the whole rows section (its CRC), and keeps them for in-memory lookups:
-// for a tail that names many tasks, and for fsck.
-func (v *View) loadAll() error {
-	if v.all != nil {
-		return nil
-	}
-	if err := v.readOffsets(); err != nil {
-		return err
-	}
-	h := v.h
-	n := int64(h.tasks)
-	perm := make([]byte, 4*n)
-	if _, err := v.f.ReadAt(perm, headerSize+n+4*(n+1)); err != nil {
-		return damaged("perm: %v", err)
-	}
-	if crc32.Checksum(perm, castagnoli) != h.crcs[2] {
-		return damaged("perm checksum mismatch")
-	}
+	perm := body[n+4*(n+1) : h.sectionsLen()]
 	seen := make([]bool, n)
 	p := make([]uint32, n)
 	for i := range n {
@@ -227,14 +222,18 @@ func (v *View) loadAll() error {
 		seen[x] = true
 		p[i] = x
 	}
-	rows := make([]byte, h.rowsLen)
-	if _, err := v.f.ReadAt(rows, headerSize+h.sectionsLen()); err != nil {
-		return damaged("rows: %v", err)
+	rows := body[h.sectionsLen():]
+	for i := range uint32(n) {
+		raw := rows[o[i]:o[i+1]]
+		if !rowSealed(raw, h.rowSeed(i)) {
+			return damaged("row %d: checksum mismatch", i)
+		}
+		k, m := binary.Uvarint(raw)
+		if m <= 0 || k >= uint64(len(raw)-4-m) || raw[m+int(k)] != v.states[i] {
+			return damaged("row %d: bad id or state", i)
+		}
 	}
-	if crc32.Checksum(rows, castagnoli) != h.crcs[3] {
-		return damaged("rows checksum mismatch")
-	}
-	v.perm, v.all = p, rows
+	v.offs, v.perm, v.all = o, p, rows
 	return nil
 }
 
@@ -266,34 +265,12 @@ func checkBinding(lf *os.File, h *header) error {
 	return nil
 }
 
-// rowBytes returns row i's bytes (offsets read), through a window of the
-// rows section that a scan moves forward a megabyte at a time.
-func (v *View) rowBytes(i uint32) ([]byte, error) {
-	lo, hi := v.offs[i], v.offs[i+1]
-	if v.all != nil {
-		return v.all[lo:hi], nil
-	}
-	if lo < v.winLo || hi > v.winLo+uint32(len(v.win)) {
-		n := max(hi-lo, min(1<<20, uint32(v.h.rowsLen)-lo))
-		if cap(v.win) < int(n) {
-			v.win = make([]byte, n)
-		}
-		v.win = v.win[:n]
-		if _, err := v.f.ReadAt(v.win, headerSize+v.h.sectionsLen()+int64(lo)); err != nil {
-			return nil, damaged("row %d: %v", i, err)
-		}
-		v.winLo = lo
-	}
-	return v.win[lo-v.winLo : hi-v.winLo], nil
-}
+// rowBytes returns row i's bytes (loadAll done).
+func (v *View) rowBytes(i uint32) []byte { return v.all[v.offs[i]:v.offs[i+1]] }
 
 // row decodes and checks row i.
 func (v *View) row(i uint32) (*row, error) {
-	b, err := v.rowBytes(i)
-	if err != nil {
-		return nil, err
-	}
-	r, err := decodeRow(b)
+	r, err := decodeRow(v.rowBytes(i), v.h.rowSeed(i))
 	if err != nil {
 		return nil, fmt.Errorf("row %d: %w", i, err)
 	}
@@ -317,8 +294,10 @@ func (v *View) checkRow(i uint32, r *row) error {
 // lookup finds id's row by binary search over the perm section. Before a
 // scan has read the tables it reads only the entries it probes (a few
 // dozen small preads, not megabytes): what it finds is checked by the
-// row's own CRC and id, and a damaged table can only make it miss (status
-// then confirms by replaying) or fail.
+// row's own CRC, seeded with this file's binding and the row's number (a
+// row of another index, or another row of this one, does not pass), and
+// by its id; a damaged table can only make it miss (status then confirms
+// by replaying) or fail.
 func (v *View) lookup(id string) (uint32, *row, error) {
 	n := len(v.states)
 	lo, hi := 0, n
@@ -334,7 +313,7 @@ func (v *View) lookup(id string) (uint32, *row, error) {
 		}
 		switch {
 		case rid == id:
-			r, err := decodeRow(b)
+			r, err := decodeRow(b, v.h.rowSeed(p))
 			if err != nil {
 				return 0, nil, fmt.Errorf("row %d: %w", p, err)
 			}
@@ -357,8 +336,7 @@ func (v *View) lookup(id string) (uint32, *row, error) {
 // probe returns the row at position i of the id order, and its number.
 func (v *View) probe(i int) (uint32, []byte, error) {
 	if v.all != nil {
-		b, err := v.rowBytes(v.perm[i])
-		return v.perm[i], b, err
+		return v.perm[i], v.rowBytes(v.perm[i]), nil
 	}
 	n := int64(len(v.states))
 	var e [8]byte
@@ -478,10 +456,11 @@ func (v *View) Task(id string) (*queue.Task, string, error) {
 
 // Tasks calls fn for every task in enqueue order (only those in state
 // filter, unless it is empty) until fn returns an error, which it returns.
-// It reads the rows as it goes, each checked by its own CRC before fn sees
-// it: a damaged row stops it with a *Damage after the tasks before it,
-// which are right (a caller that streams them resumes from a replay after
-// those; see cmd/artq's status).
+// It checks the whole file (loadAll) before fn sees any task: a damaged
+// index fails with a *Damage before anything is printed, and the caller
+// replays instead. Past that check only a row that decodes to nonsense
+// (which no writer writes: a forgery) can fail, and that error is
+// returned as it is, never skipped.
 func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program string) error) error {
 	fi := -1
 	if filter != "" {
@@ -489,7 +468,7 @@ func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program stri
 			return fmt.Errorf("unknown state %q", filter)
 		}
 	}
-	if err := v.readOffsets(); err != nil {
+	if err := v.loadAll(); err != nil {
 		return err
 	}
 	var prev uint64
@@ -533,11 +512,13 @@ func (v *View) Tasks(filter queue.TaskState, fn func(t *queue.Task, program stri
 }
 
 // copyInto adds every task of the view to enc in enqueue order: the rows
-// the tail did not touch as they are stored (each checked by its CRC and
-// its state byte), the others encoded anew. A writer refreshing the index
-// so pays for the tail, not for decoding every row.
+// the tail did not touch as they are stored, the others encoded anew. A
+// writer refreshing the index so pays for the tail, not for decoding every
+// row. It copies rows only from a file that checks whole (loadAll: the
+// digest of every byte, every row's seeded CRC); one that does not fails
+// with a *Damage, and the writer rebuilds from a replay instead.
 func (v *View) copyInto(enc *encoder) error {
-	if err := v.readOffsets(); err != nil {
+	if err := v.loadAll(); err != nil {
 		return err
 	}
 	for i := range uint32(len(v.states)) {
@@ -547,19 +528,7 @@ func (v *View) copyInto(enc *encoder) error {
 			}
 			continue
 		}
-		raw, err := v.rowBytes(i)
-		if err != nil {
-			return err
-		}
-		body := raw[:len(raw)-4]
-		if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
-			return damaged("row %d: checksum mismatch", i)
-		}
-		n, k := binary.Uvarint(body)
-		if k <= 0 || n >= uint64(len(body)-k) || body[k+int(n)] != v.states[i] {
-			return damaged("row %d: bad id or state", i)
-		}
-		if err := enc.addRaw(raw, v.states[i]); err != nil {
+		if err := enc.addRaw(v.rowBytes(i), v.states[i]); err != nil {
 			return err
 		}
 	}

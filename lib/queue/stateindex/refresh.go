@@ -237,12 +237,17 @@ func loadAt(dir string, seq uint64) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, lf, err := loadBase(f, dir)
+	lf, err := os.Open(filepath.Join(dir, file.LogName))
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
+	v, err := loadBase(f, lf)
 	lf.Close()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if v.h.seq != seq {
 		f.Close()
 		return nil, fmt.Errorf("state index: covers event %d, not %d", v.h.seq, seq)
@@ -255,14 +260,19 @@ func loadAt(dir string, seq uint64) (*View, error) {
 }
 
 // Check compares dir's index, with the log's tail applied, against st, the
-// full replay of the same log (fsck). It returns a note saying how the
-// index stands: absent, ignored (and why: status replays instead), or
-// covering the log through some sequence. An index that status would use
-// but that disagrees with the replay is an error naming the first task that
-// differs.
+// full replay of the same log. It returns a note saying how the index
+// stands: absent, ignored (and why: status replays instead), or covering
+// the log through some sequence. An index that status would use but that
+// disagrees with the replay is an error naming the first task that
+// differs. The log must not change meanwhile (a test's queue); fsck of a
+// live queue uses Fsck, which pins the files together.
 func Check(ctx context.Context, dir string, st *queue.State) (string, error) {
-	path := filepath.Join(dir, FileName)
 	v, err := Load(ctx, dir)
+	return check(filepath.Join(dir, FileName), v, err, st)
+}
+
+// check is Check of the view v (or the error that loading it gave).
+func check(path string, v *View, err error, st *queue.State) (string, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		if _, serr := os.Stat(path); serr != nil {
 			return FileName + ": absent (status replays the log)", nil

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/queue"
@@ -23,8 +22,9 @@ import (
 // the caller's lock, Write does the I/O after.
 type Built struct {
 	h        header
-	sections []byte // states, offsets, perm
-	rows     []byte // the encoder's rows, as they are: not copied again
+	sections []byte   // states, offsets, perm
+	rows     []byte   // the encoder's rows, as they are: not copied again
+	offs     []uint32 // where each row starts, and the last one's end
 }
 
 // Seq is the sequence the index covers.
@@ -73,7 +73,8 @@ func (e *encoder) add(t *queue.Task, program string) error {
 	return nil
 }
 
-// addRaw adds a row as stored by an earlier index (its CRC included).
+// addRaw adds a row as stored by an earlier index, verified whole (its
+// CRC included, which Write seals again for this index's binding).
 func (e *encoder) addRaw(raw []byte, state byte) error {
 	e.rows = append(e.rows, raw...)
 	if len(e.rows) > 1<<32-1 {
@@ -135,20 +136,41 @@ func (e *encoder) finish(seq uint64) (*Built, error) {
 	}
 	b.h.crcs = [4]uint32{
 		crc32.Checksum(sec[:offs], castagnoli), crc32.Checksum(sec[offs:ps], castagnoli),
-		crc32.Checksum(sec[ps:], castagnoli), crc32.Checksum(e.rows, castagnoli),
+		crc32.Checksum(sec[ps:], castagnoli), 0, // the rows': once sealed
 	}
-	b.sections, b.rows = sec, e.rows
+	b.sections, b.rows, b.offs = sec, e.rows, e.offs
 	return b, nil
+}
+
+// seal fills in, for the binding h now holds, every row's CRC (seeded
+// with the binding and the row's number), the rows section's CRC and the
+// digest of all sections.
+func (b *Built) seal(h *header) {
+	for i := range len(b.offs) - 1 {
+		sealRow(b.rows[b.offs[i]:b.offs[i+1]], h.rowSeed(uint32(i)))
+	}
+	h.crcs[3] = crc32.Checksum(b.rows, castagnoli)
+	d := sha256.New()
+	d.Write(b.sections)
+	d.Write(b.rows)
+	d.Sum(h.digest[:0])
 }
 
 // Write binds the index to the log in dir (finding the record it covers
 // near the log's end) and replaces dir/state.index atomically. It leaves
-// the log alone and takes no lock: two writers each write a correct index
-// of their own point, and the later rename wins.
+// the log alone and takes only the index writers' lock (LockName), never
+// the append lock: two writers each write a correct index of their own
+// point, one after the other, and the later rename wins. Holding it, it
+// removes every temporary index file an interrupted writer left.
 func (b *Built) Write(dir string) error {
 	if b.h.seq == 0 {
 		return nil // an empty queue: nothing to replay, nothing to index
 	}
+	lk, err := fsx.LockWait(filepath.Join(dir, LockName), file.DefaultLockTimeout)
+	if err != nil {
+		return fmt.Errorf("state index: %w", err)
+	}
+	defer lk.Unlock()
 	lf, err := os.Open(filepath.Join(dir, file.LogName))
 	if err != nil {
 		return fmt.Errorf("state index: %w", err)
@@ -173,6 +195,7 @@ func (b *Built) Write(dir string) error {
 	h := b.h
 	h.offset, h.firstLen, h.lastLen = end, uint32(len(first)), uint32(len(last))
 	h.first, h.last = sha256.Sum256(first), sha256.Sum256(last)
+	b.seal(&h)
 	sweep(dir)
 	if err := fsx.WriteFileParts(filepath.Join(dir, FileName), fsx.FileMode, h.encode(), b.sections, b.rows); err != nil {
 		return fmt.Errorf("state index: %w", err)
@@ -190,20 +213,17 @@ func Write(dir string, st *queue.State) error {
 	return b.Write(dir)
 }
 
-// sweep removes temporary files an interrupted Write left (fsx.WriteFile's
-// "state.index<digits>") once they are old enough not to be another
-// writer's in progress.
+// sweep removes the temporary files interrupted writes left
+// (fsx.WriteFile's "state.index<digits>"), whatever their age: its caller
+// holds the index writers' lock, so none of them is another writer's in
+// progress.
 func sweep(dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), FileName)
-		if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
-			continue
-		}
-		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Minute {
+		if rest, ok := strings.CutPrefix(e.Name(), FileName); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

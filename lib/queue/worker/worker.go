@@ -801,9 +801,10 @@ func outputError(err error) string {
 // stopped by the cancel (the runner's SIGTERM found it gone, or it chose
 // to finish cleanly): its attempt succeeded, with exit code 0, whatever
 // order the runner saw the two in. Only a command the cancel's signal
-// ended (or that exited non-zero) is recorded cancelled.
+// ended (or that exited non-zero) is recorded cancelled. A success carries
+// no reason (only unsuccessful traces do): the cancel's is dropped.
 func decideCancelRace(tr *queue.Trace) {
 	if tr.Status == execx.StatusCancelled && tr.ExitCode == 0 && tr.Signal == "" {
-		tr.Status = execx.StatusSucceeded
+		tr.Status, tr.Reason = execx.StatusSucceeded, ""
 	}
 }
