@@ -61,7 +61,7 @@ const (
 // Decisions are the valid replies, as JSON in the strict schema's key
 // order.
 var Decisions = []string{
-	decision(`"action":"read_file"`, `"path":"` + BigFile + `"`),
+	decision(`"action":"read_file"`, `"path":"`+BigFile+`"`),
 	decision(`"action":"run_tool"`, `"program":"`+Program+`"`, `"args":["-l"]`),
 	decision(`"action":"replace_text"`, `"path":"`+EditFile+`"`, `"old":"one"`, `"new":"two"`),
 	decision(`"action":"replace_text"`, `"path":"`+EditFile+`"`, `"old":"two"`, `"new":"one"`),
