@@ -131,7 +131,7 @@ func (r *runner) loop(ctx context.Context) (Status, error, error) {
 		}
 		out, err := r.c.Take(ctx, Move{
 			Reply: reply.Text, RequestHash: hash, Usage: reply.Usage, Latency: reply.Latency,
-			Truncated: reply.Truncated, Denied: reply.Denied, Retries: reply.Retries,
+			Truncated: reply.Truncated, Ended: reply.Ended, Notes: reply.Notes, Denied: reply.Denied, Retries: reply.Retries,
 		})
 		if err != nil {
 			return "", nil, err
