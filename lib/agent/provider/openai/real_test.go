@@ -23,7 +23,7 @@ func TestTruncated(t *testing.T) {
 	t.Run("whole", func(t *testing.T) {
 		p := server(t, Config{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","content":`+jsonString(cut)+`}}],"usage":{"prompt_tokens":10,"completion_tokens":2048}}`)
+			io.WriteString(w, `{"choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","content":`+jsonString(cut)+`}}],"usage":{"prompt_tokens":400,"completion_tokens":2048}}`)
 		})
 		reply, err := p.Decide(context.Background(), request())
 		if err != nil || !reply.Truncated || reply.Text != cut {
