@@ -346,6 +346,9 @@ func (c *Core) take(ctx context.Context, m Move) (*Outcome, error) {
 	}
 	ev := newEvent(EventStep, step)
 	ev.RequestHash, ev.Usage, ev.LatencyMS, ev.Retries, ev.Notes = m.RequestHash, m.Usage, ptr(m.Latency.Milliseconds()), m.Retries, m.Notes
+	for _, n := range m.Notes {
+		c.progressf("step %d/%d: %s", step, c.cfg.MaxSteps, n)
+	}
 	if (m.Truncated || m.Ended) && derr == nil {
 		// A complete decision is taken whatever the server said about
 		// how the reply ended (a one-token decision can come back with

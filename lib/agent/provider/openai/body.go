@@ -126,6 +126,11 @@ func (p *Provider) build(req *provider.Request) ([]byte, int, error) {
 	budget := p.PromptBudget()
 	if fixed := fixedTokens(req); fixed+minHistoryTokens > budget {
 		ctxTokens, _ := p.contextNow()
+		if ctxTokens < p.cfg.ContextTokens {
+			return nil, 0, &provider.Error{Provider: Name, Err: exitcode.Fieldf(exitcode.Internal, "MaxTokens", strconv.Itoa(p.cfg.MaxTokens),
+				"context: the instructions and the task alone need about %d tokens, and only %d are left of the %d the server serves the model with once %s %d and the schema are reserved; lower %s, raise the server's context or shorten the task",
+				fixed, budget, ctxTokens, exitcode.Ref("MaxTokens"), p.cfg.MaxTokens, exitcode.Ref("MaxTokens"))}
+		}
 		return nil, 0, &provider.Error{Provider: Name, Err: exitcode.Fieldf(exitcode.Internal, "ContextTokens", strconv.Itoa(ctxTokens),
 			"context: the instructions and the task alone need about %d tokens, and only %d are left of %s %d once %s %d and the schema are reserved; raise %s or shorten the task",
 			fixed, budget, exitcode.Ref("ContextTokens"), ctxTokens, exitcode.Ref("MaxTokens"), p.cfg.MaxTokens, exitcode.Ref("ContextTokens"))}

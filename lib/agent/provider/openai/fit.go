@@ -22,6 +22,9 @@ type fitState struct {
 	// ratio is the fewest bytes per token seen in a reply's usage
 	// (prompt bytes over prompt_tokens); 0 before any.
 	ratio float64
+	// widest is the most bytes per token seen in a reply's usage that
+	// was not a truncation; 0 before any.
+	widest float64
 	// blind is set when usage proved meaningless (a request that cannot
 	// have been truncated reported far fewer tokens than any tokenizer
 	// makes of its text): no truncation is inferred from it.
@@ -30,12 +33,13 @@ type fitState struct {
 
 // Fitting margins. The budget keeps budgetMargin of what the estimate
 // allows: text unlike what the run has shown can take more tokens per
-// byte. A reply whose prompt_tokens is below truncatedBelow of the
-// estimate was cut by the server: no tokenizer packs text that tightly
-// where the estimate is learnt from the same run.
+// byte. A request whose bytes per token (prompt bytes over prompt_tokens)
+// is over truncatedAbove times the most seen before in the run was cut by
+// the server: one tokenizer on one run's kind of text does not vary that
+// much, while a dropped 4 KB message moves it far more.
 const (
 	budgetMargin   = 0.95
-	truncatedBelow = 0.55
+	truncatedAbove = 1.3
 	// maxBytesPerToken is more than any tokenizer averages on what an
 	// agent sends; usage saying more is not counting the prompt.
 	maxBytesPerToken = 8
@@ -136,8 +140,12 @@ func (p *Provider) learn(ctx context.Context, sent int, reply *provider.Reply, f
 		p.mu.Unlock()
 		return notes, false
 	}
-	estimate := float64(sent) / p.fit.bytesPerToken()
-	if !first && float64(in) < truncatedBelow*estimate && !refuses(p.fit.server.kind) {
+	widest := p.fit.widest
+	if widest == 0 {
+		widest = provider.BytesPerToken
+	}
+	estimate := float64(sent) / widest
+	if !first && r > truncatedAbove*widest && !refuses(p.fit.server.kind) {
 		kept, old := in, p.fit.context
 		reprobe := p.cfg.ServerContext
 		p.mu.Unlock()
@@ -152,13 +160,14 @@ func (p *Provider) learn(ctx context.Context, sent int, reply *provider.Reply, f
 		now := p.fit.context
 		p.mu.Unlock()
 		if now >= old {
-			return append(notes, fmt.Sprintf("context: the server kept %d of about %.0f prompt tokens (it truncated the prompt silently) and the context cannot go below %d", kept, estimate, now)), false
+			return append(notes, fmt.Sprintf("context: the server counted %d of about %.0f prompt tokens (it may have truncated the prompt silently) and the context cannot go below %d", kept, estimate, now)), false
 		}
 		return append(notes, fmt.Sprintf("context: the server kept %d of about %.0f prompt tokens: it truncated the prompt silently; fitting to %d tokens instead of %d and sending again", kept, estimate, now, old)), true
 	}
 	if p.fit.ratio == 0 || r < p.fit.ratio {
 		p.fit.ratio = r
 	}
+	p.fit.widest = max(p.fit.widest, r)
 	if served := p.fit.server.tokens; served > 0 && in+int64(p.cfg.MaxTokens) > int64(served) {
 		notes = append(notes, fmt.Sprintf("context: a prompt of %d tokens and a reply of up to %d exceed the served %d; estimating %.2f bytes per token from now on", in, p.cfg.MaxTokens, served, r*budgetMargin))
 		p.fit.ratio = math.Min(p.fit.ratio, r*budgetMargin)
