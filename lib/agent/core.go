@@ -38,6 +38,7 @@ type Core struct {
 	verify     *execx.Policy
 	verifyProg string
 	tr         *transcript.Writer
+	ledger     *Ledger
 	ev         emitter
 	progress   io.Writer
 	live       io.Writer
@@ -205,12 +206,20 @@ func newCore(cfg Config, opt Options) (*Core, error) {
 	}
 	c := &Core{
 		cfg: cfg, ed: ed, tools: tools, verify: vp, verifyProg: vprog,
-		tr: opt.Transcript, ev: emitter{w: opt.Events, observe: opt.Observe}, progress: opt.Progress,
+		tr: opt.Transcript, ledger: opt.Ledger, ev: emitter{w: opt.Events, observe: opt.Observe}, progress: opt.Progress,
 		live: opt.Live, liveEvery: opt.LiveInterval,
 		turn: make(chan struct{}, 1),
 	}
 	if c.liveEvery <= 0 {
 		c.liveEvery = time.Second
+	}
+	if c.ledger != nil {
+		if got := c.ledger.State().Workspace; got != ed.Root() {
+			return nil, exitcode.Field(exitcode.Usage, "Ledger", c.ledger.Path(), "the ledger of %s, not of the workspace %s", got, ed.Root())
+		}
+		// The debt an earlier session left stays open until a verify
+		// passes here.
+		c.st.Debt = c.ledger.State().Debt
 	}
 	if cfg.Deadline > 0 {
 		c.deadline = time.Now().Add(cfg.Deadline)
@@ -461,6 +470,11 @@ func (c *Core) commit(step int, m *Move, dec *provider.Decision, out *outcome) (
 		rec.Usage, rec.LatencyMS = m.Usage, m.Latency.Milliseconds()
 		rec.Retries, rec.Denied, rec.Ended = m.Retries, m.Denied, m.Ended
 		if err := c.tr.Append(rec); err != nil {
+			return nil, err
+		}
+	}
+	if c.ledger != nil {
+		if err := c.ledger.save(out.state.Debt, out.state.Verified); err != nil {
 			return nil, err
 		}
 	}

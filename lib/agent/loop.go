@@ -39,6 +39,10 @@ type Options struct {
 	// cleared when the step ends: a long step is not silence.
 	Live         io.Writer
 	LiveInterval time.Duration
+	// Ledger, if set, carries the workspace's verification debt across
+	// sessions: the core starts with the debt it holds and records the
+	// debt after every step (see OpenLedger). For NewCore (MCP sessions).
+	Ledger *Ledger
 }
 
 // Resume is a transcript's records and the torn bytes dropped from its end.

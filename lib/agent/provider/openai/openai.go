@@ -135,7 +135,7 @@ type Provider struct {
 	client   *http.Client
 	own      bool
 
-	base     string // BaseURL without a trailing slash
+	base string // BaseURL without a trailing slash
 
 	mu        sync.Mutex
 	field     string // the token-limit field sent now
