@@ -39,6 +39,9 @@ import (
 	"github.com/art-runtime/art/lib/agent/provider"
 )
 
+// RunawayPredict is the runaway kind's own reply limit.
+const RunawayPredict = 300
+
 // Model sizes.
 const (
 	ContextLength = 4096 // what the file declares it was trained for
@@ -168,10 +171,14 @@ func Template(k Kind) string {
 // Modelfile is the Modelfile of a kind, for `ollama create NAME -f`
 // beside the GGUF file: numCtx is the context Ollama serves (0: its
 // default). top_p 1 and top_k 0 leave the choice among replies to the
-// weights.
+// weights. The runaway kind stops at RunawayPredict tokens when the
+// request sets no limit Ollama reads.
 func Modelfile(gguf string, k Kind, numCtx int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "FROM %s\nTEMPLATE \"\"\"%s\"\"\"\nPARAMETER top_p 1\nPARAMETER top_k 0\nPARAMETER stop %s\n", gguf, Template(k), tokEOS)
+	fmt.Fprintf(&b, "FROM %s\nTEMPLATE \"\"\"%s\"\"\"\nPARAMETER top_p 1\nPARAMETER top_k 0\n", gguf, Template(k))
+	if k == Runaway {
+		fmt.Fprintf(&b, "PARAMETER num_predict %d\n", RunawayPredict)
+	}
 	if numCtx > 0 {
 		fmt.Fprintf(&b, "PARAMETER num_ctx %d\n", numCtx)
 	}
