@@ -54,7 +54,7 @@ unit:
 MCP_CLIENTS ?= $(CURDIR)/.cache/mcp-clients
 mcp-clients:
 	mkdir -p $(MCP_CLIENTS)
-	cd $(MCP_CLIENTS) && npm install --silent --no-audit --no-fund --no-save @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0
+	cd $(MCP_CLIENTS) && npm install --silent --no-audit --no-fund --no-save @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0 node@22
 
 demo: build
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh

@@ -367,9 +367,12 @@ func waitPids(t *testing.T, mark string, n int) {
 func noSurvivor(t *testing.T, mark string) { t.Helper(); systest.NoSurvivor(t, mark, 10*time.Second) }
 
 // TestMCPInspectorCLI: the MCP Inspector's headless CLI
-// (@modelcontextprotocol/inspector, installed beside the TypeScript SDK in
-// ART_MCP_TS_SDK) lists the six tools of `artagent mcp` and sees an escape
-// refused as an isError result.
+// (@modelcontextprotocol/inspector 2.12.0, installed beside the TypeScript
+// SDK in ART_MCP_TS_SDK with the node 22 it needs, the npm package "node")
+// lists the six tools of `artagent mcp` with no schema portability
+// finding, sees an escape refused as an isError result, and, each call
+// being a new stdio session, cannot finish past the debt an edit opened in
+// an earlier call.
 func TestMCPInspectorCLI(t *testing.T) {
 	sdk := os.Getenv("ART_MCP_TS_SDK")
 	inspector := filepath.Join(sdk, "node_modules", ".bin", "mcp-inspector")
@@ -388,17 +391,25 @@ func TestMCPInspectorCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := goProject(t)
+	// The Inspector needs node >= 22.19: the one installed beside it.
+	env := append(goEnv(t), "PATH="+filepath.Join(sdk, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr strings.Builder
 	inspect := func(method ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		args := append(append([]string{"--cli"}, method...), "--", bin, "mcp", "--workspace", ws, "--verify", "go test ./...")
 		cmd := exec.CommandContext(ctx, inspector, args...)
-		cmd.Env = goEnv(t)
+		cmd.Env = env
+		stderr.Reset()
+		cmd.Stderr = &stderr
 		return cmd.Output()
 	}
-	out, err := inspect("--method", "tools/list")
+	out, err := inspect("--method", "tools/list", "--strict")
 	if err != nil {
-		t.Fatalf("mcp-inspector tools/list: %v\n%s", err, out)
+		t.Fatalf("mcp-inspector tools/list --strict: %v\n%s\n%s", err, out, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "Schema portability") || strings.Contains(stderr.String(), "Warning:") {
+		t.Errorf("the Inspector finds the schemas not portable:\n%s", stderr.String())
 	}
 	var list struct {
 		Tools []struct {
@@ -423,6 +434,15 @@ func TestMCPInspectorCLI(t *testing.T) {
 	out, err = inspect("--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=../../etc/passwd")
 	if err == nil || !strings.Contains(string(out), `"isError": true`) || !strings.Contains(string(out), `"refusal": "path"`) {
 		t.Errorf("mcp-inspector tools/call read_file ../../etc/passwd: %v; want an isError result refused for its path\n%s", err, out)
+	}
+	// An edit in one session, finish in the next: refused.
+	out, err = inspect("--method", "tools/call", "--tool-name", "replace_text", "--tool-arg", "path=calc.go", "old=return a - b", "new=return a + b")
+	if err != nil || !strings.Contains(string(out), `"debt": true`) {
+		t.Fatalf("mcp-inspector replace_text: %v\n%s\n%s", err, out, stderr.String())
+	}
+	out, err = inspect("--method", "tools/call", "--tool-name", "finish", "--tool-arg", "summary=done")
+	if err == nil || !strings.Contains(string(out), `"isError": true`) || !strings.Contains(string(out), `"refusal": "debt"`) {
+		t.Errorf("mcp-inspector finish in the session after an edit: %v; want an isError result refused for the debt\n%s", err, out)
 	}
 }
 
