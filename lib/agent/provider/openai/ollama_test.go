@@ -141,7 +141,14 @@ func (r *ollamaRun) notes() string {
 
 func runOllama(t *testing.T, s *ollamaServer, model string, cfg openai.Config, steps int) *ollamaRun {
 	t.Helper()
-	cfg.BaseURL, cfg.Model = s.base+"/v1", model
+	return runServer(t, s.base+"/v1", model, cfg, steps)
+}
+
+// runServer runs artagent for steps against the server at base (its /v1
+// root), recording every event.
+func runServer(t *testing.T, base, model string, cfg openai.Config, steps int) *ollamaRun {
+	t.Helper()
+	cfg.BaseURL, cfg.Model = base, model
 	if cfg.MaxTokens == 0 {
 		cfg.MaxTokens = ollamaMaxTokens
 	}
@@ -172,14 +179,16 @@ func runOllama(t *testing.T, s *ollamaServer, model string, cfg openai.Config, s
 
 // fits fails the test for any request whose prompt and reply limit exceed
 // the served context.
-func (r *ollamaRun) fits(t *testing.T, maxTokens int) {
+func (r *ollamaRun) fits(t *testing.T, maxTokens int) { t.Helper(); r.within(t, maxTokens, ollamaCtx) }
+
+func (r *ollamaRun) within(t *testing.T, maxTokens, served int) {
 	t.Helper()
 	for _, ev := range r.steps {
 		if ev.Usage == nil || ev.Usage.InputTokens == 0 {
 			continue
 		}
-		if ev.Usage.InputTokens+int64(maxTokens) > ollamaCtx {
-			t.Errorf("step %d: prompt_tokens %d + max_tokens %d exceed the served context %d", ev.Step, ev.Usage.InputTokens, maxTokens, ollamaCtx)
+		if ev.Usage.InputTokens+int64(maxTokens) > int64(served) {
+			t.Errorf("step %d: prompt_tokens %d + max_tokens %d exceed the served context %d", ev.Step, ev.Usage.InputTokens, maxTokens, served)
 		}
 	}
 }
