@@ -40,7 +40,7 @@ import (
 )
 
 // RunawayPredict is the runaway kind's own reply limit.
-const RunawayPredict = 300
+const RunawayPredict = 96
 
 // Model sizes.
 const (

@@ -277,11 +277,11 @@ func testRunaway(t *testing.T, s *ollamaServer) {
 		}
 	})
 	t.Run("max_completion_tokens ignored", func(t *testing.T) {
-		r := runOllama(t, s, "art-runaway", openai.Config{MaxTokens: 64, TokenField: openai.FieldMaxCompletionTokens, ServerContext: true}, 10)
+		r := runOllama(t, s, "art-runaway", openai.Config{MaxTokens: 32, TokenField: openai.FieldMaxCompletionTokens, ServerContext: true}, 10)
 		if r.res.Status != agent.StatusTruncated {
 			t.Fatalf("run ended %s: %v", r.res.Status, r.res.Err)
 		}
-		if notes := r.notes(); !strings.Contains(notes, fmt.Sprintf("the server ignored max_completion_tokens (a reply of %d tokens, 64 allowed)", tinymodel.RunawayPredict)) {
+		if notes := r.notes(); !strings.Contains(notes, fmt.Sprintf("the server ignored max_completion_tokens (a reply of %d tokens, 32 allowed)", tinymodel.RunawayPredict)) {
 			t.Errorf("notes:\n%s", notes)
 		}
 	})
