@@ -46,16 +46,19 @@ lint:
 # scripts start hundreds of them; testscript passes GORACE through.
 # ART_MCP_TS_SDK: where the artagent mcp tests find the TypeScript MCP SDK
 # and the MCP Inspector (.ci/run installs them; locally `make mcp-clients`);
-# without it those two tests skip, except under CI.
+# without it those two tests skip, except under CI. ART_OLLAMA: the ollama
+# binary of the artagent integration test (scripts/ollama.sh builds it;
+# .ci/run sets it), which runs for minutes on a busy machine: hence the
+# package timeout of 30m instead of go test's 10m.
 unit:
 	ART_MCP_TS_SDK="$${ART_MCP_TS_SDK:-$(if $(wildcard $(MCP_CLIENTS)/node_modules),$(MCP_CLIENTS))}" \
-	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
+	GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -timeout 30m ./...
 
 # The node packages of the artagent mcp client tests (versions as in .ci/run).
 MCP_CLIENTS ?= $(CURDIR)/.cache/mcp-clients
 mcp-clients:
 	mkdir -p $(MCP_CLIENTS)
-	cd $(MCP_CLIENTS) && npm install --silent --no-audit --no-fund --no-save @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0
+	cd $(MCP_CLIENTS) && npm install --silent --no-audit --no-fund --no-save @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0 node@22
 
 demo: build
 	@PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh

@@ -122,6 +122,12 @@ func fakeOpenAI(ts *testscript.TestScript, neg bool, args []string) {
 	var mu sync.Mutex
 	n := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" && r.Header.Get("Authorization") == "Bearer "+key {
+			// The context probes (/v1/models, /props, /api/show): this
+			// server says nothing about its context.
+			http.NotFound(w, r)
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		i := n

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -50,8 +51,12 @@ tools run_tool, read_file, replace_text, verify, status and finish, and
 resources art://verify/last and (with --transcript) art://transcript.
 Programs go through the runner's allowlist, paths through the confined
 editor; an edit opens verification debt, only verify clears it, and finish
-is refused while it is open. A refusal is a tool result with isError and
-the reason. Calls run one at a time; a cancelled call kills its tool's
+is refused while it is open. The debt outlives the session: it is kept
+per workspace in a ledger under the state home (--dir, $ART_HOME,
+$XDG_STATE_HOME/art or ~/.local/state/art: artagent/ledgers), so a client
+that reconnects (each MCP Inspector CLI call is a new session) starts with
+the debt the last session left; one session at a time per workspace. A
+refusal is a tool result with isError and the reason. Calls run one at a time; a cancelled call kills its tool's
 process group. Progress lines go to stderr; stdout is the protocol.
 
 The session ends when the client disconnects (or, with --listen, on
@@ -102,6 +107,14 @@ func (c *McpCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		}
 		defer cleanup()
 		opt.Transcript = w
+	}
+	ledger, err := openLedger(g, cfg.Workspace)
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	if ledger != nil {
+		opt.Ledger = ledger
 	}
 	core, err := agent.NewCore(*cfg, opt)
 	if err != nil {
@@ -184,6 +197,25 @@ func (c *McpCmd) config() (*agent.Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// openLedger opens the verification ledger of workspace under the state
+// home (--dir, $ART_HOME, $XDG_STATE_HOME/art or ~/.local/state/art), in
+// artagent/ledgers.
+func openLedger(g *cli.Globals, workspace string) (*agent.Ledger, error) {
+	home, err := g.Home()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, nil // the core refuses the workspace, in its words
+	}
+	return agent.OpenLedger(filepath.Join(home, "artagent", "ledgers"), root)
 }
 
 // loopback resolves --listen: "" is stdio, ":PORT" is 127.0.0.1:PORT, and

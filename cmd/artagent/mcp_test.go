@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,11 +34,92 @@ func goProject(t *testing.T) string {
 	return ws
 }
 
-// goEnv is what `go test` as the verify command needs, passed with --env.
+// goEnv is what `go test` as the verify command needs, passed with --env,
+// and a state home of the test's own (ART_HOME, where the verification
+// ledgers are), the same for every session the test starts.
 func goEnv(t *testing.T) []string {
 	t.Helper()
 	return append(os.Environ(), "GOCACHE="+systest.GoEnv(t, "GOCACHE"), "GOPATH="+filepath.Join(t.TempDir(), "gopath"),
-		"GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false", "GORACE="+systest.NoExitSleep())
+		"GOTOOLCHAIN=local", "GOFLAGS=-buildvcs=false", "GORACE="+systest.NoExitSleep(), "ART_HOME="+stateHome(t))
+}
+
+var stateHomes sync.Map // *testing.T → its ART_HOME
+
+func stateHome(t *testing.T) string {
+	if h, ok := stateHomes.Load(t); ok {
+		return h.(string)
+	}
+	h := t.TempDir()
+	stateHomes.Store(t, h)
+	t.Cleanup(func() { stateHomes.Delete(t) })
+	return h
+}
+
+// session starts `artagent mcp` over stdio on ws with the SDK's client.
+func session(t *testing.T, ws string, extra ...string) (*mcp.ClientSession, *exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command("artagent", mcpArgs(ws, filepath.Join(t.TempDir(), "mcp.jsonl"), extra...)...)
+	cmd.Env = goEnv(t)
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr)
+	}
+	return cs, cmd, stderr
+}
+
+// TestMCPDebtAcrossSessions: verification debt outlives a stdio session.
+// An edit in one session, then a finish in the next (as each MCP Inspector
+// CLI call is a new `artagent mcp`), is refused; the second session sees
+// the debt in status, and a passing verify there clears it. While one
+// session is open, another on the same workspace is refused.
+func TestMCPDebtAcrossSessions(t *testing.T) {
+	ws := goProject(t)
+	cs, cmd, stderr := session(t, ws)
+	if _, out := callTool(t, cs, "replace_text", map[string]any{"path": "calc.go", "old": "return a - b", "new": "return a + b"}); !out.Debt {
+		t.Fatalf("replace_text: %+v", out)
+	}
+	// A second session while the first is open is refused, in one line.
+	second := exec.Command("artagent", mcpArgs(ws, filepath.Join(t.TempDir(), "x.jsonl"))...)
+	second.Env = goEnv(t)
+	out, err := second.CombinedOutput()
+	if code := second.ProcessState.ExitCode(); err == nil || code != 3 || !strings.Contains(string(out), "another session holds the workspace's verification ledger") {
+		t.Fatalf("a concurrent session: exit %d, %s", code, out)
+	}
+	cs.Close()
+	if code := cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("first session exited %d\n%s", code, stderr)
+	}
+
+	cs, cmd, stderr = session(t, ws)
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "status", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), `"debt":true`) {
+		t.Fatalf("status in the next session: %s", b)
+	}
+	if res, out := callTool(t, cs, "finish", map[string]any{"summary": "fixed"}); !res.IsError || out.Refusal != "debt" || out.Outcome == "finished" {
+		t.Fatalf("finish in the next session with the debt open: %+v", out)
+	}
+	if _, out := callTool(t, cs, "verify", map[string]any{}); out.Passed == nil || !*out.Passed || out.Debt {
+		t.Fatalf("verify: %+v\n%s", out, stderr)
+	}
+	if res, out := callTool(t, cs, "finish", map[string]any{"summary": "fixed Add"}); res.IsError || out.Outcome != "finished" {
+		t.Fatalf("finish after verify: %+v", out)
+	}
+	cs.Close()
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("second session exited %d after a verified finish\n%s", code, stderr)
+	}
+	// And a third session starts clear.
+	cs, _, _ = session(t, ws)
+	defer cs.Close()
+	if res, out := callTool(t, cs, "finish", map[string]any{"summary": "nothing to do"}); res.IsError || out.Outcome != "finished" {
+		t.Fatalf("finish in a session after the debt was cleared: %+v", out)
+	}
 }
 
 func mcpArgs(ws, tr string, extra ...string) []string {
@@ -285,9 +367,12 @@ func waitPids(t *testing.T, mark string, n int) {
 func noSurvivor(t *testing.T, mark string) { t.Helper(); systest.NoSurvivor(t, mark, 10*time.Second) }
 
 // TestMCPInspectorCLI: the MCP Inspector's headless CLI
-// (@modelcontextprotocol/inspector, installed beside the TypeScript SDK in
-// ART_MCP_TS_SDK) lists the six tools of `artagent mcp` and sees an escape
-// refused as an isError result.
+// (@modelcontextprotocol/inspector 2.12.0, installed beside the TypeScript
+// SDK in ART_MCP_TS_SDK with the node 22 it needs, the npm package "node")
+// lists the six tools of `artagent mcp` with no schema portability
+// finding, sees an escape refused as an isError result, and, each call
+// being a new stdio session, cannot finish past the debt an edit opened in
+// an earlier call.
 func TestMCPInspectorCLI(t *testing.T) {
 	sdk := os.Getenv("ART_MCP_TS_SDK")
 	inspector := filepath.Join(sdk, "node_modules", ".bin", "mcp-inspector")
@@ -306,17 +391,25 @@ func TestMCPInspectorCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := goProject(t)
+	// The Inspector needs node >= 22.19: the one installed beside it.
+	env := append(goEnv(t), "PATH="+filepath.Join(sdk, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr strings.Builder
 	inspect := func(method ...string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		args := append(append([]string{"--cli"}, method...), "--", bin, "mcp", "--workspace", ws, "--verify", "go test ./...")
 		cmd := exec.CommandContext(ctx, inspector, args...)
-		cmd.Env = goEnv(t)
+		cmd.Env = env
+		stderr.Reset()
+		cmd.Stderr = &stderr
 		return cmd.Output()
 	}
-	out, err := inspect("--method", "tools/list")
+	out, err := inspect("--method", "tools/list", "--strict")
 	if err != nil {
-		t.Fatalf("mcp-inspector tools/list: %v\n%s", err, out)
+		t.Fatalf("mcp-inspector tools/list --strict: %v\n%s\n%s", err, out, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "Schema portability") || strings.Contains(stderr.String(), "Warning:") {
+		t.Errorf("the Inspector finds the schemas not portable:\n%s", stderr.String())
 	}
 	var list struct {
 		Tools []struct {
@@ -341,6 +434,15 @@ func TestMCPInspectorCLI(t *testing.T) {
 	out, err = inspect("--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=../../etc/passwd")
 	if err == nil || !strings.Contains(string(out), `"isError": true`) || !strings.Contains(string(out), `"refusal": "path"`) {
 		t.Errorf("mcp-inspector tools/call read_file ../../etc/passwd: %v; want an isError result refused for its path\n%s", err, out)
+	}
+	// An edit in one session, finish in the next: refused.
+	out, err = inspect("--method", "tools/call", "--tool-name", "replace_text", "--tool-arg", "path=calc.go", "old=return a - b", "new=return a + b")
+	if err != nil || !strings.Contains(string(out), `"debt": true`) {
+		t.Fatalf("mcp-inspector replace_text: %v\n%s\n%s", err, out, stderr.String())
+	}
+	out, err = inspect("--method", "tools/call", "--tool-name", "finish", "--tool-arg", "summary=done")
+	if err == nil || !strings.Contains(string(out), `"isError": true`) || !strings.Contains(string(out), `"refusal": "debt"`) {
+		t.Errorf("mcp-inspector finish in the session after an edit: %v; want an isError result refused for the debt\n%s", err, out)
 	}
 }
 

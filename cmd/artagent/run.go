@@ -47,7 +47,8 @@ type RunCmd struct {
 	Stream          bool          `name:"stream" help:"agy, openai: stream the model's text to stderr as it arrives."`
 	MaxTokens       int           `name:"max-tokens" placeholder:"N" help:"openai: the token limit of one reply, sent as max_tokens (default 2048); a reply cut off at it is a truncated step, told to the model."`
 	MaxTokensField  string        `name:"max-tokens-field" enum:"auto,max_tokens,max_completion_tokens" default:"auto" placeholder:"auto|max_tokens|max_completion_tokens" help:"openai: the request field --max-tokens is sent as; auto: max_completion_tokens for api.openai.com, max_tokens elsewhere, switching once if the server's HTTP 400 names the other."`
-	ContextTokens   int           `name:"context-tokens" placeholder:"N" help:"openai: the model's context size (default 16384); each request is fitted to it less --max-tokens, estimating 3 bytes per token, the oldest steps collapsed into a summary. Set it to the server's context (llama-server -c)."`
+	ContextTokens   int           `name:"context-tokens" placeholder:"N" help:"openai: the model's context size (default 16384); each request is fitted to it (or to the server's, when smaller) less --max-tokens, estimating 3 bytes per token or fewer as usage shows, the oldest steps collapsed into a summary."`
+	ServerContext   bool          `name:"server-context" default:"true" negatable:"" help:"openai: ask the server the context it serves the model with (vLLM /v1/models, llama-server /props, Ollama /api/ps and /api/show) and fit to it when smaller than --context-tokens; --no-server-context fits to --context-tokens alone."`
 	ToolCall        bool          `name:"tool-call" help:"openai: send the decision schema as one function tool (tools, tool_choice required) instead of a json_schema response_format."`
 	ProviderRetries int           `name:"provider-retries" placeholder:"N" help:"openai: retry a 429, 502, 503 or 504 reply or a refused or reset connection up to N times (default 0), with backoff or the server's Retry-After, inside --provider-timeout; every attempt is recorded."`
 
@@ -89,6 +90,17 @@ Example:
   artagent run --workspace ./calc --task 'make go test pass' \
     --provider openai --base-url http://127.0.0.1:8080/v1 --model m \
     --context-tokens 4096 --max-tokens 1024 --provider-retries 2 \
+    --allow go --verify 'go test ./...' --env GOCACHE
+
+  # against Ollama, its context asked from the server (/api/show, /api/ps):
+  artagent run --workspace ./calc --task 'make go test pass' \
+    --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder \
+    --max-tokens 1024 --allow go --verify 'go test ./...' --env GOCACHE
+
+  # the same, fitted to --context-tokens alone (no probe):
+  artagent run --workspace ./calc --task 'make go test pass' \
+    --provider openai --base-url http://127.0.0.1:11434/v1 --model qwen2.5-coder \
+    --context-tokens 4096 --no-server-context --max-tokens 1024 \
     --allow go --verify 'go test ./...' --env GOCACHE`
 }
 
@@ -216,18 +228,19 @@ func (c *RunCmd) checkProviderFlags() error {
 		set  bool
 		want string
 	}{
-		"--mock-script":      {c.MockScript != "", "mock"},
-		"--provider-command": {c.ProviderCommand != "", "exec"},
-		"--base-url":         {c.BaseURL != "", "openai"},
-		"--model":            {c.Model != "", "openai"},
-		"--api-key-env":      {c.APIKeyEnv != "", "openai"},
-		"--max-tokens":       {c.MaxTokens != 0, "openai"},
-		"--max-tokens-field": {c.MaxTokensField != "auto", "openai"},
-		"--context-tokens":   {c.ContextTokens != 0, "openai"},
-		"--tool-call":        {c.ToolCall, "openai"},
-		"--provider-retries": {c.ProviderRetries != 0, "openai"},
+		"--mock-script":       {c.MockScript != "", "mock"},
+		"--provider-command":  {c.ProviderCommand != "", "exec"},
+		"--base-url":          {c.BaseURL != "", "openai"},
+		"--model":             {c.Model != "", "openai"},
+		"--api-key-env":       {c.APIKeyEnv != "", "openai"},
+		"--max-tokens":        {c.MaxTokens != 0, "openai"},
+		"--max-tokens-field":  {c.MaxTokensField != "auto", "openai"},
+		"--context-tokens":    {c.ContextTokens != 0, "openai"},
+		"--no-server-context": {!c.ServerContext, "openai"},
+		"--tool-call":         {c.ToolCall, "openai"},
+		"--provider-retries":  {c.ProviderRetries != 0, "openai"},
 	}
-	for _, flag := range []string{"--mock-script", "--provider-command", "--base-url", "--model", "--api-key-env", "--max-tokens", "--max-tokens-field", "--context-tokens", "--tool-call", "--provider-retries"} {
+	for _, flag := range []string{"--mock-script", "--provider-command", "--base-url", "--model", "--api-key-env", "--max-tokens", "--max-tokens-field", "--context-tokens", "--no-server-context", "--tool-call", "--provider-retries"} {
 		o := owner[flag]
 		if o.set && o.want != c.Provider {
 			return exitcode.Errorf(exitcode.Usage, "%s applies to --provider %s, not %s", flag, o.want, c.Provider)
@@ -287,6 +300,7 @@ func (c *RunCmd) provider(std cli.IO) (provider.Provider, func(), error) {
 		p, err := openai.New(openai.Config{
 			BaseURL: c.BaseURL, Model: c.Model, APIKey: key, Timeout: c.ProviderTimeout, Stream: c.Stream, StreamTo: streamTo,
 			MaxTokens: c.MaxTokens, TokenField: field, ContextTokens: c.ContextTokens, ToolCall: c.ToolCall, Retries: c.ProviderRetries,
+			ServerContext: c.ServerContext,
 		})
 		if err != nil {
 			return nil, none, err

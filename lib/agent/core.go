@@ -38,6 +38,7 @@ type Core struct {
 	verify     *execx.Policy
 	verifyProg string
 	tr         *transcript.Writer
+	ledger     *Ledger
 	ev         emitter
 	progress   io.Writer
 	live       io.Writer
@@ -88,6 +89,12 @@ type Move struct {
 	// step is told to the decider and nothing in it is acted on (not a
 	// format error).
 	Truncated bool
+	// Ended says the server ended Reply without a finish reason (see
+	// provider.Reply.Ended): told to the decider as a cut reply.
+	Ended bool
+	// Notes are the provider's notes on the reply, shown on the step
+	// event.
+	Notes []string
 	// Denied lists the decider's own tools its CLI denied (agy): not a
 	// decision, refused like a malformed one (refusal tool).
 	Denied []string
@@ -199,12 +206,20 @@ func newCore(cfg Config, opt Options) (*Core, error) {
 	}
 	c := &Core{
 		cfg: cfg, ed: ed, tools: tools, verify: vp, verifyProg: vprog,
-		tr: opt.Transcript, ev: emitter{w: opt.Events, observe: opt.Observe}, progress: opt.Progress,
+		tr: opt.Transcript, ledger: opt.Ledger, ev: emitter{w: opt.Events, observe: opt.Observe}, progress: opt.Progress,
 		live: opt.Live, liveEvery: opt.LiveInterval,
 		turn: make(chan struct{}, 1),
 	}
 	if c.liveEvery <= 0 {
 		c.liveEvery = time.Second
+	}
+	if c.ledger != nil {
+		if got := c.ledger.State().Workspace; got != ed.Root() {
+			return nil, exitcode.Field(exitcode.Usage, "Ledger", c.ledger.Path(), "the ledger of %s, not of the workspace %s", got, ed.Root())
+		}
+		// The debt an earlier session left stays open until a verify
+		// passes here.
+		c.st.Debt = c.ledger.State().Debt
 	}
 	if cfg.Deadline > 0 {
 		c.deadline = time.Now().Add(cfg.Deadline)
@@ -339,18 +354,31 @@ func (c *Core) take(ctx context.Context, m Move) (*Outcome, error) {
 		dec, derr = provider.DecodeDecision([]byte(m.Reply))
 	}
 	ev := newEvent(EventStep, step)
-	ev.RequestHash, ev.Usage, ev.LatencyMS, ev.Retries = m.RequestHash, m.Usage, ptr(m.Latency.Milliseconds()), m.Retries
+	ev.RequestHash, ev.Usage, ev.LatencyMS, ev.Retries, ev.Notes = m.RequestHash, m.Usage, ptr(m.Latency.Milliseconds()), m.Retries, m.Notes
+	for _, n := range m.Notes {
+		c.progressf("step %d/%d: %s", step, c.cfg.MaxSteps, n)
+	}
+	if (m.Truncated || m.Ended) && derr == nil {
+		// A complete decision is taken whatever the server said about
+		// how the reply ended (a one-token decision can come back with
+		// finish_reason "length").
+		m.Truncated, m.Ended = false, false
+	}
 	switch {
-	case m.Truncated:
-		// Cut off at the token limit: not the decider's format mistake,
-		// and nothing in it is acted on.
+	case m.Truncated || m.Ended:
+		// Cut off at the token limit, or ended by the server: not the
+		// decider's format mistake, and nothing in it is acted on.
 		ev.Reply = ptr(m.Reply)
 		c.ev.emit(ev)
 		next := st
 		next.Truncations++
+		why := "the provider stopped your reply at its token limit"
+		if m.Ended {
+			why = "the server ended your reply without finishing it (it stops a reply that repeats itself)"
+		}
 		return c.commit(step, &m, nil, &outcome{kind: EventTruncated, state: next, text: fmt.Sprintf(
-			"reply cut off: the provider stopped your reply at its token limit after %d bytes, before the decision was complete; nothing was done. Reply with a shorter decision (for replace_text, a smaller old/new pair; split a large edit into several) (%d of %d cut-off replies in a row allowed).",
-			len(m.Reply), next.Truncations, MaxTruncations)})
+			"reply cut off: %s after %d bytes, before the decision was complete; nothing was done. Reply with a shorter decision (for replace_text, a smaller old/new pair; split a large edit into several) (%d of %d cut-off replies in a row allowed).",
+			why, len(m.Reply), next.Truncations, MaxTruncations)})
 	case len(m.Denied) > 0:
 		// The model used its CLI's own tools, which that CLI denied
 		// headless: told to the model like a malformed reply; a run of
@@ -440,8 +468,13 @@ func (c *Core) commit(step int, m *Move, dec *provider.Decision, out *outcome) (
 		rec.Edited = out.edit != nil
 		rec.State = ptr(out.state)
 		rec.Usage, rec.LatencyMS = m.Usage, m.Latency.Milliseconds()
-		rec.Retries, rec.Denied = m.Retries, m.Denied
+		rec.Retries, rec.Denied, rec.Ended = m.Retries, m.Denied, m.Ended
 		if err := c.tr.Append(rec); err != nil {
+			return nil, err
+		}
+	}
+	if c.ledger != nil {
+		if err := c.ledger.save(out.state.Debt, out.state.Verified); err != nil {
 			return nil, err
 		}
 	}

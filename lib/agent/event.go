@@ -71,6 +71,10 @@ type Event struct {
 	// Retries are the failed provider attempts before this step's reply
 	// (or, on a result, before the provider gave up).
 	Retries []provider.Attempt `json:"retries,omitempty"`
+	// Notes are the provider's notes on the step's reply (context fitted
+	// to the server's, a silently truncated prompt sent again, a token
+	// limit ignored).
+	Notes []string `json:"notes,omitempty"`
 
 	Observation *string         `json:"observation,omitempty"`
 	Elided      int64           `json:"elided,omitempty"`

@@ -39,6 +39,10 @@ type Options struct {
 	// cleared when the step ends: a long step is not silence.
 	Live         io.Writer
 	LiveInterval time.Duration
+	// Ledger, if set, carries the workspace's verification debt across
+	// sessions: the core starts with the debt it holds and records the
+	// debt after every step (see OpenLedger). For NewCore (MCP sessions).
+	Ledger *Ledger
 }
 
 // Resume is a transcript's records and the torn bytes dropped from its end.
@@ -131,7 +135,7 @@ func (r *runner) loop(ctx context.Context) (Status, error, error) {
 		}
 		out, err := r.c.Take(ctx, Move{
 			Reply: reply.Text, RequestHash: hash, Usage: reply.Usage, Latency: reply.Latency,
-			Truncated: reply.Truncated, Denied: reply.Denied, Retries: reply.Retries,
+			Truncated: reply.Truncated, Ended: reply.Ended, Notes: reply.Notes, Denied: reply.Denied, Retries: reply.Retries,
 		})
 		if err != nil {
 			return "", nil, err

@@ -176,3 +176,42 @@ func TestCassetteReplaysTruncatedAndDenied(t *testing.T) {
 		t.Fatalf("replay %v %v; recorded %v %v", again.res, again.outcomes(), first.res, first.outcomes())
 	}
 }
+
+// A reply the server ended without a finish reason is a cut reply, told to
+// the model as such; a complete decision is taken whatever the server said
+// about how the reply ended (a one-token decision can come back with
+// finish_reason "length").
+func TestServerEndedReplies(t *testing.T) {
+	read := `{"action":"read_file","path":"a.txt"}`
+	p, reqs := scripted(
+		&provider.Reply{Text: `{"action":"finish","summary":"zzzzzzzz`, Ended: true},
+		&provider.Reply{Text: read, Truncated: true},
+		&provider.Reply{Text: read, Ended: true, Notes: []string{"context: fitted to the server's 2048 tokens"}},
+		&provider.Reply{Text: ``, Ended: true},
+		&provider.Reply{Text: read},
+	)
+	ws := workspace(t)
+	cfg := config(ws)
+	cfg.MaxSteps = 5
+	r := runLoop(t, context.Background(), cfg, p, agent.Options{})
+	want := "truncated observation observation truncated observation result"
+	if got := strings.Join(r.outcomes(), " "); got != want {
+		t.Fatalf("outcomes %s; want %s", got, want)
+	}
+	if r.res.Status != agent.StatusStepLimit {
+		t.Fatalf("result %+v", r.res)
+	}
+	obs := (*reqs)[1].History[0].Observation
+	if !strings.Contains(obs, "the server ended your reply without finishing it") || strings.Contains(obs, "token limit after") {
+		t.Fatalf("observation of a server-ended reply: %s", obs)
+	}
+	var notes []string
+	for _, ev := range r.events {
+		if ev.Type == agent.EventStep && len(ev.Notes) > 0 {
+			notes = append(notes, ev.Notes...)
+		}
+	}
+	if !reflect.DeepEqual(notes, []string{"context: fitted to the server's 2048 tokens"}) {
+		t.Fatalf("notes on step events: %q", notes)
+	}
+}

@@ -183,24 +183,24 @@ func New(core *agent.Core, opt Options) *Server {
 	if len(cfg.Allow) > 0 {
 		allowed = strings.Join(cfg.Allow, ", ")
 	}
-	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolRunTool, Title: "Run an allowed program",
+	mcp.AddTool(s.srv, &mcp.Tool{InputSchema: schemaFor[RunToolInput](), OutputSchema: schemaFor[StepOutput](), Name: ToolRunTool, Title: "Run an allowed program",
 		Description: "Run one allowed program in the workspace under the operator's policy (allowlist, confinement, timeout, capped output). Allowed: " + allowed + ". Returns the output (head and tail) and exit code. Counts as a step."},
 		s.runTool)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolReadFile, Title: "Read a workspace file",
+	mcp.AddTool(s.srv, &mcp.Tool{InputSchema: schemaFor[ReadFileInput](), OutputSchema: schemaFor[StepOutput](), Name: ToolReadFile, Title: "Read a workspace file",
 		Description: "Read a regular file inside the workspace by plain relative path. Counts as a step.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		s.readFile)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolReplaceText, Title: "Replace text exactly once",
+	mcp.AddTool(s.srv, &mcp.Tool{InputSchema: schemaFor[ReplaceTextInput](), OutputSchema: schemaFor[StepOutput](), Name: ToolReplaceText, Title: "Replace text exactly once",
 		Description: "Replace the one occurrence of old with new in an existing workspace file (written atomically, mode kept). Refused when old is empty, absent or not unique. A successful edit opens verification debt. Counts as a step."},
 		s.replaceText)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolVerify, Title: "Run the operator's verification",
+	mcp.AddTool(s.srv, &mcp.Tool{InputSchema: schemaFor[Empty](), OutputSchema: schemaFor[StepOutput](), Name: ToolVerify, Title: "Run the operator's verification",
 		Description: "Run the operator's verification command exactly as configured (" + words.Quote(cfg.Verify) + "). Passing (exit 0) clears verification debt; failing keeps it open. Counts as a step."},
 		s.verify)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolStatus, Title: "Show the session's state",
+	mcp.AddTool(s.srv, &mcp.Tool{InputSchema: schemaFor[Empty](), OutputSchema: schemaFor[StatusOutput](), Name: ToolStatus, Title: "Show the session's state",
 		Description: "Steps used and allowed, edits, whether verification debt is open, the last verify result. Not a step.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		s.status)
-	mcp.AddTool(s.srv, &mcp.Tool{Name: ToolFinish, Title: "Finish the work",
+	mcp.AddTool(s.srv, &mcp.Tool{InputSchema: schemaFor[FinishInput](), OutputSchema: schemaFor[StepOutput](), Name: ToolFinish, Title: "Finish the work",
 		Description: "Finish with a summary. Refused while verification debt is open (run verify first). An accepted finish ends the session's work: later action calls are refused."},
 		s.finish)
 

@@ -131,6 +131,18 @@ type Reply struct {
 	// limit (finish_reason "length"): Text is incomplete, and the loop
 	// reports the step as truncated instead of as a format error.
 	Truncated bool
+	// Ended is true when the server ended the reply without saying why:
+	// a stream that closed cleanly with no finish reason and no [DONE], or
+	// a whole reply whose finish_reason is null (Ollama aborts a
+	// generation that repeats one token this way). Text is what arrived.
+	// Like Truncated, the loop tells the model its reply was cut, unless
+	// Text is a complete decision anyway.
+	Ended bool
+	// Notes are what the provider noticed getting this reply that the
+	// operator should hear about: the context fitted to the server's, a
+	// silently truncated prompt sent again with a smaller budget, a token
+	// limit the server ignored. They go out with the step's event.
+	Notes []string
 	// Retries are the failed attempts that preceded this reply (only with
 	// an explicit retry count; empty otherwise).
 	Retries []Attempt

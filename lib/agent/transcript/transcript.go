@@ -76,6 +76,10 @@ type Record struct {
 	// a decision (step records with refusal "tool"), so a cassette can
 	// replay them.
 	Denied []string `json:"denied,omitempty"`
+	// Ended marks a truncated step whose reply the server ended without a
+	// finish reason (rather than at the token limit), so a cassette can
+	// replay it.
+	Ended bool `json:"ended,omitempty"`
 
 	// resume
 	DroppedBytes int64 `json:"dropped_bytes,omitempty"`

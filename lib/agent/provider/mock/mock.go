@@ -41,6 +41,7 @@ type answer struct {
 	hash      string // cassette only
 	usage     *provider.Usage
 	truncated bool     // cassette: the recorded reply was cut off at the token limit
+	ended     bool     // cassette: the server ended the recorded reply without a finish reason
 	denied    []string // cassette: the recorded reply used denied tools
 }
 
@@ -138,7 +139,7 @@ func Cassette(path string) (*Provider, error) {
 	for _, r := range recs {
 		switch {
 		case r.Type == transcript.TypeStep && !r.Interrupted && r.Reply != nil:
-			p.answers[r.Step] = answer{text: *r.Reply, hash: r.RequestHash, usage: r.Usage, truncated: r.Outcome == "truncated", denied: r.Denied}
+			p.answers[r.Step] = answer{text: *r.Reply, hash: r.RequestHash, usage: r.Usage, truncated: r.Outcome == "truncated" && !r.Ended, ended: r.Ended, denied: r.Denied}
 		case r.Type == transcript.TypeEnd && r.Status == "provider_error" && r.Step > 0:
 			p.answers[r.Step] = answer{err: r.Error, hash: r.RequestHash}
 		}
@@ -176,7 +177,7 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 	if a.err != "" {
 		return nil, provider.Errorf(Name, "%s", a.err)
 	}
-	r := &provider.Reply{Text: a.text, Truncated: a.truncated, Denied: a.denied}
+	r := &provider.Reply{Text: a.text, Truncated: a.truncated, Ended: a.ended, Denied: a.denied}
 	if a.usage != nil {
 		u := *a.usage
 		r.Usage = &u

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/art-runtime/art/lib/agent/provider"
@@ -101,22 +102,38 @@ func (p *Provider) schemaPart() map[string]any {
 	}
 }
 
-// PromptBudget is the tokens the messages may take: the context less the
+// PromptBudget is the tokens the messages may take, as provider.Fit
+// counts them (provider.EstimateTokens): the context in force less the
 // reply's max_tokens and the schema (which servers render into the prompt
-// in tool mode, and some in json_schema mode too).
+// in tool mode, and some in json_schema mode too), converted from the
+// bytes per token learnt from usage, with a margin.
 func (p *Provider) PromptBudget() int {
+	ctxTokens, bpt := p.contextNow()
 	b, _ := json.Marshal(p.schemaPart())
-	return p.cfg.ContextTokens - p.cfg.MaxTokens - provider.EstimateTokens(string(b))
+	real := float64(ctxTokens-p.cfg.MaxTokens) - math.Ceil(float64(len(b))/bpt)
+	return int(real * budgetMargin * bpt / provider.BytesPerToken)
 }
 
 // Body is the JSON request body for req. It fails, as a provider error,
 // when the instructions and the task alone do not fit the context.
 func (p *Provider) Body(req *provider.Request) ([]byte, error) {
+	b, _, err := p.build(req)
+	return b, err
+}
+
+// build is Body and the prompt's bytes as learn counts them.
+func (p *Provider) build(req *provider.Request) ([]byte, int, error) {
 	budget := p.PromptBudget()
 	if fixed := fixedTokens(req); fixed+minHistoryTokens > budget {
-		return nil, &provider.Error{Provider: Name, Err: exitcode.Fieldf(exitcode.Internal, "ContextTokens", strconv.Itoa(p.cfg.ContextTokens),
+		ctxTokens, _ := p.contextNow()
+		if ctxTokens < p.cfg.ContextTokens {
+			return nil, 0, &provider.Error{Provider: Name, Err: exitcode.Fieldf(exitcode.Internal, "MaxTokens", strconv.Itoa(p.cfg.MaxTokens),
+				"context: the instructions and the task alone need about %d tokens, and only %d are left of the %d the server serves the model with once %s %d and the schema are reserved; lower %s, raise the server's context or shorten the task",
+				fixed, budget, ctxTokens, exitcode.Ref("MaxTokens"), p.cfg.MaxTokens, exitcode.Ref("MaxTokens"))}
+		}
+		return nil, 0, &provider.Error{Provider: Name, Err: exitcode.Fieldf(exitcode.Internal, "ContextTokens", strconv.Itoa(ctxTokens),
 			"context: the instructions and the task alone need about %d tokens, and only %d are left of %s %d once %s %d and the schema are reserved; raise %s or shorten the task",
-			fixed, budget, exitcode.Ref("ContextTokens"), p.cfg.ContextTokens, exitcode.Ref("MaxTokens"), p.cfg.MaxTokens, exitcode.Ref("ContextTokens"))}
+			fixed, budget, exitcode.Ref("ContextTokens"), ctxTokens, exitcode.Ref("MaxTokens"), p.cfg.MaxTokens, exitcode.Ref("ContextTokens"))}
 	}
 	msgs := Messages(req, budget, p.cfg.ToolCall)
 	body := map[string]any{
@@ -133,9 +150,9 @@ func (p *Provider) Body(req *provider.Request) ([]byte, error) {
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, provider.Errorf(Name, "encode request: %w", err)
+		return nil, 0, provider.Errorf(Name, "encode request: %w", err)
 	}
-	return b, nil
+	return b, p.promptBytes(msgs), nil
 }
 
 // minHistoryTokens is the least room left for the history (the latest

@@ -1,24 +1,26 @@
 package openai_test
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/art-runtime/art/lib/agent"
 	"github.com/art-runtime/art/lib/agent/provider/openai"
 )
 
-// TestLlamaServer runs 30 steps against a real llama.cpp llama-server
-// when ART_LLAMA_SERVER names its API root (http://127.0.0.1:8080/v1) and
-// ART_LLAMA_MODEL the model it serves; ART_LLAMA_CTX is the server's -c
-// (default 4096). Whatever the model replies (a random-weight model
-// replies nonsense), no request may overflow the context or be refused:
-// the run ends at its step limit or in a format error, never with a 4xx
-// or a context overflow. Skipped when the variables are not set.
+// TestLlamaServer runs 30 steps in each mode against a real llama.cpp
+// llama-server when ART_LLAMA_SERVER names its API root
+// (http://127.0.0.1:8080/v1) and ART_LLAMA_MODEL the model it serves;
+// ART_LLAMA_CTX is the server's -c (default 4096), and the provider asks
+// the server its context too. Whatever the model replies (a random-weight
+// model replies nonsense), the run must end at its step limit, in format
+// errors or cut replies, never in a provider error, but for the one
+// llama-server failure that is the server's (HTTP 500 "does not match the
+// expected format" when a grammar-constrained model cannot finish); and
+// no request may exceed the context. Skipped when the variables are not
+// set.
 func TestLlamaServer(t *testing.T) {
 	base, model := os.Getenv("ART_LLAMA_SERVER"), os.Getenv("ART_LLAMA_MODEL")
 	if base == "" || model == "" {
@@ -32,35 +34,19 @@ func TestLlamaServer(t *testing.T) {
 		}
 		ctxTokens = n
 	}
-	for _, mode := range []struct {
-		name         string
-		stream, tool bool
-	}{{"json_schema", false, false}, {"json_schema stream", true, false}, {"tool call", false, true}} {
+	for _, mode := range ollamaModes {
 		t.Run(mode.name, func(t *testing.T) {
-			ws := t.TempDir()
-			if err := os.WriteFile(ws+"/big.go", []byte(strings.Repeat("package main // filler line of source text\n", 400)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			p, err := openai.New(openai.Config{BaseURL: base, Model: model, ContextTokens: ctxTokens, MaxTokens: 512, Stream: mode.stream, ToolCall: mode.tool, Retries: 2, Timeout: 2 * time.Minute})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			cfg := agent.Config{Task: "Read big.go, then finish.", Workspace: ws, Verify: []string{"true"}, MaxSteps: 30, MaxFormatErrors: 30, Provider: "openai"}
-			res, err := agent.Run(context.Background(), cfg, p, agent.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s after %d steps: %v (usage %+v)", res.Status, res.Steps, res.Err, res.Usage)
-			// llama-server answers HTTP 500 when a grammar-constrained
-			// random model cannot finish ("does not match the expected
-			// format"): the server's failure, not the request's. A 4xx
-			// or a context overflow is the request's.
-			if res.Status == agent.StatusProviderError && res.Err != nil {
-				if msg := res.Err.Error(); strings.Contains(msg, "HTTP 4") || strings.Contains(msg, "context") {
-					t.Fatalf("a request was refused: %v", res.Err)
+			r := runServer(t, base, model, openai.Config{ContextTokens: ctxTokens, MaxTokens: 512, Stream: mode.stream, ToolCall: mode.tool, Retries: 2, ServerContext: true}, 30)
+			switch r.res.Status {
+			case agent.StatusStepLimit, agent.StatusFormatError, agent.StatusTruncated, agent.StatusFinished:
+			case agent.StatusProviderError:
+				if msg := r.res.Err.Error(); !strings.Contains(msg, "HTTP 500") || !strings.Contains(msg, "does not match the expected format") {
+					t.Fatalf("a provider error ended the run: %v", r.res.Err)
 				}
+			default:
+				t.Fatalf("run ended %s: %v", r.res.Status, r.res.Err)
 			}
+			r.within(t, 512, ctxTokens)
 		})
 	}
 }

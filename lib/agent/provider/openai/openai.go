@@ -118,6 +118,14 @@ type Config struct {
 	// Client is the HTTP client (nil: a private one). Its Timeout should be
 	// zero: the provider bounds each call with its own context.
 	Client *http.Client
+	// ServerContext asks the server, before the first request, the
+	// context it serves the model with (vLLM /v1/models, llama-server
+	// /props, Ollama /api/ps and /api/show) and fits to the smaller of
+	// that and ContextTokens. Whatever it does, the provider learns bytes
+	// per token from usage and, against a server that does not refuse an
+	// over-long prompt, takes a prompt_tokens far below the estimate as a
+	// silent truncation: it fits to a smaller context and sends again.
+	ServerContext bool
 }
 
 // Provider talks to one endpoint.
@@ -127,9 +135,12 @@ type Provider struct {
 	client   *http.Client
 	own      bool
 
+	base string // BaseURL without a trailing slash
+
 	mu        sync.Mutex
 	field     string // the token-limit field sent now
 	autoField bool   // field was chosen, not configured: it may switch once
+	fit       fitState
 }
 
 // New validates cfg and returns a provider.
@@ -176,7 +187,9 @@ func New(cfg Config) (*Provider, error) {
 	default:
 		return nil, exitcode.Fieldf(exitcode.Usage, "TokenField", cfg.TokenField, "max-tokens-field: %q is neither %s nor %s", cfg.TokenField, FieldMaxTokens, FieldMaxCompletionTokens)
 	}
-	p := &Provider{cfg: cfg, endpoint: strings.TrimSuffix(u.String(), "/") + "/chat/completions", client: cfg.Client, field: cfg.TokenField, autoField: auto}
+	base := strings.TrimSuffix(u.String(), "/")
+	p := &Provider{cfg: cfg, base: base, endpoint: base + "/chat/completions", client: cfg.Client, field: cfg.TokenField, autoField: auto}
+	p.fit.context = cfg.ContextTokens
 	if p.client == nil {
 		p.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		p.own = true
@@ -185,29 +198,57 @@ func New(cfg Config) (*Provider, error) {
 }
 
 // Decide sends one chat completion request, retrying transient failures
-// as configured.
+// as configured, and sending again, fitted to a smaller context, a prompt
+// the server truncated silently.
 func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider.Reply, error) {
-	body, err := p.Body(req)
-	if err != nil {
-		return nil, err
-	}
 	cctx, cancel := provider.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	start := time.Now()
+	notes := p.probeOnce(cctx)
 	var retries []provider.Attempt
-	for attempt := 1; ; attempt++ {
-		reply, err := p.once(ctx, cctx, body)
-		if err == nil {
+	for refits := 0; ; refits++ {
+		body, sent, err := p.build(req)
+		if err != nil {
+			return nil, withRetries(err, retries, len(retries)+1)
+		}
+		reply, err := p.send(ctx, cctx, req, body, &retries)
+		if err != nil {
+			return nil, err
+		}
+		more, truncated := p.learn(cctx, sent, reply, len(req.History) == 0)
+		notes = append(notes, more...)
+		if !truncated {
 			reply.Latency = time.Since(start)
 			reply.Retries = retries
+			reply.Notes = notes
+			return reply, nil
+		}
+		if refits == maxRefits {
+			return nil, withRetries(provider.Errorf(Name, "the server still truncated the prompt silently after %d smaller fits (its context is smaller than the reply's %d tokens and the conversation need); lower the reply token limit or raise the server's context", maxRefits, p.cfg.MaxTokens), retries, len(retries)+1)
+		}
+		retries = append(retries, provider.Attempt{Attempt: len(retries) + 1, Error: more[len(more)-1]})
+	}
+}
+
+// maxRefits bounds how many times one call fits to a smaller context after
+// a silent truncation.
+const maxRefits = 4
+
+// send is one request sent until it gets a reply: retrying transient
+// failures as configured and, once, under the other token-limit field;
+// retries collects the failed attempts.
+func (p *Provider) send(ctx, cctx context.Context, req *provider.Request, body []byte, retries *[]provider.Attempt) (*provider.Reply, error) {
+	for try, attempt := 1, len(*retries)+1; ; try, attempt = try+1, attempt+1 {
+		reply, err := p.once(ctx, cctx, body)
+		if err == nil {
 			return reply, nil
 		}
 		if p.switchField(err) {
 			// The server named the other token-limit field: send it
 			// again under that name (not a retry of a transient failure).
-			retries = append(retries, provider.Attempt{Attempt: attempt, Error: oneLine(err)})
-			if body, err = p.Body(req); err != nil {
-				return nil, withRetries(err, retries, attempt+1)
+			*retries = append(*retries, provider.Attempt{Attempt: attempt, Error: oneLine(err)})
+			if body, _, err = p.build(req); err != nil {
+				return nil, withRetries(err, *retries, attempt+1)
 			}
 			continue
 		}
@@ -216,21 +257,21 @@ func (p *Provider) Decide(ctx context.Context, req *provider.Request) (*provider
 		if isTransient {
 			err = tr.err
 		}
-		if !isTransient || attempt > p.cfg.Retries || cctx.Err() != nil {
-			return nil, withRetries(err, retries, attempt)
+		if !isTransient || try > p.cfg.Retries || cctx.Err() != nil {
+			return nil, withRetries(err, *retries, attempt)
 		}
-		wait := p.backoff(attempt, tr.retryAfter)
+		wait := p.backoff(try, tr.retryAfter)
 		if dl, ok := cctx.Deadline(); ok && time.Until(dl) < wait {
 			err = &provider.Error{Provider: Name, Err: fmt.Errorf("%w (not retried: waiting %v would pass the provider timeout of %v)", tr.err.Err, wait.Round(time.Millisecond), p.cfg.Timeout)}
-			return nil, withRetries(err, retries, attempt)
+			return nil, withRetries(err, *retries, attempt)
 		}
-		retries = append(retries, provider.Attempt{Attempt: attempt, Error: oneLine(err), WaitMS: wait.Milliseconds()})
+		*retries = append(*retries, provider.Attempt{Attempt: attempt, Error: oneLine(err), WaitMS: wait.Milliseconds()})
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-cctx.Done():
 			t.Stop()
-			return nil, withRetries(provider.CtxErr(Name, ctx, cctx, p.cfg.Timeout), retries, attempt)
+			return nil, withRetries(provider.CtxErr(Name, ctx, cctx, p.cfg.Timeout), *retries, attempt)
 		}
 	}
 }

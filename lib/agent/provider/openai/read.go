@@ -28,7 +28,12 @@ func (p *Provider) readWhole(r io.Reader) (*provider.Reply, error) {
 		return nil, provider.Errorf(Name, "server error: %s", errorText(b))
 	}
 	msg := doc.Get("choices.0.message")
-	reply := &provider.Reply{Usage: usageOf(doc.Get("usage")), Truncated: doc.Get("choices.0.finish_reason").String() == "length"}
+	fr := doc.Get("choices.0.finish_reason")
+	reply := &provider.Reply{Usage: usageOf(doc.Get("usage")), Truncated: fr.String() == "length"}
+	// finish_reason null: the server ended the reply without finishing it
+	// (Ollama, aborting a reply that repeats itself, answers HTTP 200 with
+	// the partial text, or an empty message in tool mode).
+	reply.Ended = doc.Get("choices.0").IsObject() && (fr.Type == gjson.Null || fr.String() == "")
 	if calls := msg.Get("tool_calls"); p.cfg.ToolCall && calls.IsArray() && len(calls.Array()) > 0 {
 		var tc []streamCall
 		for _, c := range calls.Array() {
@@ -39,7 +44,7 @@ func (p *Provider) readWhole(r io.Reader) (*provider.Reply, error) {
 	}
 	content := msg.Get("content")
 	if content.Type != gjson.String {
-		if reply.Truncated {
+		if reply.Truncated || reply.Ended {
 			return reply, nil // cut before any content
 		}
 		what := "content"
@@ -80,8 +85,15 @@ func toolText(calls []streamCall) string {
 // (and, in tool mode, the tool call argument fragments), forwards text to
 // StreamTo, keeps the last usage object seen (a usage-only chunk has empty
 // choices; a stream may carry no usage at all) and the finish_reason, and
-// ends at "data: [DONE]". A stream that ends without [DONE], or in the
-// middle of a chunk, was cut in transit: ErrTransport, whatever it held.
+// ends at "data: [DONE]".
+//
+// A stream whose body ends cleanly at a chunk boundary without [DONE] was
+// ended by the server: complete when a finish reason came ("stop",
+// "tool_calls"), cut at the token limit with "length", and Ended (a cut
+// reply, the model is told) with none; Ollama ends a reply that repeats
+// itself this way. Only a read that fails, or a body that stops in the
+// middle of a chunk, is a transport failure: the connection closed
+// mid-reply.
 func (p *Provider) readStream(r io.Reader) (*provider.Reply, error) {
 	sc := newLineReader(r, StreamFraming*p.cfg.MaxReplyBytes)
 	var (
@@ -89,6 +101,7 @@ func (p *Provider) readStream(r io.Reader) (*provider.Reply, error) {
 		usage     *provider.Usage
 		data      []string
 		truncated bool
+		finish    string
 		calls     []streamCall
 		args      int // bytes of tool call arguments so far
 	)
@@ -138,14 +151,16 @@ func (p *Provider) readStream(r io.Reader) (*provider.Reply, error) {
 				_, _ = io.WriteString(p.cfg.StreamTo, a)
 			}
 		}
-		if doc.Get("choices.0.finish_reason").String() == "length" {
-			truncated = true
+		if fr := doc.Get("choices.0.finish_reason").String(); fr != "" {
+			finish = fr
+			truncated = fr == "length"
 		}
 		if u := usageOf(doc.Get("usage")); u != nil {
 			usage = u
 		}
 		return false, nil
 	}
+	ended := false
 	end := func(err error) (*provider.Reply, error) {
 		if p.cfg.StreamTo != nil && (text.Len() > 0 || args > 0) {
 			_, _ = io.WriteString(p.cfg.StreamTo, "\n")
@@ -153,7 +168,7 @@ func (p *Provider) readStream(r io.Reader) (*provider.Reply, error) {
 		if err != nil {
 			return nil, err
 		}
-		reply := &provider.Reply{Text: text.String(), Usage: usage, Truncated: truncated}
+		reply := &provider.Reply{Text: text.String(), Usage: usage, Truncated: truncated, Ended: ended}
 		if p.cfg.ToolCall && len(calls) > 0 {
 			reply.Text = toolText(calls)
 		}
@@ -168,20 +183,28 @@ func (p *Provider) readStream(r io.Reader) (*provider.Reply, error) {
 			return end(provider.Errorf(Name, "%s: read stream: %w: %w", redact(p.endpoint), provider.ErrTransport, err))
 		}
 		if errors.Is(err, io.EOF) {
-			if strings.HasPrefix(line, "data:") {
-				data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-				line = ""
+			if payload, ok := strings.CutPrefix(line, "data:"); ok {
+				// A last data line without its newline is whole when
+				// what it carries is.
+				if payload = strings.TrimPrefix(payload, " "); strings.TrimSpace(payload) == "[DONE]" || gjson.Valid(payload) {
+					data = append(data, payload)
+					line = ""
+				}
 			}
-			if len(data) == 1 && strings.TrimSpace(data[0]) == "[DONE]" {
-				return end(nil) // [DONE] without its blank line
+			if line != "" {
+				// A line without its end: the body stopped inside a
+				// chunk, which no server ends a reply with.
+				return end(provider.Errorf(Name, "%s: SSE stream ended in the middle of a chunk (the connection closed mid-reply): %w", redact(p.endpoint), provider.ErrTransport))
 			}
-			// The stream ended without [DONE]. Whatever arrived may be
-			// the whole reply or half of it; there is no telling.
-			how := "before data: [DONE]"
-			if line != "" || len(data) > 0 {
-				how = "in the middle of a chunk"
+			// A last event without its blank line is whole: take it.
+			if done, err := dispatch(); err != nil || done {
+				return end(err)
 			}
-			return end(provider.Errorf(Name, "%s: SSE stream ended %s (the connection closed mid-reply): %w", redact(p.endpoint), how, provider.ErrTransport))
+			// The body ended cleanly without [DONE]: the server ended
+			// the reply. With a finish reason it said how; without one,
+			// the reply was cut.
+			ended = finish == ""
+			return end(nil)
 		}
 		switch {
 		case line == "":

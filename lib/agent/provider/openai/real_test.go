@@ -23,7 +23,7 @@ func TestTruncated(t *testing.T) {
 	t.Run("whole", func(t *testing.T) {
 		p := server(t, Config{}, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","content":`+jsonString(cut)+`}}],"usage":{"prompt_tokens":10,"completion_tokens":2048}}`)
+			io.WriteString(w, `{"choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","content":`+jsonString(cut)+`}}],"usage":{"prompt_tokens":400,"completion_tokens":2048}}`)
 		})
 		reply, err := p.Decide(context.Background(), request())
 		if err != nil || !reply.Truncated || reply.Text != cut {
@@ -54,29 +54,75 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-// A stream that ends without [DONE], or in the middle of a chunk, is a
+// A stream the server ends cleanly without [DONE] is a reply: complete
+// when it carried a finish reason, Ended (a cut reply) when it did not.
+// Only a body that stops inside a chunk, or a connection that breaks, is a
 // transport failure naming the endpoint, never a (format-error) reply.
 func TestStreamCut(t *testing.T) {
-	for name, tail := range map[string]string{
-		"no DONE after finish": chunk("", "stop") + usageChunk,
-		"no DONE, no finish":   "",
-		"mid chunk":            `data: {"id":"chatcmpl-7xK2","choices":[{"index":0,"delta":{"content":"\"pa`,
-		"mid event":            "data: " + `{"choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n",
+	head := `{"action":"read_file",`
+	for name, c := range map[string]struct {
+		tail, text string
+		ended      bool
+	}{
+		"no DONE after finish": {tail: chunk("", "stop") + usageChunk, text: head},
+		"no DONE, no finish":   {tail: "", text: head, ended: true},
+		"event without blank":  {tail: "data: " + `{"choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n", text: head + "x", ended: true},
+		"line without newline": {tail: "data: " + `{"choices":[{"index":0,"delta":{"content":"x"}}]}`, text: head + "x", ended: true},
+		"mid chunk":            {tail: `data: {"id":"chatcmpl-7xK2","choices":[{"index":0,"delta":{"content":"\"pa`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := server(t, Config{Stream: true}, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
-				io.WriteString(w, chunk(`{"action":"read_file",`, "")+tail)
+				io.WriteString(w, chunk(head, "")+c.tail)
 			})
-			_, err := p.Decide(context.Background(), request())
-			if !errors.Is(err, provider.ErrTransport) || !strings.Contains(err.Error(), "/v1/chat/completions: SSE stream ended") {
-				t.Fatalf("error %v; want ErrTransport naming the stream", err)
+			reply, err := p.Decide(context.Background(), request())
+			if c.text == "" {
+				if !errors.Is(err, provider.ErrTransport) || !strings.Contains(err.Error(), "/v1/chat/completions: SSE stream ended in the middle of a chunk") {
+					t.Fatalf("error %v; want ErrTransport naming the stream", err)
+				}
+				return
 			}
-			if strings.Contains(name, "mid") != strings.Contains(err.Error(), "middle of a chunk") {
-				t.Fatalf("error %v", err)
+			if err != nil || reply.Text != c.text || reply.Ended != c.ended || reply.Truncated {
+				t.Fatalf("reply %+v, %v; want text %q ended %t", reply, err, c.text, c.ended)
 			}
 		})
 	}
+	// The connection breaking mid-reply (no final zero-length chunk) is
+	// what "connection closed" means.
+	t.Run("connection closed", func(t *testing.T) {
+		p := server(t, Config{Stream: true}, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, chunk(head, ""))
+			w.(http.Flusher).Flush()
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		})
+		_, err := p.Decide(context.Background(), request())
+		if !errors.Is(err, provider.ErrTransport) || !strings.Contains(err.Error(), "read stream") {
+			t.Fatalf("error %v; want ErrTransport reading the stream", err)
+		}
+	})
+	// A whole reply with finish_reason null is Ended, with its text.
+	t.Run("whole, finish_reason null", func(t *testing.T) {
+		p := server(t, Config{}, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"choices":[{"index":0,"finish_reason":null,"message":{"role":"assistant","content":`+jsonString(head)+`}}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`)
+		})
+		reply, err := p.Decide(context.Background(), request())
+		if err != nil || !reply.Ended || reply.Text != head {
+			t.Fatalf("reply %+v, %v", reply, err)
+		}
+	})
+	t.Run("tool mode, empty message", func(t *testing.T) {
+		p := server(t, Config{ToolCall: true}, func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":-62135596800,"model":"","choices":[{"index":0,"message":{"role":"","content":""},"finish_reason":null}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}}`)
+		})
+		reply, err := p.Decide(context.Background(), request())
+		if err != nil || !reply.Ended || reply.Text != "" {
+			t.Fatalf("reply %+v, %v", reply, err)
+		}
+	})
 }
 
 // max_tokens is always sent, under the name the server reads.
