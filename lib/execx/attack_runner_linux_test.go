@@ -34,6 +34,8 @@ type attackRunner struct {
 	// Pool: run the task on a supervisor of a Pool, with another one of
 	// the pool idle beside it.
 	Pool bool `json:"pool,omitempty"`
+	// Network is the policy's network mode (empty: the backend's default).
+	Network NetworkMode `json:"network,omitempty"`
 }
 
 type attackReport struct {
@@ -91,7 +93,8 @@ func attackRunnerMain(cfgJSON string) int {
 		}
 	} else {
 		p := &Policy{Allow: []string{attackName, "sh"}, Workspace: cfg.WS,
-			Path: []string{cfg.Bin, "/usr/bin", "/bin"}, Isolation: Isolation(cfg.Mode)}
+			Path: []string{cfg.Bin, "/usr/bin", "/bin"}, Isolation: Isolation(cfg.Mode),
+			Network: NetworkPolicy{Mode: cfg.Network}}
 		p.Default()
 		var opt Options
 		if cfg.Pool {

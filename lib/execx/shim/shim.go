@@ -67,6 +67,14 @@ type Spec struct {
 	// Stderr: the supervisor holds the program's own stderr pipe on fd 7
 	// (else fd 6, the output pipe, is both stdout and stderr).
 	Stderr bool `json:"stderr,omitempty"`
+	// Loopback: the supervisor is in a network namespace of the task's
+	// own and brings its lo up (network loopback and allow).
+	Loopback bool `json:"loopback,omitempty"`
+	// ProxyPort: the supervisor listens on 127.0.0.1:ProxyPort of that
+	// namespace and sends the listener to the runner over the socket on
+	// NetFD, for the runner's proxy to accept the task's connections on
+	// (network allow). No other namespace has the listener.
+	ProxyPort int `json:"proxy_port,omitempty"`
 }
 
 // Protocol is the version of Spec and Msg. The runner and the shim may be
@@ -91,6 +99,7 @@ func (s *Spec) Encode() []byte {
 const (
 	OutFD = 6
 	ErrFD = 7
+	NetFD = 8 // with Spec.ProxyPort
 )
 
 // errFD is the supervisor's descriptor that becomes the program's stderr.

@@ -1,0 +1,200 @@
+//go:build linux
+
+package execx
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// loopbackSuite is a real Go test suite of the kind most projects have:
+// its tests start httptest servers on 127.0.0.1 and ::1 and talk to them,
+// and one test tries the listener the outside test left on the host's
+// loopback (-host), which must not be reachable from a task of its own
+// network namespace.
+const loopbackSuite = `package suite
+
+import (
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+var host = flag.String("host", "", "a listener on the host's loopback")
+
+func get(t *testing.T, url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestHTTPTestServer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") }))
+	defer srv.Close()
+	if got := get(t, srv.URL); got != "hello" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestIPv6Loopback(t *testing.T) {
+	l, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "six") })}}
+	srv.Start()
+	defer srv.Close()
+	if got := get(t, srv.URL); got != "six" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestTLSServer(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "tls") }))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+}
+
+func TestHostLoopbackUnreachable(t *testing.T) {
+	c, err := net.DialTimeout("tcp", *host, 2*time.Second)
+	if err == nil {
+		c.Close()
+		t.Fatalf("reached the host's listener %s", *host)
+	}
+	t.Logf("host listener %s: %v", *host, err)
+}
+`
+
+// buildLoopbackSuite compiles loopbackSuite into dir/suite.test, readable
+// and executable by anyone.
+func buildLoopbackSuite(t *testing.T, dir string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH: cannot build the test suite")
+	}
+	src := t.TempDir()
+	writeFile(t, filepath.Join(src, "go.mod"), "module suite\n\ngo 1.22\n")
+	writeFile(t, filepath.Join(src, "suite_test.go"), loopbackSuite)
+	out := filepath.Join(dir, "suite.test")
+	cmd := exec.Command(goBin, "test", "-c", "-o", out, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOFLAGS=", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, b)
+	}
+	if err := os.Chmod(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestNetworkLoopbackGoSuite runs a Go test suite that starts httptest
+// servers under landlock and strict with network loopback, as root and as
+// an unprivileged user, next to bwrap --unshare-net (its --unshare-all)
+// and, as the control that shows the check can fail, isolation none with
+// the host's network. The suite must pass in every confined row, and the
+// listener on the host's loopback must see no connection from any of them
+// (counted outside, by the listener itself).
+func TestNetworkLoopbackGoSuite(t *testing.T) {
+	needLandlock(t)
+	needNamespaces(t)
+	e := newAttackEnv(t)
+	suiteDir, err := os.MkdirTemp("", "execx-suite-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(suiteDir) })
+	if err := os.Chmod(suiteDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	suite := buildLoopbackSuite(t, suiteDir)
+	type row struct {
+		mode    string
+		network NetworkMode
+		reaches bool // the host's listener is reachable (the control)
+		fails   bool // the suite cannot pass (no loopback at all)
+	}
+	rows := []row{
+		{"none", NetworkHost, true, false},
+		{"landlock", "", false, true}, // landlock's default, network none: what a user met before
+		{"landlock", NetworkLoopback, false, false},
+		{"strict", NetworkLoopback, false, false},
+		{"strict", "", false, false}, // strict's default
+		{"bwrap", "", false, false},
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Log("bwrap not on PATH (Debian: bubblewrap): no comparison")
+		rows = rows[:len(rows)-1]
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "%-10s %-9s %-7s %-6s %s\n", "user", "mode", "network", "suite", "host loopback reached")
+	for _, u := range attackUsers() {
+		for _, r := range rows {
+			name := fmt.Sprintf("%s/%s/%s", u.name, r.mode, r.network)
+			t.Run(name, func(t *testing.T) {
+				base, err := os.MkdirTemp("", "execx-netsuite-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(base) })
+				if err := os.Chmod(base, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				ws := filepath.Join(base, "ws")
+				if err := os.Mkdir(ws, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(ws, u.uid(), u.gid()); err != nil {
+					t.Fatal(err)
+				}
+				hostPort, hostAccepted := tcpListener(t)
+				cfg := attackRunner{Mode: r.mode, WS: ws, Bin: e.bin, Program: "sh", Network: r.network,
+					Args: []string{"-c", fmt.Sprintf("%s -test.v -test.count=1 -host=127.0.0.1:%d 2>&1; echo SUITE-EXIT=$?", suite, hostPort)}}
+				rep, _ := runAttackRunner(t, e, u, cfg, "unused")
+				reached := hostAccepted() > 0
+				passed := strings.Contains(rep.Output, "SUITE-EXIT=0")
+				fmt.Fprintf(&table, "%-10s %-9s %-7s %-6v %v\n", u.name, r.mode, r.network, passed, reached)
+				switch {
+				case r.reaches && !reached:
+					t.Errorf("control: the host's listener saw no connection; the check cannot fail:\n%s", rep.Output)
+				case !r.reaches && reached:
+					t.Errorf("the task reached the host's loopback listener:\n%s", rep.Output)
+				case r.fails && passed:
+					t.Errorf("the suite passed without a loopback:\n%s", rep.Output)
+				case !r.reaches && !r.fails && !passed:
+					t.Errorf("the suite failed:\n%s\nenforced %v", rep.Output, rep.Enforced)
+				}
+				if r.network == NetworkLoopback && !containsStr(rep.Enforced, "network.loopback") {
+					t.Errorf("enforced %v lacks network.loopback", rep.Enforced)
+				}
+			})
+		}
+	}
+	t.Logf("\n%s", table.String())
+}
+
+func containsStr(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
