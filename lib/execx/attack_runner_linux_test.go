@@ -50,9 +50,9 @@ type attackRunner struct {
 }
 
 type attackReport struct {
-	Output   string   `json:"output"`
-	Usr1     int64    `json:"usr1"`
-	Canary   string   `json:"canary"`
+	Output   string         `json:"output"`
+	Usr1     int64          `json:"usr1"`
+	Canary   string         `json:"canary"`
 	Enforced []string       `json:"enforced"`
 	Network  *NetworkReport `json:"network,omitempty"`
 	Error    string         `json:"error,omitempty"`
