@@ -9,5 +9,6 @@ func (*RunCmd) FieldFlags() cli.Flags {
 	return cli.Flags{
 		"Allow": "--allow", "Workspace": "--workspace",
 		"Isolation": "--isolation", "IsolationBestEffort": "--isolation-best-effort",
+		"Network": "--network", "AllowHost": "--allow-host",
 	}
 }

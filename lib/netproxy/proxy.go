@@ -202,8 +202,18 @@ func (p *Proxy) Report() Report {
 	return r
 }
 
+// clip bounds what the task named (up to a whole request head) to the
+// length of a DNS name.
+func clip(s string) string {
+	if len(s) > 253 {
+		return s[:253] + "..."
+	}
+	return s
+}
+
 // refuse records a refusal and tells the decision hook.
 func (p *Proxy) refuse(host string, port int, reason string) {
+	host, reason = clip(host), clip(reason)
 	p.mu.Lock()
 	k := "r\x00" + host + "\x00" + strconv.Itoa(port) + "\x00" + reason
 	switch f, ok := p.refused[k]; {
@@ -272,7 +282,7 @@ func (p *Proxy) check(ctx context.Context, host string, port int) (dest, string)
 	}
 	name, err := normName(host)
 	if err != nil {
-		return dest{}, fmt.Sprintf("%q is not a host name", host)
+		return dest{}, fmt.Sprintf("%q is not a host name", clip(host))
 	}
 	hp = net.JoinHostPort(name, strconv.Itoa(port))
 	listed := false
