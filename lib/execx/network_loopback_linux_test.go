@@ -9,6 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/execx/shim"
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // loopbackSuite is a real Go test suite of the kind most projects have:
@@ -197,4 +202,73 @@ func containsStr(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A kernel that refuses network namespaces: landlock with network
+// loopback is refused (125) unless best effort is allowed, and then runs
+// with the narrowest network it can still have, Landlock's TCP rule,
+// saying what it dropped.
+func TestLoopbackWithoutNamespaces(t *testing.T) {
+	needLandlock(t)
+	startNamespaced = func(path string, _ []string, _ *os.ProcAttr, _ func() error) (int, <-chan exitInfo, error) {
+		return 0, nil, shim.StartError(path, unix.EPERM)
+	}
+	defer func() { startNamespaced = startProcess }()
+	p := policyFor(t, IsolationLandlock, "true")
+	p.Network.Mode = NetworkLoopback
+	wantRefusal(t, p, NewTask("true"), exitcode.Internal, ErrIsolationUnavailable, "network loopback")
+	p.IsolationBestEffort = true
+	res := mustRun(t, p, NewTask("true"), Options{})
+	if res.Status != StatusSucceeded || res.Network.Mode != NetworkNone || containsStr(res.Isolation.Enforced, "network.loopback") ||
+		(landlockABI() >= 4 && !containsStr(res.Isolation.Enforced, "landlock.net.tcp")) ||
+		len(res.Isolation.Dropped) != 1 || !strings.HasPrefix(res.Isolation.Dropped[0], "network.loopback: ") {
+		t.Errorf("best-effort landlock loopback without namespaces: %s network %+v %+v", res.Status, res.Network, res.Isolation)
+	}
+}
+
+// TestNetworkNarrowing: a narrowing may only make the network narrower
+// (host > allow > loopback > none), a stronger isolation keeps the
+// policy's network, and destinations come only from the policy's list.
+func TestNetworkNarrowing(t *testing.T) {
+	base := &Policy{Allow: []string{"true"}, Workspace: t.TempDir(), Isolation: IsolationLandlock,
+		Network: NetworkPolicy{Mode: NetworkAllow, Allow: []string{"*.example.com", "golang.org:8443"}}}
+	base.Default()
+	for _, tc := range []struct {
+		name     string
+		n        Narrowing
+		wantMode NetworkMode
+		wantErr  string
+	}{
+		{"narrower", Narrowing{Network: NetworkLoopback}, NetworkLoopback, ""},
+		{"narrowest", Narrowing{Network: NetworkNone}, NetworkNone, ""},
+		{"wider", Narrowing{Network: NetworkHost}, "", "would widen the policy's network allow"},
+		{"listed host", Narrowing{AllowHosts: []string{"a.example.com"}}, NetworkAllow, ""},
+		{"unlisted host", Narrowing{AllowHosts: []string{"example.com"}}, "", "not in the policy's network allowlist"},
+		{"other port", Narrowing{AllowHosts: []string{"golang.org"}}, "", "not in the policy's network allowlist"},
+		{"hosts without allow", Narrowing{Network: NetworkLoopback, AllowHosts: []string{"a.example.com"}}, "", "need network allow"},
+		{"stronger isolation", Narrowing{Isolation: IsolationStrict}, NetworkAllow, ""},
+	} {
+		q, err := base.Narrow(tc.n)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: %v; want an error mentioning %q", tc.name, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case q.NetworkMode() != tc.wantMode:
+			t.Errorf("%s: mode %s; want %s", tc.name, q.NetworkMode(), tc.wantMode)
+		}
+	}
+	// A landlock policy's default (none) stays none under strict, whose
+	// own default would be loopback.
+	ll := &Policy{Allow: []string{"true"}, Workspace: t.TempDir(), Isolation: IsolationLandlock}
+	ll.Default()
+	q, err := ll.Narrow(Narrowing{Isolation: IsolationStrict})
+	if err != nil || q.NetworkMode() != NetworkNone {
+		t.Errorf("landlock policy under --isolation strict: %v, %v; want network none", q.NetworkMode(), err)
+	}
+	if _, err := ll.Narrow(Narrowing{Network: NetworkLoopback}); err == nil || exitcode.Of(err) != exitcode.Refused {
+		t.Errorf("loopback on a none policy: %v; want a refusal (126)", err)
+	}
 }
