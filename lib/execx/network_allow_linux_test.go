@@ -151,13 +151,7 @@ execx-attack net "$1"`
 	for _, u := range attackUsers() {
 		for _, mode := range []string{"strict", "landlock"} {
 			t.Run(u.name+"/"+mode, func(t *testing.T) {
-				base, err := os.MkdirTemp("", "execx-allow-")
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { os.RemoveAll(base) })
-				_ = os.Chmod(base, 0o755)
-				ws := filepath.Join(base, "ws")
+				ws := filepath.Join(publicTempDir(t, "execx-allow-"), "ws")
 				writeFile(t, filepath.Join(ws, "go.mod"), "module user.test/app\n\ngo 1.22\n\nrequire example.test/hello v1.0.0\n")
 				for _, p := range []string{ws, filepath.Join(ws, "go.mod")} {
 					if err := os.Chown(p, u.uid(), u.gid()); err != nil {

@@ -121,15 +121,7 @@ func TestNetworkLoopbackGoSuite(t *testing.T) {
 	needLandlock(t)
 	needNamespaces(t)
 	e := newAttackEnv(t)
-	suiteDir, err := os.MkdirTemp("", "execx-suite-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(suiteDir) })
-	if err := os.Chmod(suiteDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	suite := buildLoopbackSuite(t, suiteDir)
+	suite := buildLoopbackSuite(t, publicTempDir(t, "execx-suite-"))
 	type row struct {
 		mode    string
 		network NetworkMode
@@ -154,15 +146,7 @@ func TestNetworkLoopbackGoSuite(t *testing.T) {
 		for _, r := range rows {
 			name := fmt.Sprintf("%s/%s/%s", u.name, r.mode, r.network)
 			t.Run(name, func(t *testing.T) {
-				base, err := os.MkdirTemp("", "execx-netsuite-")
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { os.RemoveAll(base) })
-				if err := os.Chmod(base, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				ws := filepath.Join(base, "ws")
+				ws := filepath.Join(publicTempDir(t, "execx-netsuite-"), "ws")
 				if err := os.Mkdir(ws, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -271,4 +255,21 @@ func TestNetworkNarrowing(t *testing.T) {
 	if _, err := ll.Narrow(Narrowing{Network: NetworkLoopback}); err == nil || exitcode.Of(err) != exitcode.Refused {
 		t.Errorf("loopback on a none policy: %v; want a refusal (126)", err)
 	}
+}
+
+// publicTempDir is a temporary directory every user may enter (t.TempDir
+// lies beneath a directory only the test's user can): where an
+// unprivileged runner's workspace and programs go. It is removed at the
+// end of the test.
+func publicTempDir(t *testing.T, pattern string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
