@@ -273,3 +273,26 @@ func publicTempDir(t *testing.T, pattern string) string {
 	}
 	return dir
 }
+
+// TestLoopbackNeverPooled: a task with a network namespace of its own
+// never runs on a pooled supervisor (which sits in the runner's network
+// namespace): with a Pool, under isolation none with network loopback, the
+// host's loopback listener still sees nothing from the task.
+func TestLoopbackNeverPooled(t *testing.T) {
+	needNamespaces(t)
+	port, accepted := tcpListener(t)
+	pool := NewPool(1)
+	defer pool.Close()
+	p := policyFor(t, IsolationNone, attackName)
+	p.Path = []string{filepath.Dir(selfLink(t))}
+	p.Network.Mode = NetworkLoopback
+	warmPool(p, Options{Pool: pool})
+	b := fmt.Sprintf(`[{"name":"host-listener","kind":"tcp","addr":"127.0.0.1:%d"}]`, port)
+	res := mustRun(t, p, NewTask(attackName, "net", b), Options{Pool: pool})
+	if v := parseAttacks(res.Output)["host-listener"]; v == "ok" || v == "" || accepted() != 0 {
+		t.Fatalf("pooled none+loopback task reached the host's listener (%q, %d accepted)\n%s", v, accepted(), res.Output)
+	}
+	if !containsStr(res.Isolation.Enforced, "network.loopback") {
+		t.Errorf("enforced %v", res.Isolation.Enforced)
+	}
+}
