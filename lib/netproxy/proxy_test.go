@@ -158,6 +158,7 @@ func TestAttacksRefused(t *testing.T) {
 		{"name not listed", "CONNECT example.org:443 HTTP/1.1\r\n\r\n", "403", "example.org:443 is not in the allowlist"},
 		{"IPv4 literal not listed", "CONNECT 127.0.0.1:" + svc + " HTTP/1.1\r\n\r\n", "403", "is an address, not a name in the allowlist"},
 		{"IPv6 literal not listed", "CONNECT [::1]:" + svc + " HTTP/1.1\r\n\r\n", "403", "is an address, not a name in the allowlist"},
+		{"inet_aton form", "CONNECT 127.1:" + svc + " HTTP/1.1\r\n\r\n", "403", "is not a host name"},
 		{"IPv4-mapped IPv6 literal", "CONNECT [::ffff:127.0.0.1]:" + svc + " HTTP/1.1\r\n\r\n", "403", "is an address"},
 		{"listed name, other port", "CONNECT good.test:" + svc + " HTTP/1.1\r\n\r\n", "403", "is not in the allowlist"},
 		{"CONNECT host differs from Host", "CONNECT good.test:" + up + " HTTP/1.1\r\nHost: evil.test:" + up + "\r\n\r\n", "400", "differs from the request target"},

@@ -130,6 +130,11 @@ func normName(s string) (string, error) {
 	if s == "" || len(s) > 253 {
 		return "", errors.New("not a host name")
 	}
+	if last := s[strings.LastIndexByte(s, '.')+1:]; strings.Trim(last, "0123456789") == "" {
+		// "127.1", "0.0.0.0.": an address in some resolver's eyes (inet_aton
+		// reads such forms), never a name; addresses are listed as such.
+		return "", errors.New("not a host name (a numeric last label reads as an address)")
+	}
 	for label := range strings.SplitSeq(s, ".") {
 		if label == "" || len(label) > 63 {
 			return "", errors.New("not a host name (empty or long label)")

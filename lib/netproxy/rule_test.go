@@ -26,6 +26,9 @@ func TestParseRule(t *testing.T) {
 		{in: "*.*.example.com", err: "not a host name"},
 		{in: "exa\x00mple.com", err: "not a host name"},
 		{in: "[fe80::1%eth0]:443", err: "zone"},
+		{in: "0.0.0.0.", err: "numeric"},
+		{in: "127.1", err: "numeric"},
+		{in: "0x7f.1:80", err: "numeric"},
 	} {
 		r, err := ParseRule(tc.in)
 		if tc.err != "" {
