@@ -194,10 +194,7 @@ func containsStr(list []string, s string) bool {
 // saying what it dropped.
 func TestLoopbackWithoutNamespaces(t *testing.T) {
 	needLandlock(t)
-	startNamespaced = func(path string, _ []string, _ *os.ProcAttr, _ func() error) (int, <-chan exitInfo, error) {
-		return 0, nil, shim.StartError(path, unix.EPERM)
-	}
-	defer func() { startNamespaced = startProcess }()
+	refuseNamespaces(t)
 	p := policyFor(t, IsolationLandlock, "true")
 	p.Network.Mode = NetworkLoopback
 	wantRefusal(t, p, NewTask("true"), exitcode.Internal, ErrIsolationUnavailable, "network loopback")
@@ -295,4 +292,13 @@ func TestLoopbackNeverPooled(t *testing.T) {
 	if !containsStr(res.Isolation.Enforced, "network.loopback") {
 		t.Errorf("enforced %v", res.Isolation.Enforced)
 	}
+}
+
+// refuseNamespaces makes every namespaced start fail as a kernel without
+// them would (EPERM), until the end of the test.
+func refuseNamespaces(t *testing.T) {
+	startNamespaced = func(path string, _ []string, _ *os.ProcAttr, _ func() error) (int, <-chan exitInfo, error) {
+		return 0, nil, shim.StartError(path, unix.EPERM)
+	}
+	t.Cleanup(func() { startNamespaced = startProcess })
 }
