@@ -1,10 +1,13 @@
 package main
 
-import "github.com/art-runtime/art/internal/cli"
+import (
+	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/lib/execx"
+)
 
 // toolFields: the fields of the loop's tools policy whose flags a refusal
 // may point to (words.Command's way out of "NAME=value cmd").
-var toolFields = cli.Flags{"Env": "--env", "IsolationBestEffort": "--isolation-best-effort"}
+var toolFields = cli.Flags{"Env": "--env", "IsolationBestEffort": "--isolation-best-effort", "Network": "--network", "AllowHost": "--allow-host"}
 
 // budgetFields word a provider's context-budget failure (the line printed
 // when the provider ended a run) in run's flags.
@@ -27,3 +30,13 @@ func (*RunCmd) FieldFlags() cli.Flags {
 
 // FieldFlags implements cli.FieldFlagger.
 func (*McpCmd) FieldFlags() cli.Flags { return toolFields.With(loopFields) }
+
+// agentNetwork is --network and --allow-host as a policy's network: allow
+// when only destinations are given.
+func agentNetwork(mode string, hosts []string) execx.NetworkPolicy {
+	n := execx.NetworkPolicy{Mode: execx.NetworkMode(mode), Allow: hosts}
+	if n.Mode == "" && len(hosts) > 0 {
+		n.Mode = execx.NetworkAllow
+	}
+	return n
+}

@@ -30,6 +30,8 @@ type McpCmd struct {
 	Env                 []string `name:"env" placeholder:"NAME" help:"Pass environment variable NAME to tools and verify, beyond PATH HOME USER LANG LC_ALL TZ TMPDIR TERM (repeatable)."`
 	Isolation           string   `name:"isolation" enum:"none,landlock,strict,seatbelt" default:"none" placeholder:"none|landlock|strict|seatbelt" help:"Isolation of tools and verify (see artexec)."`
 	IsolationBestEffort bool     `name:"isolation-best-effort" help:"Run with what the kernel supports instead of refusing."`
+	Network             string   `name:"network" enum:",host,allow,loopback,none" default:"" placeholder:"host|allow|loopback|none" help:"Network of tools and verify (see artexec run --network)."`
+	AllowHost           []string `name:"allow-host" placeholder:"HOST[:PORT]" sep:"none" help:"Destination tools may reach through art's proxy (repeatable; implies --network allow; see artexec)."`
 	Verify              string   `name:"verify" required:"" placeholder:"'WORDS'" help:"The verification command, run exactly as given (the client cannot change it); it need not be in --allow."`
 
 	MaxSteps         int           `name:"max-steps" default:"30" placeholder:"N" help:"Refuse action calls after N steps (status step_limit); status and resources stay available."`
@@ -173,6 +175,7 @@ func (c *McpCmd) config() (*agent.Config, error) {
 		Env:                 c.Env,
 		Isolation:           execx.Isolation(c.Isolation),
 		IsolationBestEffort: c.IsolationBestEffort,
+		Network:             agentNetwork(c.Network, c.AllowHost),
 		MaxSteps:            c.MaxSteps,
 		ObservationBytes:    c.ObservationBytes,
 		Deadline:            c.Deadline,
@@ -182,15 +185,15 @@ func (c *McpCmd) config() (*agent.Config, error) {
 		Provider:            "mcp",
 	}
 	if c.Policy != "" {
-		if len(c.Allow) > 0 || len(c.Env) > 0 || c.Isolation != string(execx.IsolationNone) || c.IsolationBestEffort {
-			return nil, exitcode.Errorf(exitcode.Usage, "--policy is the whole run_tool policy: drop --allow, --env, --isolation and --isolation-best-effort")
+		if len(c.Allow) > 0 || len(c.Env) > 0 || c.Isolation != string(execx.IsolationNone) || c.IsolationBestEffort || c.Network != "" || len(c.AllowHost) > 0 {
+			return nil, exitcode.Errorf(exitcode.Usage, "--policy is the whole run_tool policy: drop --allow, --env, --isolation, --isolation-best-effort, --network and --allow-host")
 		}
 		p, err := execx.LoadPolicy(c.Policy)
 		if err != nil {
 			return nil, fmt.Errorf("--policy: %w", err)
 		}
 		cfg.Policy = p
-		cfg.Isolation = ""
+		cfg.Isolation, cfg.Network = "", execx.NetworkPolicy{}
 	}
 	cfg.Default()
 	if err := cfg.Validate(); err != nil {

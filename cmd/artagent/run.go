@@ -69,6 +69,8 @@ type RunCmd struct {
 	Env                 []string `name:"env" placeholder:"NAME" names:"" help:"Pass environment variable NAME to tools and verify, beyond PATH HOME USER LANG LC_ALL TZ TMPDIR TERM (repeatable)."`
 	Isolation           string   `name:"isolation" enum:"none,landlock,strict,seatbelt" default:"none" placeholder:"none|landlock|strict|seatbelt" help:"Isolation of tools and verify (see artexec)."`
 	IsolationBestEffort bool     `name:"isolation-best-effort" help:"Run with what the kernel supports instead of refusing."`
+	Network             string   `name:"network" enum:",host,allow,loopback,none" default:"" placeholder:"host|allow|loopback|none" help:"Network of tools and verify (see artexec run --network)."`
+	AllowHost           []string `name:"allow-host" placeholder:"HOST[:PORT]" sep:"none" help:"Destination tools may reach through art's proxy (repeatable; implies --network allow; see artexec)."`
 }
 
 // Help implements kong's HelpProvider.
@@ -204,6 +206,7 @@ func (c *RunCmd) config() (*agent.Config, error) {
 		Env:                 c.Env,
 		Isolation:           execx.Isolation(c.Isolation),
 		IsolationBestEffort: c.IsolationBestEffort,
+		Network:             agentNetwork(c.Network, c.AllowHost),
 		MaxSteps:            c.MaxSteps,
 		ObservationBytes:    c.ObservationBytes,
 		MaxFormatErrors:     c.MaxFormatErrors,

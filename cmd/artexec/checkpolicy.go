@@ -73,6 +73,14 @@ func policyText(file string, p *execx.Policy) string {
 		iso += " (best effort)"
 	}
 	fmt.Fprintf(tw, "isolation\t%s\n", iso)
+	net := string(p.NetworkMode())
+	if p.Network.Mode == "" {
+		net += " (the isolation's default)"
+	}
+	if p.NetworkMode() == execx.NetworkAllow {
+		net += ": " + list(p.Network.Allow)
+	}
+	fmt.Fprintf(tw, "network\t%s\n", net)
 	if m, err := json.Marshal(p.Max); err == nil && string(m) != "{}" {
 		fmt.Fprintf(tw, "max\t%s\n", m)
 	}

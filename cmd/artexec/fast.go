@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,12 +137,12 @@ func fastParse(args []string, getenv func(string) string) (*RunCmd, bool) {
 // bool, d duration, i integer, e isolation backend.
 var fastFlags = map[string]byte{
 	"policy": 's', "workspace": 's', "manifest": 's', "cwd": 's', "result": 's',
-	"allow": 'l', "context": 'l', "env": 'l', "set": 'l',
+	"allow": 'l', "context": 'l', "env": 'l', "set": 'l', "allow-host": 'l',
 	"stream": 'b', "isolation-best-effort": 'b',
 	"timeout": 'd', "kill-after": 'd', "grace": 'd', "max-timeout": 'd',
 	"output-bytes": 'i', "max-output": 'i', "cpu-seconds": 'i', "memory-bytes": 'i',
 	"processes": 'i', "file-bytes": 'i', "open-files": 'i',
-	"isolation": 'e',
+	"isolation": 'e', "network": 'e',
 }
 
 // setFast stores one flag's value, or reports that kong must parse it.
@@ -190,8 +191,11 @@ func (c *RunCmd) setFast(name string, kind byte, v string) bool {
 		}
 		return true
 	case 'e':
-		switch v {
-		case "none", "landlock", "strict", "seatbelt":
+		switch {
+		case name == "network" && slices.Contains([]string{"host", "allow", "loopback", "none"}, v):
+			c.Network = v
+			return true
+		case name == "isolation" && slices.Contains([]string{"none", "landlock", "strict", "seatbelt"}, v):
 			c.Isolation = v
 			return true
 		}
@@ -216,6 +220,8 @@ func (c *RunCmd) setFast(name string, kind byte, v string) bool {
 		c.Env = append(c.Env, v)
 	case "set":
 		c.Set = append(c.Set, v)
+	case "allow-host":
+		c.AllowHost = append(c.AllowHost, v)
 	}
 	return true
 }

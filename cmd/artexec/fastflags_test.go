@@ -68,7 +68,8 @@ func TestFastFlagsMatchRunCmd(t *testing.T) {
 			}
 			c = *p
 			c.Command = nil
-		} else if !c.setFast(name, kind, samples[kind]) {
+		} else if sample := samples[kind]; name == "network" && !c.setFast(name, kind, "loopback") ||
+			name != "network" && !c.setFast(name, kind, sample) {
 			t.Errorf("--%s: setFast declined %q", name, samples[kind])
 			continue
 		}

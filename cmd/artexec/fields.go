@@ -13,6 +13,7 @@ func (c *RunCmd) FieldFlags() cli.Flags {
 	f := cli.Flags{
 		"Allow": "--allow", "Workspace": "--workspace",
 		"Isolation": "--isolation", "IsolationBestEffort": "--isolation-best-effort",
+		"Network": "--network", "AllowHost": "--allow-host",
 	}
 	f.Given("task.dir", "--cwd", c.Cwd != "", c.Cwd)
 	f.Given("task.limits.timeout", "--timeout", c.Timeout != 0, c.Timeout)

@@ -22,8 +22,9 @@ and what a landlock run enforces with it, whether user, PID and network
 namespaces can be created (they are really created, not guessed), whether
 sandbox-exec is there (macOS), and for each backend whether it runs without
 --isolation-best-effort and the layers a run of it enforces here, as its
-Result lists them in isolation.enforced (docs/artexec.md: Isolation, and
-the threat model).
+Result lists them in isolation.enforced, and for each network mode (host,
+allow, loopback, none) whether a task can have it here (docs/artexec.md:
+Isolation, Network, and the threat model).
 
 Example:
   artexec isolation
@@ -56,6 +57,11 @@ func isolationText(c execx.Capabilities) string {
 	}
 	fmt.Fprintf(&b, "os %s, landlock ABI %d, namespaces user %s pid %s net %s, seatbelt %s, subreaper %s\n",
 		c.OS, c.Landlock.ABI, yes(c.Namespaces.User), yes(c.Namespaces.PID), yes(c.Namespaces.Net), yes(c.Seatbelt), yes(c.Subreaper))
+	var nets []string
+	for _, n := range c.Networks {
+		nets = append(nets, string(n.Mode)+" "+yes(n.Available))
+	}
+	fmt.Fprintf(&b, "network %s\n", strings.Join(nets, ", "))
 	if c.Namespaces.Error != "" {
 		fmt.Fprintf(&b, "namespaces: %s\n", c.Namespaces.Error)
 	}

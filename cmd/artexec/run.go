@@ -19,6 +19,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/netproxy"
 	"github.com/art-runtime/art/lib/obs"
 )
 
@@ -30,6 +31,8 @@ type RunCmd struct {
 	Workspace           string        `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root the task cannot leave (default: the current directory; with --policy: a directory beneath the policy's)."`
 	Isolation           string        `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend (with --policy: only a stronger one)."`
 	IsolationBestEffort bool          `name:"isolation-best-effort" group:"Policy" help:"Run with whatever isolation this machine can enforce instead of refusing (exit 125); the Result lists what was enforced."`
+	Network             string        `name:"network" placeholder:"host|allow|loopback|none" enum:",host,allow,loopback,none" default:"" group:"Policy" help:"Network the task reaches: host; allow (loopback plus --allow-host destinations through art's proxy); loopback (its own lo only); none. Default: host under none, none under landlock, loopback under strict. With --policy: only a narrower one (host > allow > loopback > none)."`
+	AllowHost           []string      `name:"allow-host" placeholder:"HOST[:PORT]" sep:"none" group:"Policy" help:"Destination the proxy lets a --network allow task reach (repeatable): a name, *.SUFFIX for the names beneath it, an address; port 443 when none is given. Implies --network allow. With --policy: only destinations its network.allow lists."`
 	MaxTimeout          time.Duration `name:"max-timeout" placeholder:"D" group:"Policy" help:"Ceiling for --timeout (default 24h)."`
 	MaxOutput           int64         `name:"max-output" placeholder:"N" group:"Policy" help:"Ceiling for --output-bytes (default 64 MiB)."`
 
@@ -72,12 +75,15 @@ Without --policy the flags are the policy: the program after -- is allowed
 (or those given with --allow), the workspace is the current directory.
 With --policy, policy flags may only narrow it: --allow intersects (a name
 the policy does not allow is refused), --workspace must be beneath the
-policy's, --isolation may only be stronger, --max-* may only be lower.
+policy's, --isolation may only be stronger, --network only narrower, --allow-host
+only a destination the policy lists, --max-* may only be lower.
 
 Example:
   artexec run --timeout 30s -- go test ./...
   artexec run -o text --result result.json -- make check   # live output in a CI log
   artexec run --isolation landlock --output-bytes 65536 --stream -- make check
+  artexec run --isolation strict --network loopback -- go test ./...
+  artexec run --isolation strict --allow-host proxy.golang.org --allow-host sum.golang.org -- go mod download
   artexec run --policy ci-policy.json --manifest task.json`
 }
 
@@ -228,6 +234,8 @@ func (c *RunCmd) policy(t *execx.Task) (*execx.Policy, error) {
 			Isolation:           execx.Isolation(c.Isolation),
 			IsolationBestEffort: c.IsolationBestEffort,
 			Max:                 execx.Limits{Timeout: jsonx.Duration(c.MaxTimeout), OutputBytes: c.MaxOutput},
+			Network:             execx.NetworkMode(c.networkMode()),
+			AllowHosts:          c.AllowHost,
 		}
 		if p, err = loaded.Narrow(n); err != nil {
 			return nil, err
@@ -258,6 +266,10 @@ func (c *RunCmd) policy(t *execx.Task) (*execx.Policy, error) {
 			Isolation:           execx.Isolation(c.Isolation),
 			IsolationBestEffort: c.IsolationBestEffort,
 			Max:                 execx.Limits{Timeout: jsonx.Duration(c.MaxTimeout), OutputBytes: c.MaxOutput},
+			Network:             execx.NetworkPolicy{Mode: execx.NetworkMode(c.networkMode()), Allow: c.AllowHost},
+		}
+		if err := c.checkNetwork(); err != nil {
+			return nil, err
 		}
 		if p.Allow == nil {
 			p.Allow = []string{}
@@ -430,4 +442,26 @@ func textSummary(res *execx.Result) string {
 	}
 	sb.WriteByte('\n')
 	return sb.String()
+}
+
+// networkMode is --network, or allow when only --allow-host was given.
+func (c *RunCmd) networkMode() string {
+	if c.Network == "" && len(c.AllowHost) > 0 {
+		return string(execx.NetworkAllow)
+	}
+	return c.Network
+}
+
+// checkNetwork reports a bad --allow-host, or one given with a mode other
+// than allow, by its flag.
+func (c *RunCmd) checkNetwork() error {
+	for _, h := range c.AllowHost {
+		if _, err := netproxy.ParseRule(h); err != nil {
+			return exitcode.Errorf(exitcode.Usage, "--allow-host: %v", err)
+		}
+	}
+	if len(c.AllowHost) > 0 && c.networkMode() != string(execx.NetworkAllow) {
+		return exitcode.Errorf(exitcode.Usage, "--allow-host needs --network allow, not %s", c.Network)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ var (
 	workFields = cli.Flags{
 		"Policy": "--policy", "Allow": "--allow", "Workspace": "--workspace",
 		"Isolation": "--isolation", "IsolationBestEffort": "--isolation-best-effort",
+		"Network": "--network", "AllowHost": "--allow-host",
 		"OutputDir": "--output-dir", "Lease": "--lease",
 	}
 )

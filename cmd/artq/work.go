@@ -37,6 +37,8 @@ type WorkCmd struct {
 	Workspace           string   `name:"workspace" placeholder:"DIR" group:"Policy" help:"Workspace root tasks cannot leave (default: the current directory)."`
 	Isolation           string   `name:"isolation" placeholder:"none|landlock|strict|seatbelt" enum:",none,landlock,strict,seatbelt" default:"" group:"Policy" help:"Isolation backend."`
 	IsolationBestEffort bool     `name:"isolation-best-effort" group:"Policy" help:"Run with the isolation this machine can enforce instead of failing the task."`
+	Network             string   `name:"network" placeholder:"host|allow|loopback|none" enum:",host,allow,loopback,none" default:"" group:"Policy" help:"Network every task reaches (artexec run --network; with --policy: only a narrower one)."`
+	AllowHost           []string `name:"allow-host" placeholder:"HOST[:PORT]" sep:"none" group:"Policy" help:"Destination a --network allow task may reach through art's proxy (repeatable; implies --network allow)."`
 }
 
 // Help shows examples.
@@ -79,6 +81,7 @@ Example:
   artq work --drain --exit-code --allow make --workspace .   # set -e stops on a failed task
   artq work --policy /etc/art/policy.json --concurrency 4 --output-dir /var/log/artq
   artq work --drain --policy agents.json --events jsonl:events.jsonl --keep-workspaces always
+  artq work --allow go --isolation strict --allow-host proxy.golang.org --allow-host sum.golang.org
   */5 * * * *  artq work --drain --policy /etc/art/policy.json`
 }
 
@@ -100,6 +103,8 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		Workspace:           c.Workspace,
 		Isolation:           execx.Isolation(c.Isolation),
 		IsolationBestEffort: c.IsolationBestEffort,
+		Network:             execx.NetworkMode(c.Network),
+		AllowHosts:          c.AllowHost,
 	})
 	if err != nil {
 		return err

@@ -101,6 +101,10 @@ type Config struct {
 	Environ             []string
 	Isolation           execx.Isolation
 	IsolationBestEffort bool
+	// Network is the network of tools and verify (execx.NetworkPolicy:
+	// mode and allowlist); zero means the isolation's default. Unset with
+	// Policy, whose own network field applies.
+	Network execx.NetworkPolicy
 
 	MaxSteps         int
 	ObservationBytes int
@@ -184,7 +188,7 @@ func (c *Config) check() error {
 	case c.Deadline < 0, c.ToolTimeout < 0, c.VerifyTimeout < 0, c.MaxTokens < 0, c.MaxFileBytes < 0:
 		return exitcode.Fieldf(exitcode.Usage, negative(c), "", "deadline, timeouts, max-tokens and file sizes must not be negative")
 	}
-	if c.Policy != nil && (len(c.Allow) > 0 || len(c.Env) > 0 || (c.Isolation != "" && c.Isolation != execx.IsolationNone) || c.IsolationBestEffort) {
+	if c.Policy != nil && (len(c.Allow) > 0 || len(c.Env) > 0 || (c.Isolation != "" && c.Isolation != execx.IsolationNone) || c.IsolationBestEffort || c.Network.Mode != "" || len(c.Network.Allow) > 0) {
 		return exitcode.Fieldf(exitcode.Usage, "Policy", "", "%s: %s, %s and %s come from the policy document; do not also give them",
 			exitcode.Ref("Policy"), exitcode.Ref("Allow"), exitcode.Ref("Env"), exitcode.Ref("Isolation"))
 	}
@@ -278,8 +282,12 @@ func toolsPolicy(c *Config, root string) (*execx.Policy, error) {
 		EnvAllow:            env,
 		Isolation:           c.Isolation,
 		IsolationBestEffort: c.IsolationBestEffort,
+		Network:             c.Network,
 	}
 	p.Default()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -204,8 +204,64 @@ func attackMain(args []string) int {
 			}
 			time.Sleep(20 * time.Microsecond)
 		}
+	case "net":
+		var list []netAttack
+		if err := json.Unmarshal([]byte(args[1]), &list); err != nil {
+			fmt.Println("bad net attacks:", err)
+			return 2
+		}
+		for _, a := range list {
+			attackSay(a.Name, a.run())
+		}
+		return 0
 	}
 	return 2
+}
+
+// netAttack is one attempt at the network from inside a task: a raw
+// request to the proxy (Raw, on 127.0.0.1:ProxyPort; "ok" when it answers
+// 200), a TCP connection to Addr, or a UDP datagram to Addr.
+type netAttack struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"` // proxy, tcp, udp
+	Raw  string `json:"raw,omitempty"`
+	Addr string `json:"addr,omitempty"`
+}
+
+func (a netAttack) run() error {
+	switch a.Kind {
+	case "udp":
+		c, err := net.Dial("udp", a.Addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_, err = c.Write([]byte("PWNED-UDP"))
+		return err
+	case "tcp":
+		c, err := net.DialTimeout("tcp", a.Addr, 2*time.Second)
+		if err != nil {
+			return err
+		}
+		c.Write([]byte("PWNED-TCP\n"))
+		return c.Close()
+	}
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(ProxyPort)), 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte(a.Raw)); err != nil {
+		return err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line := make([]byte, 256)
+	n, _ := c.Read(line)
+	status := strings.TrimSpace(strings.SplitN(string(line[:n]), "\n", 2)[0])
+	if !strings.HasPrefix(status, "HTTP/1.1 200") {
+		return fmt.Errorf("%s", status)
+	}
+	return nil
 }
 
 func attackSay(name string, err error) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -34,14 +35,27 @@ type attackRunner struct {
 	// Pool: run the task on a supervisor of a Pool, with another one of
 	// the pool idle beside it.
 	Pool bool `json:"pool,omitempty"`
+	// Network is the policy's network mode (empty: the backend's default),
+	// AllowHosts its allowlist, Hosts what the proxy resolves names to
+	// (the test's servers; never the system resolver), Programs more
+	// programs the policy allows, Env variables the task gets, and Delay
+	// a pause before the task starts.
+	Network    NetworkMode       `json:"network,omitempty"`
+	AllowHosts []string          `json:"allow_hosts,omitempty"`
+	Hosts      map[string]string `json:"hosts,omitempty"`
+	Programs   []string          `json:"programs,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	MaxConns   int               `json:"max_conns,omitempty"`
+	Path       []string          `json:"path,omitempty"` // more directories programs are looked up in
 }
 
 type attackReport struct {
-	Output   string   `json:"output"`
-	Usr1     int64    `json:"usr1"`
-	Canary   string   `json:"canary"`
-	Enforced []string `json:"enforced"`
-	Error    string   `json:"error,omitempty"`
+	Output   string         `json:"output"`
+	Usr1     int64          `json:"usr1"`
+	Canary   string         `json:"canary"`
+	Enforced []string       `json:"enforced"`
+	Network  *NetworkReport `json:"network,omitempty"`
+	Error    string         `json:"error,omitempty"`
 }
 
 // runnerCanary is what mem-write-runner tries to overwrite.
@@ -90,19 +104,31 @@ func attackRunnerMain(cfgJSON string) int {
 			rep.Error = err.Error()
 		}
 	} else {
-		p := &Policy{Allow: []string{attackName, "sh"}, Workspace: cfg.WS,
-			Path: []string{cfg.Bin, "/usr/bin", "/bin"}, Isolation: Isolation(cfg.Mode)}
+		p := &Policy{Allow: append([]string{attackName, "sh"}, cfg.Programs...), Workspace: cfg.WS,
+			Path: append(append([]string{cfg.Bin}, cfg.Path...), "/usr/bin", "/bin"), Isolation: Isolation(cfg.Mode),
+			Network: NetworkPolicy{Mode: cfg.Network, Allow: cfg.AllowHosts, MaxConnections: cfg.MaxConns}}
 		p.Default()
+		task := NewTask(cfg.Program, args...)
+		for k, v := range cfg.Env {
+			p.EnvAllow = append(p.EnvAllow, k)
+			if task.Env.Set == nil {
+				task.Env.Set = map[string]string{}
+			}
+			task.Env.Set[k] = v
+		}
 		var opt Options
+		if cfg.Hosts != nil {
+			opt.Resolve = testResolver(cfg.Hosts)
+		}
 		if cfg.Pool {
 			opt.Pool = NewPool(2)
 			warmPool(p, opt)
 		}
-		res, err := Run(context.Background(), p, NewTask(cfg.Program, args...), opt)
+		res, err := Run(context.Background(), p, task, opt)
 		if err != nil {
 			rep.Error = err.Error()
 		} else {
-			rep.Output, rep.Enforced = res.Output, res.Isolation.Enforced
+			rep.Output, rep.Enforced, rep.Network = res.Output, res.Isolation.Enforced, res.Network
 		}
 	}
 	rep.Usr1 = usr1.Load()
@@ -124,4 +150,20 @@ func warmPool(p *Policy, opt Options) {
 		}()
 	}
 	wg.Wait()
+}
+
+// testResolver resolves the names in hosts (name to address) and nothing
+// else: a test never sends a listed name to a real resolver.
+func testResolver(hosts map[string]string) func(context.Context, string) ([]netip.Addr, error) {
+	return func(_ context.Context, name string) ([]netip.Addr, error) {
+		a, ok := hosts[name]
+		if !ok {
+			return nil, fmt.Errorf("%s: not a test host", name)
+		}
+		addr, err := netip.ParseAddr(a)
+		if err != nil {
+			return nil, err
+		}
+		return []netip.Addr{addr}, nil
+	}
 }

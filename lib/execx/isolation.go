@@ -41,6 +41,17 @@ type isoPlan struct {
 	//lint:ignore U1000 set and read on darwin
 	seatbelt bool
 	rlimits  []stage.Rlimit
+	// The network (NetworkMode): netNS a namespace of the task's own
+	// (strict's, or one made for it), netUser made through a user
+	// namespace (an unprivileged landlock or none run), loopback lo up in
+	// it, proxy the runner's proxy reachable on 127.0.0.1:ProxyPort,
+	// netOpen Landlock's TCP rule lifted (the namespace, or host, decides).
+	network  NetworkMode
+	netNS    bool
+	netUser  bool
+	loopback bool
+	proxy    bool
+	netOpen  bool
 	tmpdir   string   // private writable temp dir (landlock, strict, seatbelt)
 	tmp      *os.File // tmpdir, opened once when it was made (see makeTmpdir)
 	enforced []string

@@ -38,6 +38,19 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 		ip.enforced = append(ip.enforced, "seatbelt.network", "seatbelt.fs_write")
 	}
 	ip.enforced = append(ip.enforced, rl...)
+	// The network: seatbelt denies all of it; a namespace of the task's
+	// own (loopback, allow) exists only on Linux.
+	ip.network = NetworkHost
+	if ip.seatbelt {
+		ip.network = NetworkNone
+	}
+	if mode := p.NetworkMode(); mode != ip.network && networkRank(mode) > networkRank(NetworkHost) && !ip.seatbelt {
+		why := errors.New("network namespaces exist only on Linux")
+		if !ip.bestEffort {
+			return ip, unavailable("network "+string(mode), why)
+		}
+		ip.dropped = append(ip.dropped, "network."+string(mode)+": "+why.Error())
+	}
 	return ip, nil
 }
 

@@ -56,8 +56,11 @@ const (
 	layerSeccompUnix = "seccomp.socket.unix"
 )
 
-// namespaceLayers are strict's namespaces.
-var namespaceLayers = []string{"namespace.user", "namespace.pid", "namespace.net", "namespace.ipc", "namespace.uts", "namespace.mount"}
+// Network layers (NetworkMode), after the namespaces.
+const (
+	layerLoopback = "network.loopback" // a network namespace of the task's own with only lo up
+	layerProxy    = "network.proxy"    // egress only through the runner's allowlist proxy
+)
 
 func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 	// Every task on Linux runs under its own supervisor, whatever the
@@ -121,6 +124,7 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			return ip, err
 		}
 	}
+	ip.planNetwork(p)
 	ip.enforced = ip.enforcedList(rlEnforced)
 	return ip, nil
 }
@@ -129,10 +133,23 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 // (best effort) and recomputing keeps the report exact.
 func (ip *isoPlan) enforcedList(rl []string) []string {
 	out := []string{layerSupervisor, layerNonDumpable, layerSession}
-	if ip.namespaces {
-		out = append(out, namespaceLayers...)
-	} else if ip.mountNS {
-		out = append(out, "namespace.mount")
+	switch {
+	case ip.namespaces:
+		out = append(out, "namespace.user", "namespace.pid")
+		if ip.netNS {
+			out = append(out, "namespace.net")
+		}
+		out = append(out, "namespace.ipc", "namespace.uts", "namespace.mount")
+	default:
+		if ip.netUser {
+			out = append(out, "namespace.user")
+		}
+		if ip.netNS {
+			out = append(out, "namespace.net")
+		}
+		if ip.mountNS {
+			out = append(out, "namespace.mount")
+		}
 	}
 	if ip.view.Proc {
 		out = append(out, layerMountProc)
@@ -140,13 +157,23 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 	if ip.view.ReadOnly {
 		out = append(out, layerReadOnly)
 	}
+	if ip.loopback {
+		out = append(out, layerLoopback)
+	}
+	if ip.proxy {
+		out = append(out, layerProxy)
+	}
 	if ip.nnp {
 		out = append(out, layerNNP)
 	}
 	if ip.dropCaps {
 		out = append(out, layerCaps)
 	}
-	out = append(out, landlockFeatures(ip.landlock)...)
+	for _, f := range landlockFeatures(ip.landlock) {
+		if !(ip.netOpen && f == "landlock.net.tcp") {
+			out = append(out, f)
+		}
+	}
 	if ip.seccomp != "" {
 		out = append(out, layerSeccompPtr, layerSeccompTTY, layerSeccompKern, layerSeccompSock)
 		if ip.denyUnix {
@@ -196,6 +223,7 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 			Landlock: ip.landlock,
 			Nodes:    ip.nodes,
 			Filters:  ip.filters,
+			NetOpen:  ip.netOpen && ip.landlock > 0,
 		},
 		PIDNS:     ip.namespaces,
 		Supervise: supervise,
@@ -204,8 +232,12 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	if s.Stage.Landlock > 0 {
 		s.Stage.RW = pl.landlockRW()
 	}
-	if ip.namespaces {
+	if ip.namespaces || ip.netUser {
 		s.MapIDs, s.UID, s.GID = true, os.Geteuid(), os.Getegid()
+	}
+	s.Loopback = ip.loopback
+	if ip.proxy {
+		s.ProxyPort = ProxyPort
 	}
 	if ip.namespaces || ip.mountNS {
 		v := ip.view

@@ -276,10 +276,7 @@ func TestCPULimit(t *testing.T) {
 // effort is allowed, and then the Result says exactly what it got.
 func TestStrictWithoutNamespaces(t *testing.T) {
 	needLandlock(t)
-	startNamespaced = func(path string, _ []string, _ *os.ProcAttr, _ func() error) (int, <-chan exitInfo, error) {
-		return 0, nil, shim.StartError(path, unix.EPERM)
-	}
-	defer func() { startNamespaced = startProcess }()
+	refuseNamespaces(t)
 	p := policyFor(t, IsolationStrict, "true")
 	wantRefusal(t, p, NewTask("true"), exitcode.Internal, ErrIsolationUnavailable, "namespaces")
 	p.IsolationBestEffort = true

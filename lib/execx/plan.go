@@ -52,9 +52,11 @@ type plan struct {
 	iso       isoPlan
 	stderr    bool // the program's stderr is a pipe of its own (Options.Stderr)
 	pool      *Pool
+	netProxy  // network allow: the policy's allowlist and, once started, the proxy
 }
 
 func (pl *plan) close() {
+	pl.stopProxy()
 	if pl.iso.tmpdir != "" {
 		_ = os.RemoveAll(pl.iso.tmpdir)
 	}
@@ -132,6 +134,9 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 	}
 	if pl.env, err = buildEnv(p, t, environ, pl.dirPath, pl.iso.tmpdir); err != nil {
 		return nil, err
+	}
+	if pl.iso.proxy {
+		pl.env = pl.netProxy.prepare(p, opt, pl.env)
 	}
 	return pl, nil
 }

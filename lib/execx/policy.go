@@ -173,6 +173,9 @@ func (p *Policy) Validate() error {
 			return jsonx.Errorf(fmt.Sprintf("policy.workspace_nodes[%d]", i), "unknown kind %q (want fifo, sock, char or block)", kind)
 		}
 	}
+	if err := p.Network.validate(); err != nil {
+		return err
+	}
 	return p.Max.validate("policy.max")
 }
 
@@ -255,12 +258,18 @@ type Narrowing struct {
 	IsolationBestEffort bool
 	// Max limits, if set, lower the policy's ceilings.
 	Max Limits
+	// Network, if set, may only be narrower: host > allow > loopback >
+	// none. A stronger Isolation never brings a wider network default.
+	Network NetworkMode
+	// AllowHosts, if non-nil, replaces the destinations of network allow;
+	// each must be covered by the policy's network.allow.
+	AllowHosts []string
 }
 
 // Narrow returns a copy of p restricted by n, or a refusal (exit 126,
 // errors.Is ErrWidens) naming the field of n that would have widened it
-// (an *exitcode.FieldError with Field "Allow", "Workspace", "Isolation" or
-// "IsolationBestEffort").
+// (an *exitcode.FieldError with Field "Allow", "Workspace", "Isolation",
+// "IsolationBestEffort", "Network" or "AllowHost").
 func (p *Policy) Narrow(n Narrowing) (*Policy, error) {
 	q := *p
 	q.Allow = slices.Clone(p.Allow)
@@ -268,6 +277,7 @@ func (p *Policy) Narrow(n Narrowing) (*Policy, error) {
 	q.EnvAllow = slices.Clone(p.EnvAllow)
 	q.KeepCapabilities = slices.Clone(p.KeepCapabilities)
 	q.WorkspaceNodes = slices.Clone(p.WorkspaceNodes)
+	q.Network.Allow = slices.Clone(p.Network.Allow)
 	if n.Allow != nil {
 		var allow []string
 		for _, name := range n.Allow {
@@ -304,6 +314,11 @@ func (p *Policy) Narrow(n Narrowing) (*Policy, error) {
 			return nil, exitcode.Field(exitcode.Refused, "IsolationBestEffort", "", "the policy requires %s isolation", p.Isolation).Because(ErrWidens)
 		}
 		q.IsolationBestEffort = true
+	}
+	if n.Network != "" || n.AllowHosts != nil || n.Isolation != "" {
+		if err := narrowNetwork(p, &q, n.Network, n.AllowHosts); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range limitFields {
 		v := *f.ptr(&n.Max)

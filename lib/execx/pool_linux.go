@@ -45,8 +45,9 @@ type forkResult struct {
 
 // poolable: a supervisor whose process state depends on nothing of the
 // task — no clone flags (strict's namespaces, landlock's mount namespace
-// as root), hence no mount view, no PID namespace, no ID maps.
-func poolable(ip *isoPlan) bool { return !ip.namespaces && !ip.mountNS }
+// as root, a network namespace of the task's own), hence no mount view,
+// no PID namespace, no ID maps, no lo of its own.
+func poolable(ip *isoPlan) bool { return !ip.namespaces && !ip.mountNS && !ip.netNS }
 
 // get returns an idle supervisor or a new one; ok is false when the pool
 // is closed (the caller starts a supervisor of its own).

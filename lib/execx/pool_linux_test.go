@@ -367,6 +367,7 @@ func TestPoolable(t *testing.T) {
 		{"rlimits", isoPlan{rlimits: []stage.Rlimit{{Name: "nofile"}}}, true},
 		{"landlock as root (mount view)", isoPlan{landlock: 4, mountNS: true, view: stage.View{ReadOnly: true}}, false},
 		{"strict", isoPlan{namespaces: true, view: stage.View{Proc: true, ReadOnly: true}}, false},
+		{"network loopback (a network namespace of its own)", isoPlan{landlock: 4, netNS: true, netUser: true, loopback: true}, false},
 	} {
 		if got := poolable(&c.ip); got != c.want {
 			t.Errorf("%s: poolable = %v, want %v", c.name, got, c.want)

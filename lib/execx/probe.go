@@ -13,6 +13,17 @@ type Capabilities struct {
 	Seatbelt   bool          `json:"seatbelt"`
 	Subreaper  bool          `json:"subreaper"`
 	Backends   []BackendCaps `json:"backends"`
+	// Networks says, per network mode, whether a task can have it here
+	// (loopback and allow need a network namespace: as root, or through
+	// a user namespace) and the layers it adds.
+	Networks []NetworkCaps `json:"networks"`
+}
+
+// NetworkCaps is one network mode's availability.
+type NetworkCaps struct {
+	Mode      NetworkMode `json:"mode"`
+	Available bool        `json:"available"`
+	Enforces  []string    `json:"enforces"`
 }
 
 // LandlockCaps reports the kernel's Landlock ABI and what a landlock run

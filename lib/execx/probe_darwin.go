@@ -15,5 +15,11 @@ func Probe() Capabilities {
 		{Backend: IsolationStrict, Available: false, Enforces: []string{}},
 		{Backend: IsolationSeatbelt, Available: c.Seatbelt, Enforces: []string{"seatbelt.network", "seatbelt.fs_write"}},
 	}
+	c.Networks = []NetworkCaps{
+		{Mode: NetworkHost, Available: true, Enforces: []string{}},
+		{Mode: NetworkAllow, Available: false, Enforces: []string{}},
+		{Mode: NetworkLoopback, Available: false, Enforces: []string{}},
+		{Mode: NetworkNone, Available: c.Seatbelt, Enforces: []string{"seatbelt.network"}},
+	}
 	return c
 }

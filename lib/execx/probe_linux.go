@@ -57,6 +57,22 @@ func Probe() Capabilities {
 			backendCaps(IsolationStrict, ll && c.Seccomp && ns),
 			{Backend: IsolationSeatbelt, Available: false, Enforces: []string{}},
 		}
+		netns := c.Namespaces.Net || (os.Geteuid() == 0 && stage.HasCap(unix.CAP_NET_ADMIN))
+		for _, m := range NetworkModes {
+			nc := NetworkCaps{Mode: m, Available: true, Enforces: []string{}}
+			switch m {
+			case NetworkLoopback:
+				nc.Available, nc.Enforces = netns, []string{"namespace.net", layerLoopback}
+			case NetworkAllow:
+				nc.Available, nc.Enforces = netns, []string{"namespace.net", layerLoopback, layerProxy}
+			case NetworkNone: // under landlock and strict
+				nc.Available, nc.Enforces = c.Landlock.ABI >= 4 || netns, []string{"landlock.net.tcp"}
+				if c.Landlock.ABI < 4 {
+					nc.Enforces = []string{"namespace.net"}
+				}
+			}
+			c.Networks = append(c.Networks, nc)
+		}
 		probed = c
 	})
 	return probed

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/execx/shim"
-	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -162,9 +161,26 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		// whole task before it exits.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
 	}
-	// fd 7: nil (closed) without a stderr of its own; the writable trees
-	// from shim.RWFD up.
+	// fd 7: nil (closed) without a stderr of its own; fd 8 (shim.NetFD):
+	// under network allow, the socket pair's end over which the supervisor
+	// sends the listener it makes in the task's network namespace, else
+	// closed; the writable trees from shim.RWFD up.
 	attr.Files = append(attr.Files, errw)
+	var netMine, netTheirs *os.File
+	if pl.iso.proxy {
+		mine, theirs, err := proxyPair()
+		if err != nil {
+			return nil, err
+		}
+		defer theirs.Close()
+		netMine, netTheirs = mine, theirs
+		defer func() {
+			if netMine != nil {
+				netMine.Close()
+			}
+		}()
+	}
+	attr.Files = append(attr.Files, netTheirs)
 	attr.Files = append(attr.Files, pl.rwFiles()...)
 	setNamespaces(attr.Sys, &pl.iso)
 	argv := []string{shim.Arg0, "supervise"}
@@ -174,21 +190,11 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	}
 	pid, waited, err := startFn(shimExe(), argv, attr, nil)
 	if err != nil && attr.Sys.Cloneflags != 0 {
-		what := "strict"
-		if !pl.iso.namespaces {
-			what = "landlock (read-only mount view)"
-		}
-		if !pl.iso.bestEffort {
-			return nil, unavailable(what, fmt.Errorf("cannot create the namespaces: %w", err))
-		}
 		ip := &pl.iso
-		layer := "namespaces"
-		if !ip.namespaces {
-			layer = "namespace.mount"
+		if !ip.bestEffort {
+			return nil, unavailable(ip.namespaceWhat(), fmt.Errorf("cannot create the namespaces: %w", err))
 		}
-		ip.dropped = append(ip.dropped, layer+": "+err.Error())
-		ip.namespaces, ip.mountNS, ip.view = false, false, stage.View{}
-		ip.recompute(pl)
+		ip.dropNamespaces(pl, err)
 		setNamespaces(attr.Sys, ip)
 		pid, waited, err = startProcess(shimExe(), argv, attr, nil)
 	}
@@ -198,7 +204,17 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	sh.CloseChildEnds()
 	sp := &superProc{pid: pid, waited: waited}
 	_, werr := sh.SpecW.Write(pl.shimSpec(true).Encode())
-	return sp.begin(sh, werr)
+	pr, err := sp.begin(sh, werr)
+	if err != nil || !pl.iso.proxy {
+		return pr, err
+	}
+	l, err := recvListener(netMine)
+	if err != nil {
+		sp.finish()
+		return nil, err
+	}
+	pl.startProxy(l)
+	return pr, nil
 }
 
 // begin takes over the status and control pipes of sh once the spec was
@@ -370,12 +386,13 @@ func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
 	sys.Cloneflags, sys.AmbientCaps = 0, nil
 	switch {
 	case ip.namespaces:
-		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
 		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	case ip.mountNS:
 		sys.Cloneflags = syscall.CLONE_NEWNS
 	}
+	netClone(sys, ip)
 }
 
 // recompute refreshes the enforced list after a best-effort downgrade.

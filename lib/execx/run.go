@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/netproxy"
 )
 
 // Options are the caller's side of a run: how output and input flow and
@@ -61,6 +63,13 @@ type Options struct {
 	// Environ is where allowed variables take their values from; nil means
 	// os.Environ().
 	Environ []string
+	// Resolve, if set, is how the proxy of a task under network allow
+	// resolves a name its allowlist admitted (nil: the system resolver).
+	// Tests point listed names at their own servers with it.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// OnNetwork, if set, is told every decision of that proxy as it is
+	// made (the CLI's --events), from the proxy's goroutines.
+	OnNetwork func(netproxy.Decision)
 }
 
 // DefaultStderrBytes is what Options.Stderr receives at most when
@@ -179,6 +188,7 @@ func (pl *plan) run(ctx context.Context, opt *Options) (*Result, error) {
 	if res.Isolation.Enforced == nil {
 		res.Isolation.Enforced = []string{}
 	}
+	res.Network = &NetworkReport{Mode: pl.iso.network}
 	feeder.start()
 	// Each pipe is drained by its own goroutine; its channel closes at
 	// EOF and is set to nil here once seen, so a nil channel means that
@@ -234,6 +244,7 @@ loop:
 		}
 	}
 	pr.finish()
+	pl.netProxy.report(res.Network)
 	// Everything of the task is dead: read what it left in the pipes,
 	// both within one drainWait.
 	deadline := time.Now().Add(drainWait)

@@ -68,6 +68,9 @@ type Policy struct {
 	// block) a task may create beneath the workspace under landlock and
 	// strict. Empty (the default): none, not even a FIFO.
 	WorkspaceNodes []string `json:"workspace_nodes,omitempty"`
+	// Network is how much of the network a task reaches (see
+	// NetworkMode); empty: the backend's default.
+	Network NetworkPolicy `json:"network,omitzero"`
 }
 
 // DocumentKind implements jsonx.Document.
@@ -164,8 +167,11 @@ type Result struct {
 	StderrBytes      int64           `json:"stderr_bytes,omitempty"`
 	StderrDropped    int64           `json:"stderr_dropped,omitempty"`
 	Isolation        IsolationReport `json:"isolation"`
-	Rusage           Rusage          `json:"rusage"`
-	Error            string          `json:"error,omitempty"`
+	// Network is the run's network mode and, under network allow, every
+	// destination the proxy let the task reach or refused it.
+	Network *NetworkReport `json:"network,omitempty"`
+	Rusage  Rusage         `json:"rusage"`
+	Error   string         `json:"error,omitempty"`
 	// TimeoutMS is the wall-clock limit that ended the run (timed_out
 	// only), so a reason can say "limit 5s, ran 5.2s".
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`

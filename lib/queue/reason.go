@@ -52,6 +52,13 @@ func Reason(r *execx.Result) string {
 	if r.OutputIncomplete {
 		s += "; output incomplete (a descendant held the pipe)"
 	}
+	if n := r.Network; n != nil && len(n.Refused) > 0 {
+		// What the task was refused is most often why it failed.
+		s += "; network refused: " + n.Refused[0].Reason
+		if more := len(n.Refused) - 1 + n.RefusedOmitted; more > 0 {
+			s += fmt.Sprintf(" (and %d more)", more)
+		}
+	}
 	return boundReason(s)
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/netproxy"
 	"github.com/art-runtime/art/lib/obs"
 )
 
@@ -28,6 +29,9 @@ import (
 const (
 	TypeTaskStarted  = "task.started"
 	TypeTaskFinished = "task.finished"
+	// TypeTaskNetwork is one decision of the proxy of a task under
+	// network allow: a destination allowed or refused, with the reason.
+	TypeTaskNetwork = "task.network"
 )
 
 // ErrorClass is the typed evidence a terminal event carries about how work
@@ -122,6 +126,7 @@ func TaskStarted(t *execx.Task, p *execx.Policy) obs.Draft {
 			iso = string(execx.IsolationNone)
 		}
 		attrs["isolation"] = iso
+		attrs["network"] = string(p.NetworkMode())
 	}
 	return obs.Draft{Subject: TaskSubject(t), Type: TypeTaskStarted, Role: obs.RoleRuntime, Attrs: attrs}
 }
@@ -180,6 +185,13 @@ func TaskFinished(ctx context.Context, t *execx.Task, res *execx.Result, err err
 		if res.Signal != "" {
 			attrs["signal"] = res.Signal
 		}
+		if n := res.Network; n != nil {
+			net := map[string]any{"mode": string(n.Mode)}
+			if n.Mode == execx.NetworkAllow {
+				net["allowed"], net["refused"] = len(n.Allowed)+n.AllowedOmitted, len(n.Refused)+n.RefusedOmitted
+			}
+			attrs["network"] = net
+		}
 	} else if t != nil {
 		attrs["program"] = t.Program
 		attrs["status"] = string(execx.StatusError)
@@ -199,6 +211,16 @@ func TaskFinished(ctx context.Context, t *execx.Task, res *execx.Result, err err
 		attrs["error"] = ev
 	}
 	return obs.Draft{Subject: TaskSubject(t), Type: TypeTaskFinished, Role: obs.RoleRuntime, Attrs: attrs}
+}
+
+// TaskNetwork is the draft of one proxy decision: the destination, and
+// why it was refused (the reason is redacted like any text).
+func TaskNetwork(t *execx.Task, d netproxy.Decision) obs.Draft {
+	attrs := map[string]any{"host": d.Host, "port": d.Port, "allowed": d.Allowed}
+	if d.Reason != "" {
+		attrs["reason"] = d.Reason
+	}
+	return obs.Draft{Subject: TaskSubject(t), Type: TypeTaskNetwork, Role: obs.RoleRuntime, Attrs: attrs}
 }
 
 // TaskRunner wraps a runner (execx.Run by default) with task.started and
@@ -243,6 +265,14 @@ func (r TaskRunner) RunTask(ctx context.Context, p *execx.Policy, t *execx.Task,
 	cause := r.emit(ctx, r.decorate(TaskStarted(t, p), t, ""))
 	if cause != "" && r.Started != nil {
 		r.Started(cause)
+	}
+	if prev := opt.OnNetwork; p != nil && p.NetworkMode() == execx.NetworkAllow {
+		opt.OnNetwork = func(d netproxy.Decision) {
+			if prev != nil {
+				prev(d)
+			}
+			r.emit(context.WithoutCancel(ctx), r.decorate(TaskNetwork(t, d), t, cause))
+		}
 	}
 	res, err := run(ctx, p, t, opt)
 	fin := r.decorate(TaskFinished(ctx, t, res, err), t, cause)

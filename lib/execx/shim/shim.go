@@ -72,6 +72,14 @@ type Spec struct {
 	// supervisor of its own, the last ones of the message in a serving
 	// one. The view is bound and the Landlock rules made from them.
 	RWTrees int `json:"rw_trees,omitempty"`
+	// Loopback: the supervisor is in a network namespace of the task's
+	// own and brings its lo up (network loopback and allow).
+	Loopback bool `json:"loopback,omitempty"`
+	// ProxyPort: the supervisor listens on 127.0.0.1:ProxyPort of that
+	// namespace and sends the listener to the runner over the socket on
+	// NetFD, for the runner's proxy to accept the task's connections on
+	// (network allow). No other namespace has the listener.
+	ProxyPort int `json:"proxy_port,omitempty"`
 }
 
 // Protocol is the version of Spec and Msg. The runner and the shim may be
@@ -96,8 +104,9 @@ func (s *Spec) Encode() []byte {
 const (
 	OutFD = 6
 	ErrFD = 7
+	NetFD = 8 // with Spec.ProxyPort; closed without it
 	// RWFD is the first of Spec.RWTrees descriptors on the writable trees.
-	RWFD = 8
+	RWFD = 9
 )
 
 // errFD is the supervisor's descriptor that becomes the program's stderr.

@@ -60,6 +60,9 @@ func supervise() int {
 			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
 		}
 	}
+	if err := setupNet(s); err != nil {
+		return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: network: %w", err))
+	}
 	sv, err := startTask(s, taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, rw: rw, status: status})
 	if err != nil {
 		return reportErr(status, err)

@@ -88,10 +88,11 @@ func landlockHandled(abi int) (fs, net, scoped uint64) {
 // applyLandlock restricts the calling thread to: read and execute
 // everywhere, write only beneath rw, read and write (no ioctl) of the null
 // devices, no device node created unless nodes names its kind, and the
-// network and IPC scopes denied as far as ABI abi allows. Landlock needs
-// no_new_privs (or CAP_SYS_ADMIN), set before. The rw trees' rules are
-// made from rwFDs (descriptors on them, in order), never from the paths.
-func applyLandlock(abi int, rw []string, rwFDs []int, nodes []string) error {
+// network (unless netOpen) and IPC scopes denied as far as ABI abi allows.
+// Landlock needs no_new_privs (or CAP_SYS_ADMIN), set before. The rw
+// trees' rules are made from rwFDs (descriptors on them, in order), never
+// from the paths.
+func applyLandlock(abi int, rw []string, rwFDs []int, nodes []string, netOpen bool) error {
 	if abi <= 0 {
 		return errors.New("not available")
 	}
@@ -99,6 +100,9 @@ func applyLandlock(abi int, rw []string, rwFDs []int, nodes []string) error {
 		return fmt.Errorf("%d writable trees but %d descriptors", len(rw), len(rwFDs))
 	}
 	fs, net, scoped := landlockHandled(abi)
+	if netOpen {
+		net = 0
+	}
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: fs, Handled_access_net: net, Scoped: scoped}
 	size := unsafe.Sizeof(attr)
 	if abi < 10 {

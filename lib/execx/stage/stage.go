@@ -41,6 +41,11 @@ type Spec struct {
 	// byte order). The runner compiles a profile's (package filters) and
 	// sends them here: the stage only loads them.
 	Filters [][]byte `json:"filters,omitempty"`
+	// NetOpen leaves the network out of the Landlock ruleset: a network
+	// namespace of the task's own (or the host's, by the policy's choice)
+	// decides what it reaches, and Landlock's port rules cannot tell a
+	// loopback connection from any other.
+	NetOpen bool `json:"net_open,omitempty"`
 }
 
 // Rlimit is one resource limit, set as soft and hard limit so the task

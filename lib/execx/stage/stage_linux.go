@@ -38,7 +38,7 @@ func Exec(s *Spec) error {
 		}
 	}
 	if s.Landlock > 0 {
-		if err := applyLandlock(s.Landlock, s.RW, s.RWFDs, s.Nodes); err != nil {
+		if err := applyLandlock(s.Landlock, s.RW, s.RWFDs, s.Nodes, s.NetOpen); err != nil {
 			return &Error{"landlock", err}
 		}
 	}

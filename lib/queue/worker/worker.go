@@ -171,6 +171,10 @@ func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 	p := &execx.Policy{
 		TypeMeta: jsonx.Meta(execx.KindPolicy), Allow: n.Allow, Workspace: abs,
 		Isolation: n.Isolation, IsolationBestEffort: n.IsolationBestEffort, Max: n.Max,
+		Network: execx.NetworkPolicy{Mode: n.Network, Allow: n.AllowHosts},
+	}
+	if p.Network.Mode == "" && len(n.AllowHosts) > 0 {
+		p.Network.Mode = execx.NetworkAllow
 	}
 	p.Default()
 	if err := p.Validate(); err != nil {
