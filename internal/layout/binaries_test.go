@@ -34,6 +34,10 @@ var binaryRules = []struct {
 }{
 	{"cmd/artexec", "github.com/nats-io", "artexec runs one command; it has no queue to reach"},
 	{"cmd/artgoal", "github.com/nats-io", "evidence reads file queues only (lib/queue/file.Location)"},
+	{"cmd/artexec", "net/http", "the network proxy relays bytes and parses only requests (lib/netproxy); a run initialises no HTTP stack"},
+	{"cmd/artgoal", "net/http", "a goal journal talks to no server"},
+	{"cmd/artobs", "net/http", "redaction and sinks are local files"},
+	{"lib/netproxy", "net/http", "the proxy parses requests itself and relays responses as bytes"},
 	{"cmd/artexec-shim", "github.com/nats-io", "the supervisor only starts and reaps a task"},
 	{"cmd/artexec-shim", "net/http", "the supervisor only starts and reaps a task"},
 	{"lib/goal", "github.com/art-runtime/art/lib/queue", "a journal names task states (lib/vocab), it does not run a queue"},

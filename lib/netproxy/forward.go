@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httputil"
+	"net/textproto"
+	"strconv"
 	"strings"
 )
 
@@ -19,8 +19,12 @@ var hopByHop = map[string]bool{
 
 // forward sends one plain-HTTP request to up in origin form, with the
 // body framed as it was checked (Content-Length or re-chunked), and
-// relays the one response. A redirect is relayed like any response: the
-// proxy never follows it.
+// relays the one response as the server sent it, byte for byte, until the
+// server closes (the request says Connection: close, and the task's
+// connection is closed after it, so no second message can follow on
+// either side). A redirect is relayed like any response: the proxy never
+// follows it. The proxy parses no response, so the runner links no HTTP
+// client or server.
 func (p *Proxy) forward(c net.Conn, br *bufio.Reader, up net.Conn, h *head, a *Allowed) {
 	cu := &countConn{Conn: up, p: p}
 	defer func() {
@@ -33,7 +37,7 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, up net.Conn, h *head, a *A
 	for _, f := range h.header {
 		if f.name == "Connection" {
 			for tok := range strings.SplitSeq(f.value, ",") {
-				drop[http.CanonicalHeaderKey(strings.TrimSpace(tok))] = true
+				drop[textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(tok))] = true
 			}
 		}
 	}
@@ -50,11 +54,7 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, up net.Conn, h *head, a *A
 	case h.length > 0:
 		_, err = io.CopyN(w, br, h.length)
 	case h.chunked:
-		cw := httputil.NewChunkedWriter(w)
-		if _, err = io.Copy(cw, httputil.NewChunkedReader(br)); err == nil {
-			err = cw.Close()
-			io.WriteString(w, "\r\n")
-		}
+		err = copyChunked(w, br)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -63,16 +63,86 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, up net.Conn, h *head, a *A
 		writeStatus(c, 502, fmt.Sprintf("%s: sending the request: %v", a.Host, err))
 		return
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(cu), &http.Request{Method: h.method})
-	if err != nil {
-		if !errors.Is(err, errBudget) {
-			writeStatus(c, 502, fmt.Sprintf("%s: reading the response: %v", a.Host, err))
+	n, err := io.Copy(c, cu)
+	if n == 0 && !errors.Is(err, errBudget) {
+		why := "the server closed the connection without a response"
+		if err != nil {
+			why = err.Error()
 		}
-		return
+		writeStatus(c, 502, fmt.Sprintf("%s: reading the response: %s", a.Host, why))
 	}
-	defer resp.Body.Close()
-	resp.Close = true
-	_ = resp.Write(c)
+}
+
+// maxChunkLine bounds a chunk's size line (its extensions included).
+const maxChunkLine = 4 << 10
+
+// copyChunked copies a chunked body from br to w, re-chunked: each chunk's
+// size read strictly (hex digits, extensions dropped), its data, its
+// CRLF; the last chunk's trailers are dropped. Anything else is an error,
+// so what reaches the server ends exactly where the proxy says the body
+// ends.
+func copyChunked(w *bufio.Writer, br *bufio.Reader) error {
+	for {
+		line, err := readChunkLine(br)
+		if err != nil {
+			return err
+		}
+		if i := strings.IndexByte(line, ';'); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimRight(line, " \t")
+		if line == "" || len(line) > 15 || strings.TrimLeft(line, "0123456789abcdefABCDEF") != "" {
+			return fmt.Errorf("bad chunk size %q", line)
+		}
+		size, err := strconv.ParseInt(line, 16, 64)
+		if err != nil {
+			return fmt.Errorf("bad chunk size %q", line)
+		}
+		if size == 0 {
+			for { // trailers, up to the empty line
+				t, err := readChunkLine(br)
+				if err != nil {
+					return err
+				}
+				if t == "" {
+					break
+				}
+			}
+			_, err := io.WriteString(w, "0\r\n\r\n")
+			return err
+		}
+		fmt.Fprintf(w, "%x\r\n", size)
+		if _, err := io.CopyN(w, br, size); err != nil {
+			return err
+		}
+		if end, err := readChunkLine(br); err != nil || end != "" {
+			return errors.New("chunk data not followed by CRLF")
+		}
+		io.WriteString(w, "\r\n")
+	}
+}
+
+// readChunkLine reads one CRLF-ended line of a chunked body, without its
+// CRLF; a bare LF or a line over maxChunkLine is an error.
+func readChunkLine(br *bufio.Reader) (string, error) {
+	var b []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		b = append(b, frag...)
+		if len(b) > maxChunkLine {
+			return "", errors.New("chunk line too long")
+		}
+		if err == nil {
+			break
+		}
+		if err != bufio.ErrBufferFull {
+			return "", err
+		}
+	}
+	if len(b) < 2 || b[len(b)-2] != '\r' {
+		return "", errors.New("chunk line not ended by CRLF")
+	}
+	return string(b[:len(b)-2]), nil
 }
 
 var errBudget = errors.New("byte limit reached")
