@@ -42,6 +42,8 @@ type attackReport struct {
 	Canary   string   `json:"canary"`
 	Enforced []string `json:"enforced"`
 	Error    string   `json:"error,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	Leftover int      `json:"leftover,omitempty"`
 }
 
 // runnerCanary is what mem-write-runner tries to overwrite.
@@ -103,6 +105,7 @@ func attackRunnerMain(cfgJSON string) int {
 			rep.Error = err.Error()
 		} else {
 			rep.Output, rep.Enforced = res.Output, res.Isolation.Enforced
+			rep.Status, rep.Leftover = string(res.Status), res.Leftover
 		}
 	}
 	rep.Usr1 = usr1.Load()

@@ -3,6 +3,7 @@ package execx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"syscall"
@@ -233,6 +234,9 @@ loop:
 		}
 	}
 	pr.finish()
+	if c, ok := pr.(interface{ cleanup() (killed, leftover int) }); ok {
+		res.KilledAtEnd, res.Leftover = c.cleanup()
+	}
 	// Everything of the task is dead: read what it left in the pipes,
 	// both within one drainWait.
 	deadline := time.Now().Add(drainWait)
@@ -281,6 +285,10 @@ loop:
 	default:
 		res.Status = StatusFailed
 	}
+	if res.Leftover > 0 { // containment failed: never a success, whatever the program did
+		res.Status = StatusError
+		res.Error = fmt.Sprintf("%d process(es) of the task outlived its cleanup (leftover)", res.Leftover)
+	}
 	res.ToolExitCode = res.CLICode()
 	return res, nil
 }
@@ -309,6 +317,9 @@ type onlyReader struct{ io.Reader }
 // for a signal we did not send, and for a Result built from a refusal
 // (ErrorResult) the refusal's code.
 func (r *Result) CLICode() int {
+	if r.Leftover > 0 {
+		return exitcode.Internal
+	}
 	switch r.Status {
 	case StatusTimedOut:
 		if r.Killed {

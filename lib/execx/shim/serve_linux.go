@@ -24,7 +24,8 @@ import (
 // of its own), with the task's descriptors attached (SCM_RIGHTS), in the
 // order of the Serve* indexes: the status pipe's write end, the control
 // pipe's read end, the task's working directory (opened), the program's
-// stdin and output and, with Spec.Stderr, its stderr. One message, one
+// stdin and output, with Spec.Stderr its stderr and, with Spec.Cgroup,
+// the task's cgroup directory last. One message, one
 // recvmsg: the spec needs no pipe of its own. Then it is the one-shot
 // supervisor on those descriptors: reports "started" and "exited" on the
 // status pipe, obeys 'T' and 'K' and EOF on the control pipe, reaps until
@@ -63,11 +64,12 @@ const MaxServeSpec = 64 << 10
 // serve is the long-lived supervisor. Its process state must not depend
 // on a task: it refuses a spec with a mount view, a PID namespace or ID
 // maps (those supervisors are made for one task by the runner), and after
-// each task it checks that what the next task would inherit from it —
-// its resource limits, its forking thread's nice value and CPU affinity —
-// is what it was when it started; a task running as the same user could
-// have changed them (prlimit, setpriority, sched_setaffinity), and such a
-// supervisor exits instead of serving again.
+// each task it checks that its whole process state (procState: limits,
+// every thread's scheduling, affinity and I/O priority, cgroup,
+// credentials, signals and the rest) is what it was when it started; a
+// task running as the same user could have changed some of it (prlimit,
+// sched_setattr, ioprio_set, ...), and such a supervisor exits instead of
+// serving again.
 func serve() int {
 	runtime.LockOSThread() // every program's Pdeathsig is tied to this thread
 	MarkCloexecFrom(3)
@@ -146,7 +148,7 @@ func recvTask(sock int, buf []byte) (spec []byte, fds []int, err error) {
 		}
 	}
 	bad := flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n < 1 || n > 1+MaxServeSpec || buf[0] != ServeRun ||
-		len(fds) < ServeErr || len(fds) > ServeErr+1
+		len(fds) < ServeErr || len(fds) > ServeErr+2
 	if n == 0 && oobn == 0 {
 		return nil, nil, io.EOF
 	}
@@ -169,15 +171,20 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	status := os.NewFile(uintptr(fds[ServeStatus]), "status")
 	defer status.Close()
 	s, err := decodeSpec(spec)
-	errFD := fds[ServeOut]
+	errFD, cgroupFD := fds[ServeOut], -1
 	switch {
 	case err != nil:
 	case s.View != nil || s.PIDNS || s.MapIDs:
 		err = errors.New("shim: a serving supervisor runs no task with a mount view, a PID namespace or ID maps")
-	case s.Stderr != (len(fds) == ServeErr+1):
-		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v", len(fds), s.Stderr)
-	case s.Stderr:
-		errFD = fds[ServeErr]
+	case len(fds) != ServeErr+b2i(s.Stderr)+b2i(s.Cgroup):
+		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v cgroup=%v", len(fds), s.Stderr, s.Cgroup)
+	default:
+		if s.Stderr {
+			errFD = fds[ServeErr]
+		}
+		if s.Cgroup { // closed once the program started in it (error paths: with the rest)
+			cgroupFD = fds[len(fds)-1]
+		}
 	}
 	if err != nil {
 		closeAll(fds[ServeCtl:])
@@ -195,7 +202,7 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	// Belt and braces: the descriptors came close-on-exec, and nothing
 	// else of this process may reach the program either.
 	MarkCloexecFrom(3)
-	tf := taskFDs{stdin: fds[ServeStdin], out: fds[ServeOut], err: errFD, ctl: fds[ServeCtl], status: status}
+	tf := taskFDs{stdin: fds[ServeStdin], out: fds[ServeOut], err: errFD, ctl: fds[ServeCtl], status: status, cgroup: cgroupFD}
 	srv.mu.Lock()
 	if srv.stopped {
 		srv.mu.Unlock()
@@ -204,6 +211,9 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 		return false, 0
 	}
 	sv, err := startTask(s, tf) // under mu: a signal handler sees the task only once it exists
+	if cgroupFD >= 0 {
+		unix.Close(cgroupFD)
+	}
 	srv.cur = sv
 	srv.mu.Unlock()
 	if err != nil {
@@ -215,38 +225,18 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	srv.cur = nil
 	again = !srv.stopped
 	srv.mu.Unlock()
-	again = unix.Chdir("/") == nil && again && inheritedState() == srv.state
+	cwdErr := unix.Chdir("/")
+	st := inheritedState()
+	again = cwdErr == nil && again && st.same(&srv.state)
 	if again {
 		report(status, Msg{Event: "idle"})
 	}
 	return again, 0
 }
 
-// procState is what a program inherits from its supervisor beyond what
-// the spec says: resource limits, and the forking thread's nice value and
-// CPU affinity.
-type procState struct {
-	rlimits  [unix.RLIMIT_RTTIME + 1]unix.Rlimit
-	nice     int
-	affinity unix.CPUSet
-	err      bool
-}
-
-// inheritedState reads procState on the calling (the forking, locked)
-// thread.
-func inheritedState() procState {
-	var st procState
-	for r := range st.rlimits {
-		if unix.Getrlimit(r, &st.rlimits[r]) != nil {
-			st.err = true
-		}
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	var err error
-	if st.nice, err = unix.Getpriority(unix.PRIO_PROCESS, 0); err != nil {
-		st.err = true
-	}
-	if unix.SchedGetaffinity(0, &st.affinity) != nil {
-		st.err = true
-	}
-	return st
+	return 0
 }

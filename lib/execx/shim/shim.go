@@ -67,6 +67,11 @@ type Spec struct {
 	// Stderr: the supervisor holds the program's own stderr pipe on fd 7
 	// (else fd 6, the output pipe, is both stdout and stderr).
 	Stderr bool `json:"stderr,omitempty"`
+	// Cgroup: the supervisor holds the task's cgroup v2 directory (opened)
+	// after its other descriptors — a one-shot supervisor on CgroupFD, a
+	// serving one as the serve message's last — and starts the program
+	// in it (clone3 with CLONE_INTO_CGROUP).
+	Cgroup bool `json:"cgroup,omitempty"`
 }
 
 // Protocol is the version of Spec and Msg. The runner and the shim may be
@@ -100,6 +105,10 @@ func (s *Spec) errFD() uintptr {
 	}
 	return OutFD
 }
+
+// CgroupFD is a one-shot supervisor's descriptor of the task's cgroup
+// (Spec.Cgroup): the one after its output pipes.
+func (s *Spec) CgroupFD() int { return int(s.errFD()) + 1 }
 
 func readSpec() (*Spec, error) { return readSpecFrom(os.NewFile(3, "spec")) }
 

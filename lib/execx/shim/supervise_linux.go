@@ -56,7 +56,11 @@ func supervise() int {
 			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
 		}
 	}
-	sv, err := startTask(s, taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, status: status})
+	tf := taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, status: status, cgroup: -1}
+	if s.Cgroup {
+		tf.cgroup = s.CgroupFD()
+	}
+	sv, err := startTask(s, tf)
 	if err != nil {
 		return reportErr(status, err)
 	}
@@ -70,12 +74,22 @@ func supervise() int {
 
 // taskFDs are one task's descriptors in its supervisor: the program's
 // stdin, output and stderr (the same as out without Spec.Stderr), the
-// runner's control pipe and the status pipe the reports go to. The
-// one-shot supervisor has them at fixed numbers (0, 6, 7, 5, 4); a
-// serving one at whatever numbers they were received as.
+// runner's control pipe, the status pipe the reports go to and the
+// task's cgroup (-1: none). The one-shot supervisor has them at fixed
+// numbers (0, 6, 7, 5, 4, Spec.CgroupFD); a serving one at whatever
+// numbers they were received as.
 type taskFDs struct {
 	stdin, out, err, ctl int
 	status               *os.File
+	cgroup               int
+}
+
+// intoCgroup starts a child in the task's cgroup, if it has one.
+func (fds *taskFDs) intoCgroup(sys *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if fds.cgroup >= 0 {
+		sys.UseCgroupFD, sys.CgroupFD = true, fds.cgroup
+	}
+	return sys
 }
 
 // startTask starts the program of s — itself (Direct) or through the
@@ -90,12 +104,12 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
 			Env:   s.Stage.Env,
 			Files: std,
-			Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+			Sys:   fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}),
 		})
 		if err != nil {
 			return nil, StartError(s.Stage.Path, err)
 		}
-	} else if pid, err = forkExecStage(s, std); err != nil {
+	} else if pid, err = forkExecStage(s, std, &fds); err != nil {
 		// The exec stage applies everything to itself and becomes the
 		// program: this process stays unrestricted.
 		return nil, err
@@ -317,7 +331,7 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 // (/proc/self/exe: the very file the runner checked and started, even if
 // it was replaced since), so a supervisor that is the minimal binary
 // starts a minimal stage too.
-func forkExecStage(s *Spec, std []uintptr) (int, error) {
+func forkExecStage(s *Spec, std []uintptr, fds *taskFDs) (int, error) {
 	sh, err := NewPipes(false)
 	if err != nil {
 		return 0, err
@@ -326,7 +340,7 @@ func forkExecStage(s *Spec, std []uintptr) (int, error) {
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{Arg0, "exec"}, &syscall.ProcAttr{
 		Env:   Env,
 		Files: append(std, sh.SpecR.Fd(), sh.StatusW.Fd()),
-		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}),
 	})
 	if err != nil {
 		return 0, StartError("/proc/self/exe", err)
