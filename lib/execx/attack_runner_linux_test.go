@@ -44,6 +44,7 @@ type attackReport struct {
 	Error    string   `json:"error,omitempty"`
 	Status   string   `json:"status,omitempty"`
 	Leftover int      `json:"leftover,omitempty"`
+	Killed   int      `json:"killed_at_end,omitempty"`
 }
 
 // runnerCanary is what mem-write-runner tries to overwrite.
@@ -105,7 +106,7 @@ func attackRunnerMain(cfgJSON string) int {
 			rep.Error = err.Error()
 		} else {
 			rep.Output, rep.Enforced = res.Output, res.Isolation.Enforced
-			rep.Status, rep.Leftover = string(res.Status), res.Leftover
+			rep.Status, rep.Leftover, rep.Killed = string(res.Status), res.Leftover, res.KilledAtEnd
 		}
 	}
 	rep.Usr1 = usr1.Load()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,9 +26,11 @@ import (
 // waits its grace for EOF (2 s by default) while their exited parents
 // pile up as zombies of the supervisor. The program itself exits 0 at
 // once. Every process of the chains carries MARKER in its command line.
+// Each chain stops forking 20 s after it began ($^T), so a survivor that
+// does escape cannot keep forking on the host after the test.
 const survivorScript = `chrt -i -p 0 $PPID 2>/dev/null && echo SUPERVISOR-IDLE
 for i in 1 2; do
-	perl -MPOSIX -e 'while (1) { my $p = fork; exit 0 if $p; POSIX::setsid() if defined $p; }' MARKER </dev/null &
+	perl -MPOSIX -e 'while (time < $^T + 20) { my $p = fork; exit 0 if $p; POSIX::setsid() if defined $p; }' MARKER </dev/null &
 done
 sleep 0.2
 exit 0`
@@ -82,6 +85,14 @@ func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 						if rep.Status == string(StatusSucceeded) {
 							t.Errorf("try %d: processes %v of the task outlived it, yet the Result says %s (leftover %d)", i, left, rep.Status, rep.Leftover)
 						}
+						// One escape is the answer: more tries would only
+						// load the machine with more chains.
+						t.Fatalf("%s as %s: a survivor outlived the run at try %d of %d", mode, u.name, i+1, tries)
+					}
+					// The chains were running when the program ended: a
+					// task with a cgroup counts them as killed at the end.
+					if slices.Contains(rep.Enforced, "cgroup") && rep.Killed == 0 {
+						t.Errorf("try %d: a cgroup, yet killed_at_end is 0", i)
 					}
 					if rep.Leftover > 0 && rep.Status == string(StatusSucceeded) {
 						t.Errorf("try %d: leftover %d with status %s", i, rep.Leftover, rep.Status)

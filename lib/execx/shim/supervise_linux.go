@@ -259,8 +259,8 @@ func (sv *supervisor) superviseThreads() {
 // reapAll blocks in wait4(-1) — it is the only waiter in this process, so
 // it steals nobody's status — reports the program's end when it comes,
 // and returns when no process of the task is left. Once kill was asked
-// for, every reaped process is followed by another SIGKILL round, for the
-// orphans its death handed to us.
+// for, every batch of reaped processes is followed by another SIGKILL
+// round (see reap).
 func (sv *supervisor) reapAll() {
 	defer sv.done.Store(true)
 	sv.reap(0)
@@ -271,33 +271,45 @@ func (sv *supervisor) reapAll() {
 func (sv *supervisor) reapReady() bool { return sv.reap(unix.WNOHANG) }
 
 // reap collects processes of the task with wait4(-1, opts) until none is
-// left (false) or, with WNOHANG, none has ended yet (true).
+// left (false) or, with WNOHANG, none has ended yet (true). Once a kill
+// is under way, each batch of ended processes — everything that has
+// ended by then — is followed by one more SIGKILL round, for the
+// orphans their deaths handed to us: one walk of the task's processes
+// per batch, not per process, so a task that piles up zombies (a fork
+// and exit loop) does not make each round longer than the last.
 func (sv *supervisor) reap(opts int) (left bool) {
 	for {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		pid, err := unix.Wait4(-1, &ws, opts, &ru)
+		pid, err := sv.wait4(opts)
 		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
 		case err != nil: // ECHILD: nothing of the task is left
 			return false
 		case pid == 0: // WNOHANG: children left, none ended
 			return true
 		}
-		sv.reaped(pid, ws, &ru)
+		for pid > 0 && err == nil {
+			pid, err = sv.wait4(unix.WNOHANG)
+		}
+		if sv.killing.Load() {
+			sv.signalAll(unix.SIGKILL)
+		}
 	}
 }
 
-// reaped is one process of the task collected: the program's end is
-// reported, and a kill under way goes another round.
-func (sv *supervisor) reaped(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
-	if pid == sv.target {
-		report(sv.status, Msg{Event: "exited", Status: uint32(ws),
-			UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
-	}
-	if sv.killing.Load() {
-		sv.signalAll(unix.SIGKILL)
+// wait4 collects one process of the task with wait4(-1, opts) and
+// reports the program's end when it is the one.
+func (sv *supervisor) wait4(opts int) (int, error) {
+	for {
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		pid, err := unix.Wait4(-1, &ws, opts, &ru)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err == nil && pid == sv.target {
+			report(sv.status, Msg{Event: "exited", Status: uint32(ws),
+				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
+		}
+		return pid, err
 	}
 }
 
