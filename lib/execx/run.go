@@ -314,8 +314,10 @@ type onlyReader struct{ io.Reader }
 // CLICode is the exit code of the shared exit-code table for this result:
 // the child's own code passed through, 124 timed out (137 when the
 // --kill-after SIGKILL was needed, as GNU timeout), 130 cancelled, 128+N
-// for a signal we did not send, and for a Result built from a refusal
-// (ErrorResult) the refusal's code.
+// for a signal we did not send, for a Result built from a refusal
+// (ErrorResult) the refusal's code, and 125 (exitcode.Internal) when
+// processes of the task outlived the cleanup (Leftover), whatever the
+// program did.
 func (r *Result) CLICode() int {
 	if r.Leftover > 0 {
 		return exitcode.Internal
