@@ -12,9 +12,12 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/jsonx"
 )
 
 // attackRunner is how the test starts a runner to attack: this test
@@ -34,6 +37,9 @@ type attackRunner struct {
 	// Pool: run the task on a supervisor of a Pool, with another one of
 	// the pool idle beside it.
 	Pool bool `json:"pool,omitempty"`
+	// Grace, if set, is the task's grace for its output pipes after the
+	// program exits (default 2 s).
+	Grace time.Duration `json:"grace,omitempty"`
 }
 
 type attackReport struct {
@@ -101,7 +107,9 @@ func attackRunnerMain(cfgJSON string) int {
 			opt.Pool = NewPool(2)
 			warmPool(p, opt)
 		}
-		res, err := Run(context.Background(), p, NewTask(cfg.Program, args...), opt)
+		task := NewTask(cfg.Program, args...)
+		task.Limits.Grace = jsonx.Duration(cfg.Grace)
+		res, err := Run(context.Background(), p, task, opt)
 		if err != nil {
 			rep.Error = err.Error()
 		} else {

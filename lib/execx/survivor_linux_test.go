@@ -23,7 +23,7 @@ import (
 // of a small CI machine, so an idle-class supervisor starves) that each
 // fork, start a new session and exit in a tight loop, so their pids and
 // process groups keep changing. They hold the output pipe: the runner
-// waits its grace for EOF (2 s by default) while their exited parents
+// waits its grace for EOF (survivorGrace) while their exited parents
 // pile up as zombies of the supervisor. The program itself exits 0 at
 // once. Every process of the chains carries MARKER in its command line.
 // Each chain stops forking 20 s after it began ($^T), so a survivor that
@@ -34,6 +34,12 @@ for i in 1 2; do
 done
 sleep 0.2
 exit 0`
+
+// survivorGrace is the task's grace for its output pipe: the time the
+// chains pile up zombies of the supervisor before the cleanup starts
+// (long enough for hundreds; short enough that 120 tries fit the
+// package's test timeout under -race).
+const survivorGrace = 500 * time.Millisecond
 
 // survivorTries is how many times each mode runs the survivor race:
 // EXECX_SURVIVOR_TRIES, else 20.
@@ -72,7 +78,7 @@ func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 					}
 					_ = os.Chown(ws, u.uid(), u.gid())
 					script := strings.ReplaceAll(survivorScript, "MARKER", marker)
-					cfg := attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script}}
+					cfg := attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script}, Grace: survivorGrace}
 					rep, _ := runAttackRunner(t, e, u, cfg, "survivor")
 					os.RemoveAll(ws)
 					if strings.Contains(rep.Output, "SUPERVISOR-IDLE") {
