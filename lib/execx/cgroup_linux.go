@@ -59,8 +59,33 @@ var errNoCgroup = errors.New("no writable cgroup v2")
 func cgroupParent() (string, error) {
 	cgroupState.once.Do(func() {
 		cgroupState.parent, cgroupState.err = findCgroupParent()
+		if cgroupState.err == nil {
+			sweepCgroups(cgroupState.parent)
+		}
 	})
 	return cgroupState.parent, cgroupState.err
+}
+
+// sweepCgroups removes the empty task cgroups of runners that are gone
+// (killed before they could remove them): artexec-PID-N where no process
+// PID runs. rmdir removes only an empty cgroup, so a live task's stays.
+func sweepCgroups(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "artexec-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		_ = unix.Rmdir(filepath.Join(parent, e.Name()))
+	}
 }
 
 func findCgroupParent() (string, error) {
