@@ -218,11 +218,17 @@ func newAttackScene(t *testing.T, u attackUser, secret string) *attackScene {
 	victim.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred, Setsid: true}
 	mustDo(victim.Start())
 	t.Cleanup(func() { _ = victim.Process.Kill(); _ = victim.Wait() })
+	// Another, whose scheduling and limits the task tries to change.
+	peer := exec.Command("sleep", "1000")
+	peer.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred, Setsid: true}
+	mustDo(peer.Start())
+	t.Cleanup(func() { _ = peer.Process.Kill(); _ = peer.Wait() })
+	peer0 := schedOf(t, peer.Process.Pid)
 	var root unix.Stat_t
 	mustDo(unix.Stat("/", &root))
 
 	sc.targets = attackTargets{File: file, Sibling: "../sibling.txt", ShmKey: key, Sock: sock, Abstract: abstract,
-		TCP: tcpPort, UDP: udpPort, Victim: victim.Process.Pid, Dev: root.Dev}
+		TCP: tcpPort, UDP: udpPort, Victim: victim.Process.Pid, Peer: peer.Process.Pid, Dev: root.Dev}
 	stat := func() (unix.Stat_t, bool) {
 		var st unix.Stat_t
 		return st, unix.Stat(file, &st) == nil
@@ -262,8 +268,65 @@ func newAttackScene(t *testing.T, u attackUser, secret string) *attackScene {
 		"unix-abstract": func(attackReport, string) bool { return abstractAccepted() > 0 },
 		"tcp-loopback":  func(attackReport, string) bool { return tcpAccepted() > 0 },
 		"udp-loopback":  func(attackReport, string) bool { return udpReceived() != "" },
+		"sched-unrelated": func(attackReport, string) bool {
+			return schedOf(t, peer.Process.Pid).sched.Policy != peer0.sched.Policy
+		},
+		"ioprio-unrelated": func(attackReport, string) bool { return schedOf(t, peer.Process.Pid).ioprio != peer0.ioprio },
+		"nice-unrelated": func(attackReport, string) bool {
+			return schedOf(t, peer.Process.Pid).sched.Nice != peer0.sched.Nice
+		},
+		"affinity-unrelated": func(attackReport, string) bool {
+			return schedOf(t, peer.Process.Pid).affinity != peer0.affinity
+		},
+		"prlimit-unrelated": func(attackReport, string) bool { return schedOf(t, peer.Process.Pid).nofile != peer0.nofile },
+		"setuid-chmod":      func(attackReport, string) bool { return setIDIn(filepath.Join(sc.ws, "suid-chmod")) },
+		"setgid-open":       func(attackReport, string) bool { return setIDIn(filepath.Join(sc.ws, "sgid-open")) },
 	}
 	return sc
+}
+
+// peerState is what the scheduling attacks try to change in a process.
+type peerState struct {
+	sched    unix.SchedAttr
+	ioprio   int
+	affinity unix.CPUSet
+	nofile   string // soft and hard
+}
+
+func schedOf(t *testing.T, pid int) peerState {
+	t.Helper()
+	var st peerState
+	attr, err := unix.SchedGetAttr(pid, 0)
+	if err != nil {
+		t.Fatalf("sched_getattr %d: %v", pid, err)
+	}
+	st.sched = *attr
+	prio, _, e := unix.RawSyscall(unix.SYS_IOPRIO_GET, 1, uintptr(pid), 0)
+	if e != 0 {
+		t.Fatalf("ioprio_get %d: %v", pid, e)
+	}
+	st.ioprio = int(prio)
+	if err := unix.SchedGetaffinity(pid, &st.affinity); err != nil {
+		t.Fatalf("sched_getaffinity %d: %v", pid, err)
+	}
+	// From /proc (prlimit64 would need CAP_SYS_RESOURCE for another
+	// user's process, which a container's root may lack).
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "Max open files") {
+			st.nofile = strings.Join(strings.Fields(line)[3:5], " ")
+		}
+	}
+	return st
+}
+
+// setIDIn reports whether path exists with a set-user-ID or set-group-ID bit.
+func setIDIn(path string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(path, &st) == nil && st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0
 }
 
 var shmSeq int32
@@ -370,8 +433,13 @@ var attackWorks = map[string]map[string][]string{
 		// An unprivileged task: the runner and the supervisor are
 		// non-dumpable (no ptrace, no /proc/PID/{mem,environ,fd}); what
 		// needs a capability fails; everything else of its user's works.
+		// It also changes the scheduling, I/O priority, nice, affinity
+		// and limits of its user's processes, and leaves set-ID files:
+		// none has no seccomp filter.
 		"user": {"signal-runner", "signal-unrelated", "chmod-outside", "chmod-outside-relative", "xattr-outside", "utime-outside",
-			"sysv-shm", "unix-pathname", "unix-abstract", "tcp-loopback", "udp-loopback", "netlink-route"},
+			"sysv-shm", "unix-pathname", "unix-abstract", "tcp-loopback", "udp-loopback", "netlink-route",
+			"sched-unrelated", "ioprio-unrelated", "nice-unrelated", "affinity-unrelated", "prlimit-unrelated",
+			"setuid-chmod", "setgid-open"},
 	},
 	"landlock": {
 		// SysV IPC has no Landlock scope, and Landlock before ABI 9 does

@@ -37,6 +37,7 @@ type attackTargets struct {
 	TCP      int    `json:"tcp"`
 	UDP      int    `json:"udp"`
 	Victim   int    `json:"victim"` // an unrelated process of the task's user
+	Peer     int    `json:"peer"`   // another, for the scheduling attacks (Victim may be dead by then)
 	Dev      uint64 `json:"dev"`    // device number of the root filesystem's disk
 }
 
@@ -144,6 +145,40 @@ var attacks = []struct {
 			unix.Close(fd)
 		}
 		return err
+	}},
+	// Another process's scheduling, I/O priority, nice, affinity and
+	// limits: chrt -i, ionice -c3, renice, taskset, prlimit on its pid.
+	{"sched-unrelated", func(t *attackTargets) error {
+		return unix.SchedSetAttr(t.Peer, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: 5 /* SCHED_IDLE */}, 0)
+	}},
+	{"ioprio-unrelated", func(t *attackTargets) error {
+		const whoProcess, classIdle = 1, 3
+		_, _, e := unix.RawSyscall(unix.SYS_IOPRIO_SET, whoProcess, uintptr(t.Peer), classIdle<<13)
+		return errnoOrNil(e)
+	}},
+	{"nice-unrelated", func(t *attackTargets) error { return unix.Setpriority(unix.PRIO_PROCESS, t.Peer, 15) }},
+	{"affinity-unrelated", func(t *attackTargets) error {
+		var one unix.CPUSet
+		one.Set(0)
+		return unix.SchedSetaffinity(t.Peer, &one)
+	}},
+	{"prlimit-unrelated", func(t *attackTargets) error {
+		return unix.Prlimit(t.Peer, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 7, Max: 7}, nil)
+	}},
+	// A set-user-ID (root's, for a root task) binary left in the
+	// workspace for whoever runs it later: made by chmod, and by open.
+	{"setuid-chmod", func(t *attackTargets) error {
+		if err := os.WriteFile("suid-chmod", []byte("#!/bin/sh\n"), 0o755); err != nil {
+			return err
+		}
+		return unix.Chmod("suid-chmod", 0o4755)
+	}},
+	{"setgid-open", func(t *attackTargets) error {
+		fd, err := unix.Open("sgid-open", unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o2755)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
 	}},
 	{"netlink-route", func(t *attackTargets) error {
 		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
@@ -304,4 +339,11 @@ func parseAttacks(out string) map[string]string {
 		got[name] = verdict
 	}
 	return got
+}
+
+func errnoOrNil(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }

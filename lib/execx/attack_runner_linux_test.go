@@ -13,9 +13,12 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/jsonx"
 )
 
 // attackRunner is how the test starts a runner to attack: this test
@@ -47,6 +50,9 @@ type attackRunner struct {
 	Env        map[string]string `json:"env,omitempty"`
 	MaxConns   int               `json:"max_conns,omitempty"`
 	Path       []string          `json:"path,omitempty"` // more directories programs are looked up in
+	// Grace, if set, is the task's grace for its output pipes after the
+	// program exits (default 2 s).
+	Grace time.Duration `json:"grace,omitempty"`
 }
 
 type attackReport struct {
@@ -56,6 +62,9 @@ type attackReport struct {
 	Enforced []string       `json:"enforced"`
 	Network  *NetworkReport `json:"network,omitempty"`
 	Error    string         `json:"error,omitempty"`
+	Status   string         `json:"status,omitempty"`
+	Leftover int            `json:"leftover,omitempty"`
+	Killed   int            `json:"killed_at_end,omitempty"`
 }
 
 // runnerCanary is what mem-write-runner tries to overwrite.
@@ -124,11 +133,13 @@ func attackRunnerMain(cfgJSON string) int {
 			opt.Pool = NewPool(2)
 			warmPool(p, opt)
 		}
+		task.Limits.Grace = jsonx.Duration(cfg.Grace)
 		res, err := Run(context.Background(), p, task, opt)
 		if err != nil {
 			rep.Error = err.Error()
 		} else {
 			rep.Output, rep.Enforced, rep.Network = res.Output, res.Isolation.Enforced, res.Network
+			rep.Status, rep.Leftover, rep.Killed = string(res.Status), res.Leftover, res.KilledAtEnd
 		}
 	}
 	rep.Usr1 = usr1.Load()

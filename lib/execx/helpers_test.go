@@ -113,8 +113,15 @@ func writeFile(t testing.TB, path, data string) {
 	}
 }
 
-// baseLayers are the isolation layers every Linux run has, whatever its mode.
-var baseLayers = []string{"supervisor", "runner.non_dumpable", "session.new"}
+// baseLayers are the isolation layers every Linux run has, whatever its
+// mode (and a cgroup of its own where the runner can make one).
+var baseLayers = func() []string {
+	base := []string{"supervisor", "runner.non_dumpable", "session.new"}
+	if cgroupUsable() {
+		base = append(base, "cgroup")
+	}
+	return base
+}()
 
 // serveSupervisors are the pooled supervisors among pid's children.
 func serveSupervisors(pid int) []int {

@@ -27,6 +27,7 @@ type isoPlan struct {
 	backend    Isolation
 	bestEffort bool
 	supervise  bool // a shim stays alive as the task's supervisor
+	cgroup     bool // the task gets a cgroup v2 of its own (taskCgroup)
 	landlock   int  // Landlock ABI to enforce; 0 = none
 	namespaces bool // new user, PID, network, IPC, UTS and mount namespaces
 	mountNS    bool // a mount namespace alone (landlock as root)

@@ -42,18 +42,21 @@ func landlockFeatures(v int) []string {
 // Layer names, in the order they are applied, as listed in
 // Result.isolation.enforced and by `artexec isolation`.
 const (
-	layerSupervisor  = "supervisor"          // per-task supervisor: nothing of the task outlives the runner
-	layerNonDumpable = "runner.non_dumpable" // runner and supervisor cannot be ptraced or read through /proc
-	layerSession     = "session.new"         // setsid: no controlling terminal
-	layerMountProc   = "mount.proc"          // a fresh /proc of the task's PID namespace
-	layerReadOnly    = "mount.readonly"      // everything read-only but the workspace and temp dir
-	layerNNP         = "no_new_privs"
-	layerCaps        = "capabilities.drop" // bounding, ambient, inheritable, permitted, effective
-	layerSeccompPtr  = "seccomp.ptrace"    // ptrace, process_vm_*, pidfd_getfd
-	layerSeccompTTY  = "seccomp.tty_inject"
-	layerSeccompKern = "seccomp.kernel" // mount, kexec, modules, namespaces, bpf, keyrings, io_uring
-	layerSeccompSock = "seccomp.socket" // only unix and TCP sockets
-	layerSeccompUnix = "seccomp.socket.unix"
+	layerSupervisor   = "supervisor"          // per-task supervisor: nothing of the task outlives the runner
+	layerNonDumpable  = "runner.non_dumpable" // runner and supervisor cannot be ptraced or read through /proc
+	layerSession      = "session.new"         // setsid: no controlling terminal
+	layerMountProc    = "mount.proc"          // a fresh /proc of the task's PID namespace
+	layerReadOnly     = "mount.readonly"      // everything read-only but the workspace and temp dir
+	layerNNP          = "no_new_privs"
+	layerCaps         = "capabilities.drop" // bounding, ambient, inheritable, permitted, effective
+	layerSeccompPtr   = "seccomp.ptrace"    // ptrace, process_vm_*, pidfd_getfd
+	layerSeccompTTY   = "seccomp.tty_inject"
+	layerSeccompKern  = "seccomp.kernel" // mount, kexec, modules, namespaces, bpf, keyrings, io_uring
+	layerSeccompSock  = "seccomp.socket" // only unix and TCP sockets
+	layerSeccompUnix  = "seccomp.socket.unix"
+	layerSeccompSelf  = "seccomp.sched" // scheduling, I/O priority, affinity, nice, rlimits: the caller's own only
+	layerSeccompSetID = "seccomp.setid" // no set-user-ID or set-group-ID bit on any file
+	layerCgroup       = "cgroup"        // a cgroup v2 of its own, killed whole with cgroup.kill
 )
 
 // Network layers (NetworkMode), after the namespaces.
@@ -67,7 +70,7 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 	// mode: it is what kills every process of the task when the runner is
 	// killed, and neither a subreaper runner (gone with it) nor Pdeathsig
 	// (the direct child only) can.
-	ip = isoPlan{backend: p.Isolation, bestEffort: p.IsolationBestEffort, supervise: true}
+	ip = isoPlan{backend: p.Isolation, bestEffort: p.IsolationBestEffort, supervise: true, cgroup: cgroupUsable()}
 	var rlEnforced []string
 	ip.rlimits, rlEnforced = rlimitsOf(l)
 	drop := func(layer string, why error) error {
@@ -133,6 +136,9 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 // (best effort) and recomputing keeps the report exact.
 func (ip *isoPlan) enforcedList(rl []string) []string {
 	out := []string{layerSupervisor, layerNonDumpable, layerSession}
+	if ip.cgroup {
+		out = append(out, layerCgroup)
+	}
 	switch {
 	case ip.namespaces:
 		out = append(out, "namespace.user", "namespace.pid")
@@ -179,6 +185,7 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 		if ip.denyUnix {
 			out = append(out, layerSeccompUnix)
 		}
+		out = append(out, layerSeccompSelf, layerSeccompSetID)
 	}
 	return append(out, rl...)
 }

@@ -218,7 +218,7 @@ func wantLandlockLayers() []string {
 	}
 	want = append(want, "no_new_privs", "capabilities.drop")
 	want = append(want, landlockFeatures(landlockABI())...)
-	return append(want, "seccomp.ptrace", "seccomp.tty_inject", "seccomp.kernel", "seccomp.socket")
+	return append(want, "seccomp.ptrace", "seccomp.tty_inject", "seccomp.kernel", "seccomp.socket", "seccomp.sched", "seccomp.setid")
 }
 
 func TestRlimits(t *testing.T) {
@@ -283,7 +283,7 @@ func TestStrictWithoutNamespaces(t *testing.T) {
 	res := mustRun(t, p, NewTask("true"), Options{})
 	want := append(slices.Clone(baseLayers), "no_new_privs", "capabilities.drop")
 	want = append(want, landlockFeatures(landlockABI())...)
-	want = append(want, "seccomp.ptrace", "seccomp.tty_inject", "seccomp.kernel", "seccomp.socket", "seccomp.socket.unix")
+	want = append(want, "seccomp.ptrace", "seccomp.tty_inject", "seccomp.kernel", "seccomp.socket", "seccomp.socket.unix", "seccomp.sched", "seccomp.setid")
 	if res.Status != StatusSucceeded || res.Isolation.Backend != IsolationStrict || !slices.Equal(res.Isolation.Enforced, want) ||
 		len(res.Isolation.Dropped) != 1 || !strings.HasPrefix(res.Isolation.Dropped[0], "namespaces: ") {
 		t.Errorf("best-effort strict without namespaces: %s %+v; want succeeded with %v and the namespaces dropped", res.Status, res.Isolation, want)

@@ -250,8 +250,10 @@ func (s *poolSup) send(msg []byte, fds []int) error {
 //
 // A task whose spec is longer than a serve message carries
 // (shim.MaxServeSpec: a large environment) is not pooled: ok is false.
-func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bool, err error) {
-	msg := append([]byte{shim.ServeRun}, pl.shimSpec(true).Encode()...)
+func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (_ proc, ok bool, err error) {
+	spec := pl.shimSpec(true)
+	spec.Cgroup = cg != nil
+	msg := append([]byte{shim.ServeRun}, spec.Encode()...)
 	if len(msg) > 1+shim.MaxServeSpec {
 		return nil, false, nil
 	}
@@ -267,10 +269,13 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bo
 		}
 		// Fd() also puts each of our files in blocking mode, as
 		// startProcess does for what it passes on.
-		var fdsBuf [shim.ServeErr + 3]int
+		var fdsBuf [shim.ServeErr + 4]int
 		fds := append(fdsBuf[:0], int(sh.StatusW.Fd()), int(sh.CtlR.Fd()), int(pl.dir.Fd()), int(stdin.Fd()), int(out.Fd()))
 		if errw != nil {
 			fds = append(fds, int(errw.Fd()))
+		}
+		if cg != nil { // after stderr, before the writable trees
+			fds = append(fds, cg.fd)
 		}
 		for _, f := range pl.rwFiles() { // the writable trees come last
 			fds = append(fds, int(f.Fd()))
@@ -284,7 +289,7 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File) (_ proc, ok bo
 			return nil, true, exitcode.Errorf(exitcode.Internal, "supervisor: send the task: %v (wait status %#x)", err, uint32(ex.status))
 		}
 		sh.CloseChildEnds()
-		sp := &superProc{pid: sup.pid, sup: sup, pool: pool}
+		sp := &superProc{pid: sup.pid, sup: sup, pool: pool, cg: cg}
 		pr, err := sp.begin(sh, nil)
 		if errors.Is(err, errNeverStarted) && try == 0 {
 			continue

@@ -186,7 +186,7 @@ func TestPoolNoLeftoverBetweenTasks(t *testing.T) {
 // probeState is what a task can see of what it inherited: its signal
 // dispositions and mask, resource limits, nice value, CPU affinity,
 // working directory, environment and descriptors.
-const probeState = `grep -E '^(SigBlk|SigIgn|SigCgt|Cpus_allowed_list):' /proc/self/status; ulimit -a; cut -d' ' -f19 /proc/self/stat; pwd -P; env | sort; ls /proc/self/fd | tr '\n' ' '; echo`
+const probeState = `grep -E '^(SigBlk|SigIgn|SigCgt|Cpus_allowed_list):' /proc/self/status; ulimit -a; cut -d' ' -f19 /proc/self/stat; pwd -P; env | sort; ls /proc/self/fd | tr '\n' ' '; echo; chrt -p $$ 2>&1 | sed 's/.*: //'; ionice -p $$ 2>&1; cat /proc/self/oom_score_adj /proc/self/timerslack_ns 2>&1`
 
 // Nothing a task changes in itself reaches the next task on the same
 // supervisor, and what a task changes in its supervisor (limits, nice,
@@ -214,14 +214,37 @@ func TestPoolStateDoesNotLeak(t *testing.T) {
 		{"prlimit", `prlimit --pid $PPID --nofile=64:64`},
 		{"renice", `renice -n 3 -p $PPID >/dev/null`},
 		{"taskset", `taskset -p 1 $PPID >/dev/null`},
+		// Scheduling and I/O priority, of the thread that forks the
+		// tasks and of every other thread of the supervisor.
+		{"chrt", `chrt -i -p 0 $PPID`},
+		{"chrt-all", `chrt -a -i -p 0 $PPID`},
+		{"chrt-batch", `chrt -a -b -p 0 $PPID`},
+		{"ionice", `ionice -c3 -p $PPID`},
+		{"ionice-thread", `for t in /proc/$PPID/task/*; do ionice -c2 -n7 -p ${t##*/}; done`},
+		{"renice-thread", `for t in /proc/$PPID/task/*; do renice -n 2 -p ${t##*/} >/dev/null; done`},
+		// Root only: the OOM score and the cgroup of a non-dumpable
+		// process are root's to change.
+		{"oom_score_adj", `echo 500 > /proc/$PPID/oom_score_adj`},
+		{"cgroup", `echo $PPID > "$CG/cgroup.procs"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := exec.LookPath(c.name); err != nil {
-				t.Skipf("%s not on PATH (Debian: util-linux)", c.name)
+			tool, _, _ := strings.Cut(c.name, "-")
+			if tool == "oom_score_adj" || tool == "cgroup" {
+				if os.Geteuid() != 0 {
+					t.Skip("root only")
+				}
+				tool = "sh"
 			}
-			res, changed := runOn(t, pool, p, c.script)
+			script := c.script
+			if c.name == "cgroup" {
+				script = strings.ReplaceAll(script, "$CG", testCgroup(t))
+			}
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("%s not on PATH (Debian: util-linux)", tool)
+			}
+			res, changed := runOn(t, pool, p, script)
 			if res.Status != StatusSucceeded {
-				t.Fatalf("%s: %s %q", c.script, res.Status, res.Output)
+				t.Fatalf("%s: %s %q", script, res.Status, res.Output)
 			}
 			got, next := runOn(t, pool, p, probeState)
 			if next == changed {
@@ -373,4 +396,26 @@ func TestPoolable(t *testing.T) {
 			t.Errorf("%s: poolable = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// testCgroup makes an empty cgroup v2 beside the runner's task cgroups,
+// removed at the end of the test; it skips where the runner can make
+// none.
+func testCgroup(t *testing.T) string {
+	t.Helper()
+	parent, err := cgroupParent()
+	if err != nil {
+		t.Skipf("no cgroup: %v", err)
+	}
+	dir, err := os.MkdirTemp(parent, "execx-test-")
+	if err != nil {
+		t.Skipf("no cgroup: %v", err)
+	}
+	t.Cleanup(func() {
+		// Whatever was moved in is gone with its pool; wait for it.
+		for deadline := time.Now().Add(systest.Deadline); unix.Rmdir(dir) == unix.EBUSY && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	return dir
 }

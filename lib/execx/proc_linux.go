@@ -130,6 +130,9 @@ type superProc struct {
 	sawExited bool // read after shimDone
 	sawIdle   bool
 	discarded bool
+
+	cg                    *taskCgroup // nil: the runner cannot make one
+	killedAtEnd, leftover int         // set by finish
 }
 
 // startSupervised starts the task under a supervisor: a pooled one when
@@ -137,9 +140,27 @@ type superProc struct {
 // (poolable), else one of its own, started with the program's stdin as
 // its fd 0, the output pipe as fd 6 and a separate stderr pipe, if any,
 // as fd 7 (the spec says which); its own stdout and stderr are /dev/null.
+//
+// Where the runner can make cgroups, the task gets one of its own (see
+// taskCgroup), which the supervisor starts the program in.
 func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
+	var cg *taskCgroup
+	if pl.iso.cgroup {
+		if cg = newTaskCgroup(); cg == nil { // the Result says so: no "cgroup" layer
+			pl.iso.cgroup = false
+			pl.iso.recompute(pl)
+		}
+	}
+	pr, err := startSupervisedIn(pl, stdin, out, errw, cg)
+	if err != nil {
+		cg.remove()
+	}
+	return pr, err
+}
+
+func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (proc, error) {
 	if pl.pool != nil && poolable(&pl.iso) {
-		if pr, ok, err := startPooled(pl.pool, pl, stdin, out, errw); ok {
+		if pr, ok, err := startPooled(pl.pool, pl, stdin, out, errw, cg); ok {
 			return pr, err
 		}
 	}
@@ -181,6 +202,11 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		}()
 	}
 	attr.Files = append(attr.Files, netTheirs)
+	var cgDir *os.File // fd 9 (shim.CgroupFD): the task's cgroup, else closed
+	if cg != nil {
+		cgDir = cg.dir
+	}
+	attr.Files = append(attr.Files, cgDir)
 	attr.Files = append(attr.Files, pl.rwFiles()...)
 	setNamespaces(attr.Sys, &pl.iso)
 	argv := []string{shim.Arg0, "supervise"}
@@ -202,8 +228,10 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		return nil, err
 	}
 	sh.CloseChildEnds()
-	sp := &superProc{pid: pid, waited: waited}
-	_, werr := sh.SpecW.Write(pl.shimSpec(true).Encode())
+	sp := &superProc{pid: pid, waited: waited, cg: cg}
+	spec := pl.shimSpec(true) // after a best-effort downgrade
+	spec.Cgroup = cg != nil
+	_, werr := sh.SpecW.Write(spec.Encode())
 	pr, err := sp.begin(sh, werr)
 	if err != nil || !pl.iso.proxy {
 		return pr, err
@@ -345,6 +373,9 @@ func (sp *superProc) signal(sig unix.Signal) {
 	default:
 		_ = unix.Kill(-sp.pid, sig) // the supervisor is gone or stuck: its group at least
 	}
+	if sig == unix.SIGKILL && sp.cg != nil {
+		sp.cg.kill()
+	}
 }
 
 // finish tells the supervisor to kill and reap everything left (by
@@ -354,21 +385,42 @@ func (sp *superProc) signal(sig unix.Signal) {
 // with its group. A pooled supervisor goes back to its pool only when the
 // run ended cleanly: it reported the exit and then "idle", in time, and
 // was never stopped.
+//
+// With a cgroup, the runner does not leave the kill to the supervisor
+// alone: it kills the cgroup at once (the supervisor may have been
+// slowed down by the task) and counts what was in it and what is left
+// once the cgroup is empty or reapWait passed. Without one, a supervisor
+// that did not finish in time may have left processes it could not
+// catch: at least one is counted as left over.
 func (sp *superProc) finish() {
 	sp.ctl.Close() // EOF is the kill: no 'K' needed first
+	deadline := time.Now().Add(reapWait)
+	if sp.cg != nil {
+		sp.killedAtEnd = sp.cg.kill()
+		sp.leftover = sp.cg.wait(deadline)
+	}
 	timedOut := false
 	select {
 	case <-sp.shimDone:
-	case <-time.After(reapWait):
+	case <-time.After(time.Until(deadline)):
 		timedOut = true
 		_ = unix.Kill(-sp.pid, unix.SIGKILL)
 		_ = unix.Kill(sp.pid, unix.SIGKILL)
 		<-sp.shimDone
 	}
+	if sp.cg != nil {
+		sp.cg.remove()
+	} else if timedOut {
+		sp.leftover = 1
+	}
 	if sp.sup != nil && !sp.discarded {
-		sp.pool.put(sp.sup, sp.sawIdle && !timedOut)
+		sp.pool.put(sp.sup, sp.sawIdle && !timedOut && sp.leftover == 0)
 	}
 }
+
+// cleanup is what finish found: the processes of the task it killed
+// after the program ended, and those left alive.
+func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, sp.leftover }
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
 // namespaces, or a mount namespace alone (landlock as root).

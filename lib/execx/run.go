@@ -3,6 +3,7 @@ package execx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -245,6 +246,9 @@ loop:
 	}
 	pr.finish()
 	pl.netProxy.report(res.Network)
+	if c, ok := pr.(interface{ cleanup() (killed, leftover int) }); ok {
+		res.KilledAtEnd, res.Leftover = c.cleanup()
+	}
 	// Everything of the task is dead: read what it left in the pipes,
 	// both within one drainWait.
 	deadline := time.Now().Add(drainWait)
@@ -293,6 +297,10 @@ loop:
 	default:
 		res.Status = StatusFailed
 	}
+	if res.Leftover > 0 { // containment failed: never a success, whatever the program did
+		res.Status = StatusError
+		res.Error = fmt.Sprintf("%d process(es) of the task outlived its cleanup (leftover)", res.Leftover)
+	}
 	res.ToolExitCode = res.CLICode()
 	return res, nil
 }
@@ -318,9 +326,14 @@ type onlyReader struct{ io.Reader }
 // CLICode is the exit code of the shared exit-code table for this result:
 // the child's own code passed through, 124 timed out (137 when the
 // --kill-after SIGKILL was needed, as GNU timeout), 130 cancelled, 128+N
-// for a signal we did not send, and for a Result built from a refusal
-// (ErrorResult) the refusal's code.
+// for a signal we did not send, for a Result built from a refusal
+// (ErrorResult) the refusal's code, and 125 (exitcode.Internal) when
+// processes of the task outlived the cleanup (Leftover), whatever the
+// program did.
 func (r *Result) CLICode() int {
+	if r.Leftover > 0 {
+		return exitcode.Internal
+	}
 	switch r.Status {
 	case StatusTimedOut:
 		if r.Killed {

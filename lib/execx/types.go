@@ -184,6 +184,15 @@ type Result struct {
 	// Signal stay the child's raw status, so a timed-out Result reads
 	// exit_code 143, signal SIGTERM, tool_exit_code 124.
 	ToolExitCode int `json:"tool_exit_code"`
+	// KilledAtEnd counts the processes of the task still running when
+	// its program had ended and the runner cleaned up: each was killed.
+	// Counted where the task has a cgroup of its own (see Leftover).
+	KilledAtEnd int `json:"killed_at_end,omitempty"`
+	// Leftover counts the processes of the task still alive when the
+	// runner gave up waiting for the cleanup (at least 1 when it could
+	// not count them). A Result with Leftover is never a success: its
+	// Status is error and its ToolExitCode 125, whatever the program did.
+	Leftover int `json:"leftover,omitempty"`
 }
 
 // IsolationReport says exactly what was enforced, never what was merely

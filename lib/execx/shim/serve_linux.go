@@ -24,7 +24,8 @@ import (
 // of its own), with the task's descriptors attached (SCM_RIGHTS), in the
 // order of the Serve* indexes: the status pipe's write end, the control
 // pipe's read end, the task's working directory (opened), the program's
-// stdin and output and, with Spec.Stderr, its stderr. One message, one
+// stdin and output, with Spec.Stderr its stderr and, with Spec.Cgroup,
+// the task's cgroup directory last. One message, one
 // recvmsg: the spec needs no pipe of its own. Then it is the one-shot
 // supervisor on those descriptors: reports "started" and "exited" on the
 // status pipe, obeys 'T' and 'K' and EOF on the control pipe, reaps until
@@ -51,7 +52,7 @@ const (
 
 // maxServeFDs is more than a message ever carries: a message with more is
 // refused (after closing them all), as is one the kernel had to truncate.
-const maxServeFDs = 8
+const maxServeFDs = 9
 
 // MaxServeSpec bounds the spec a serve message carries: well under a unix
 // socket's default send buffer (about 208 KiB), and the receive buffer a
@@ -63,11 +64,12 @@ const MaxServeSpec = 64 << 10
 // serve is the long-lived supervisor. Its process state must not depend
 // on a task: it refuses a spec with a mount view, a PID namespace or ID
 // maps (those supervisors are made for one task by the runner), and after
-// each task it checks that what the next task would inherit from it —
-// its resource limits, its forking thread's nice value and CPU affinity —
-// is what it was when it started; a task running as the same user could
-// have changed them (prlimit, setpriority, sched_setaffinity), and such a
-// supervisor exits instead of serving again.
+// each task it checks that its whole process state (procState: limits,
+// every thread's scheduling, affinity and I/O priority, cgroup,
+// credentials, signals and the rest) is what it was when it started; a
+// task running as the same user could have changed some of it (prlimit,
+// sched_setattr, ioprio_set, ...), and such a supervisor exits instead of
+// serving again.
 func serve() int {
 	runtime.LockOSThread() // every program's Pdeathsig is tied to this thread
 	MarkCloexecFrom(3)
@@ -127,7 +129,7 @@ func (srv *server) stop() {
 // descriptors, checked for number and truncation, and close-on-exec from
 // the start (MSG_CMSG_CLOEXEC).
 func recvTask(sock int, buf []byte) (spec []byte, fds []int, err error) {
-	var oob [64]byte // unix.CmsgSpace(maxServeFDs*4) is 48
+	var oob [64]byte // unix.CmsgSpace(maxServeFDs*4) is 56
 	var n, oobn, flags int
 	for {
 		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob[:unix.CmsgSpace(maxServeFDs*4)], unix.MSG_CMSG_CLOEXEC)
@@ -169,15 +171,20 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	status := os.NewFile(uintptr(fds[ServeStatus]), "status")
 	defer status.Close()
 	s, err := decodeSpec(spec)
-	errFD := fds[ServeOut]
+	errFD, cgroupFD := fds[ServeOut], -1
 	switch {
 	case err != nil:
 	case s.View != nil || s.PIDNS || s.MapIDs:
 		err = errors.New("shim: a serving supervisor runs no task with a mount view, a PID namespace or ID maps")
-	case len(fds) != ServeErr+boolInt(s.Stderr)+s.RWTrees:
-		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v and %d writable trees", len(fds), s.Stderr, s.RWTrees)
-	case s.Stderr:
-		errFD = fds[ServeErr]
+	case len(fds) != ServeErr+b2i(s.Stderr)+b2i(s.Cgroup)+s.RWTrees:
+		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v, cgroup=%v and %d writable trees", len(fds), s.Stderr, s.Cgroup, s.RWTrees)
+	default:
+		if s.Stderr {
+			errFD = fds[ServeErr]
+		}
+		if s.Cgroup { // closed once the program started in it (error paths: with the rest)
+			cgroupFD = fds[ServeErr+b2i(s.Stderr)]
+		}
 	}
 	if err != nil {
 		closeAll(fds[ServeCtl:])
@@ -195,7 +202,7 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	// Belt and braces: the descriptors came close-on-exec, and nothing
 	// else of this process may reach the program either.
 	MarkCloexecFrom(3)
-	tf := taskFDs{stdin: fds[ServeStdin], out: fds[ServeOut], err: errFD, ctl: fds[ServeCtl], rw: fds[len(fds)-s.RWTrees:], status: status}
+	tf := taskFDs{stdin: fds[ServeStdin], out: fds[ServeOut], err: errFD, ctl: fds[ServeCtl], rw: fds[len(fds)-s.RWTrees:], status: status, cgroup: cgroupFD}
 	srv.mu.Lock()
 	if srv.stopped {
 		srv.mu.Unlock()
@@ -204,6 +211,9 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 		return false, 0
 	}
 	sv, err := startTask(s, tf) // under mu: a signal handler sees the task only once it exists
+	if cgroupFD >= 0 {
+		unix.Close(cgroupFD)
+	}
 	srv.cur = sv
 	srv.mu.Unlock()
 	if err != nil {
@@ -215,40 +225,20 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	srv.cur = nil
 	again = !srv.stopped
 	srv.mu.Unlock()
-	again = unix.Chdir("/") == nil && again && inheritedState() == srv.state
+	cwdErr := unix.Chdir("/")
+	st := inheritedState()
+	again = cwdErr == nil && again && st.same(&srv.state)
 	if again {
 		report(status, Msg{Event: "idle"})
 	}
 	return again, 0
 }
 
-// procState is what a program inherits from its supervisor beyond what
-// the spec says: resource limits, and the forking thread's nice value and
-// CPU affinity.
-type procState struct {
-	rlimits  [unix.RLIMIT_RTTIME + 1]unix.Rlimit
-	nice     int
-	affinity unix.CPUSet
-	err      bool
-}
-
-// inheritedState reads procState on the calling (the forking, locked)
-// thread.
-func inheritedState() procState {
-	var st procState
-	for r := range st.rlimits {
-		if unix.Getrlimit(r, &st.rlimits[r]) != nil {
-			st.err = true
-		}
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	var err error
-	if st.nice, err = unix.Getpriority(unix.PRIO_PROCESS, 0); err != nil {
-		st.err = true
-	}
-	if unix.SchedGetaffinity(0, &st.affinity) != nil {
-		st.err = true
-	}
-	return st
+	return 0
 }
 
 func boolInt(b bool) int {

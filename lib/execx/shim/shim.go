@@ -80,6 +80,11 @@ type Spec struct {
 	// NetFD, for the runner's proxy to accept the task's connections on
 	// (network allow). No other namespace has the listener.
 	ProxyPort int `json:"proxy_port,omitempty"`
+	// Cgroup: the supervisor holds the task's cgroup v2 directory (opened)
+	// — a one-shot supervisor on CgroupFD, a serving one in the serve
+	// message after stderr and before the writable trees — and starts the
+	// program in it (clone3 with CLONE_INTO_CGROUP).
+	Cgroup bool `json:"cgroup,omitempty"`
 }
 
 // Protocol is the version of Spec and Msg. The runner and the shim may be
@@ -105,8 +110,10 @@ const (
 	OutFD = 6
 	ErrFD = 7
 	NetFD = 8 // with Spec.ProxyPort; closed without it
+	// CgroupFD is the task's cgroup directory (Spec.Cgroup); closed without.
+	CgroupFD = 9
 	// RWFD is the first of Spec.RWTrees descriptors on the writable trees.
-	RWFD = 9
+	RWFD = 10
 )
 
 // errFD is the supervisor's descriptor that becomes the program's stderr.

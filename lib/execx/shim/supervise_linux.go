@@ -63,7 +63,11 @@ func supervise() int {
 	if err := setupNet(s); err != nil {
 		return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: network: %w", err))
 	}
-	sv, err := startTask(s, taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, rw: rw, status: status})
+	tf := taskFDs{stdin: 0, out: OutFD, err: int(s.errFD()), ctl: 5, rw: rw, status: status, cgroup: -1}
+	if s.Cgroup {
+		tf.cgroup = CgroupFD
+	}
+	sv, err := startTask(s, tf)
 	if err != nil {
 		return reportErr(status, err)
 	}
@@ -77,13 +81,23 @@ func supervise() int {
 
 // taskFDs are one task's descriptors in its supervisor: the program's
 // stdin, output and stderr (the same as out without Spec.Stderr), the
-// runner's control pipe and the status pipe the reports go to. The
-// one-shot supervisor has them at fixed numbers (0, 6, 7, 5, 4); a
-// serving one at whatever numbers they were received as.
+// runner's control pipe, the status pipe the reports go to and the
+// task's cgroup (-1: none). The one-shot supervisor has them at fixed
+// numbers (0, 6, 7, 5, 4, CgroupFD); a serving one at whatever
+// numbers they were received as.
 type taskFDs struct {
 	stdin, out, err, ctl int
 	rw                   []int // the writable trees (Spec.RWTrees)
 	status               *os.File
+	cgroup               int
+}
+
+// intoCgroup starts a child in the task's cgroup, if it has one.
+func (fds *taskFDs) intoCgroup(sys *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if fds.cgroup >= 0 {
+		sys.UseCgroupFD, sys.CgroupFD = true, fds.cgroup
+	}
+	return sys
 }
 
 // startTask starts the program of s — itself (Direct) or through the
@@ -101,12 +115,12 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
 			Env:   s.Stage.Env,
 			Files: std,
-			Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+			Sys:   fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}),
 		})
 		if err != nil {
 			return nil, StartError(s.Stage.Path, err)
 		}
-	} else if pid, err = forkExecStage(s, std, fds.rw); err != nil {
+	} else if pid, err = forkExecStage(s, std, &fds); err != nil {
 		// The exec stage applies everything to itself and becomes the
 		// program: this process stays unrestricted.
 		return nil, err
@@ -257,8 +271,8 @@ func (sv *supervisor) superviseThreads() {
 // reapAll blocks in wait4(-1) — it is the only waiter in this process, so
 // it steals nobody's status — reports the program's end when it comes,
 // and returns when no process of the task is left. Once kill was asked
-// for, every reaped process is followed by another SIGKILL round, for the
-// orphans its death handed to us.
+// for, every batch of reaped processes is followed by another SIGKILL
+// round (see reap).
 func (sv *supervisor) reapAll() {
 	defer sv.done.Store(true)
 	sv.reap(0)
@@ -269,33 +283,45 @@ func (sv *supervisor) reapAll() {
 func (sv *supervisor) reapReady() bool { return sv.reap(unix.WNOHANG) }
 
 // reap collects processes of the task with wait4(-1, opts) until none is
-// left (false) or, with WNOHANG, none has ended yet (true).
+// left (false) or, with WNOHANG, none has ended yet (true). Once a kill
+// is under way, each batch of ended processes — everything that has
+// ended by then — is followed by one more SIGKILL round, for the
+// orphans their deaths handed to us: one walk of the task's processes
+// per batch, not per process, so a task that piles up zombies (a fork
+// and exit loop) does not make each round longer than the last.
 func (sv *supervisor) reap(opts int) (left bool) {
 	for {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		pid, err := unix.Wait4(-1, &ws, opts, &ru)
+		pid, err := sv.wait4(opts)
 		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
 		case err != nil: // ECHILD: nothing of the task is left
 			return false
 		case pid == 0: // WNOHANG: children left, none ended
 			return true
 		}
-		sv.reaped(pid, ws, &ru)
+		for pid > 0 && err == nil {
+			pid, err = sv.wait4(unix.WNOHANG)
+		}
+		if sv.killing.Load() {
+			sv.signalAll(unix.SIGKILL)
+		}
 	}
 }
 
-// reaped is one process of the task collected: the program's end is
-// reported, and a kill under way goes another round.
-func (sv *supervisor) reaped(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
-	if pid == sv.target {
-		report(sv.status, Msg{Event: "exited", Status: uint32(ws),
-			UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
-	}
-	if sv.killing.Load() {
-		sv.signalAll(unix.SIGKILL)
+// wait4 collects one process of the task with wait4(-1, opts) and
+// reports the program's end when it is the one.
+func (sv *supervisor) wait4(opts int) (int, error) {
+	for {
+		var ws unix.WaitStatus
+		var ru unix.Rusage
+		pid, err := unix.Wait4(-1, &ws, opts, &ru)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err == nil && pid == sv.target {
+			report(sv.status, Msg{Event: "exited", Status: uint32(ws),
+				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
+		}
+		return pid, err
 	}
 }
 
@@ -329,7 +355,7 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 // (/proc/self/exe: the very file the runner checked and started, even if
 // it was replaced since), so a supervisor that is the minimal binary
 // starts a minimal stage too.
-func forkExecStage(s *Spec, std []uintptr, rw []int) (int, error) {
+func forkExecStage(s *Spec, std []uintptr, fds *taskFDs) (int, error) {
 	sh, err := NewPipes(false)
 	if err != nil {
 		return 0, err
@@ -341,7 +367,7 @@ func forkExecStage(s *Spec, std []uintptr, rw []int) (int, error) {
 	st := s.Stage
 	if st.Landlock > 0 {
 		st.RWFDs = nil
-		for _, fd := range rw {
+		for _, fd := range fds.rw {
 			st.RWFDs = append(st.RWFDs, len(files))
 			files = append(files, uintptr(fd))
 		}
@@ -349,7 +375,7 @@ func forkExecStage(s *Spec, std []uintptr, rw []int) (int, error) {
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{Arg0, "exec"}, &syscall.ProcAttr{
 		Env:   Env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+		Sys:   fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}),
 	})
 	if err != nil {
 		return 0, StartError("/proc/self/exe", err)

@@ -110,6 +110,19 @@ func encode(raw []bpf.RawInstruction) []byte {
 //     Landlock or the network namespace then confines; every other family,
 //     type and protocol — UDP, raw, packet, netlink, MPTCP, ... — fails.
 //     socketpair is left alone: its two ends reach nothing but each other.
+//   - Scheduling, I/O priority, CPU affinity, nice and resource limits
+//     can be changed for the calling thread only: sched_setattr,
+//     sched_setscheduler, sched_setparam and sched_setaffinity with pid 0,
+//     setpriority(PRIO_PROCESS, 0), ioprio_set(IOPRIO_WHO_PROCESS, 0),
+//     prlimit64 with pid 0 (or reading another's, new limit NULL). Any
+//     other pid — even the caller's own, or a thread of its own process by
+//     tid — fails, as do process groups and users: a task cannot slow,
+//     starve or pin its supervisor, its runner or any other process.
+//   - No set-user-ID or set-group-ID bit can be set: chmod, fchmod,
+//     fchmodat, fchmodat2, mknod and mknodat with S_ISUID or S_ISGID in
+//     the mode fail, and so do creat, open and openat creating a file
+//     (O_CREAT, O_TMPFILE) with one. openat2, whose mode lives in memory
+//     no filter can read, fails with ENOSYS (callers fall back to openat).
 func guardProgram(denyUnix bool) ([]byte, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
@@ -127,6 +140,13 @@ func guardProgram(denyUnix bool) ([]byte, error) {
 		offArg0L = 16 // args[i]'s low half on a little-endian machine: 16+8i
 		offArg1L = 24
 		offArg2L = 32
+		offArg2H = 36
+		offArg3L = 40
+		// ioprio_set's "which" for one process (linux/ioprio.h).
+		ioprioWhoProcess = 1
+		setID            = unix.S_ISUID | unix.S_ISGID
+		// O_CREAT, and O_TMPFILE's own bit (O_TMPFILE includes O_DIRECTORY).
+		creates = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
 	)
 	unixVerdict := allow
 	if denyUnix {
@@ -139,6 +159,23 @@ func guardProgram(denyUnix bool) ([]byte, error) {
 	a.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
 	a.jeq(uint32(unix.SYS_SOCKET), "socket", "")
 	a.jeq(uint32(unix.SYS_CLONE), "clone", "")
+	for _, nr := range []uintptr{unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETAFFINITY} {
+		a.jeq(uint32(nr), "self-arg0", "")
+	}
+	a.jeq(uint32(unix.SYS_SETPRIORITY), "setpriority", "")
+	a.jeq(uint32(unix.SYS_IOPRIO_SET), "ioprio_set", "")
+	a.jeq(uint32(unix.SYS_PRLIMIT64), "prlimit64", "")
+	for _, nr := range append(modeArg1Calls, unix.SYS_FCHMOD) {
+		a.jeq(uint32(nr), "mode-arg1", "")
+	}
+	for _, nr := range []uintptr{unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_MKNODAT} {
+		a.jeq(uint32(nr), "mode-arg2", "")
+	}
+	if openCall != 0 {
+		a.jeq(uint32(openCall), "open", "")
+	}
+	a.jeq(uint32(unix.SYS_OPENAT), "openat", "")
+	a.jeq(uint32(unix.SYS_OPENAT2), "foreign", "")
 	a.ret(allow)
 	a.label("foreign")
 	a.ret(enosys)
@@ -165,6 +202,41 @@ func guardProgram(denyUnix bool) ([]byte, error) {
 	a.ld(offArg2L)
 	a.jeq(0, "ok", "")
 	a.jeq(unix.IPPROTO_TCP, "ok", "deny")
+	a.label("self-arg0") // pid 0: the calling thread
+	a.ld(offArg0L)
+	a.jeq(0, "ok", "deny")
+	a.label("setpriority") // which PRIO_PROCESS (0), who 0
+	a.ld(offArg0L)
+	a.jeq(unix.PRIO_PROCESS, "", "deny")
+	a.ld(offArg1L)
+	a.jeq(0, "ok", "deny")
+	a.label("ioprio_set") // which IOPRIO_WHO_PROCESS, who 0
+	a.ld(offArg0L)
+	a.jeq(ioprioWhoProcess, "", "deny")
+	a.ld(offArg1L)
+	a.jeq(0, "ok", "deny")
+	a.label("prlimit64") // pid 0, or new_limit NULL (a read)
+	a.ld(offArg0L)
+	a.jeq(0, "ok", "")
+	a.ld(offArg2L)
+	a.jeq(0, "", "deny")
+	a.ld(offArg2H)
+	a.jeq(0, "ok", "deny")
+	a.label("open") // open(path, flags, mode)
+	a.ld(offArg1L)
+	a.jset(creates, "mode-arg2", "ok")
+	a.label("openat") // openat(dirfd, path, flags, mode)
+	a.ld(offArg2L)
+	a.jset(creates, "mode-arg3", "ok")
+	a.label("mode-arg1")
+	a.ld(offArg1L)
+	a.jset(setID, "deny", "ok")
+	a.label("mode-arg2")
+	a.ld(offArg2L)
+	a.jset(setID, "deny", "ok")
+	a.label("mode-arg3")
+	a.ld(offArg3L)
+	a.jset(setID, "deny", "ok")
 	a.label("ok")
 	a.ret(allow)
 	a.label("deny")

@@ -1,0 +1,306 @@
+//go:build linux
+
+package execx
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/art-runtime/art/lib/execx/shim"
+)
+
+// taskCgroup is the cgroup v2 of one task: a directory the runner makes
+// beneath its own cgroup, which the supervisor starts the program in
+// (clone3 with CLONE_INTO_CGROUP, so there is no moment the program runs
+// outside it). Every process of the task is then in it — forking, a new
+// session, an orphan reparented anywhere: a cgroup is left only by
+// writing cgroup.procs elsewhere, which Landlock and strict's read-only
+// view forbid — and the cleanup is one write to cgroup.kill, which the
+// kernel applies to every member and to whatever a member forks while
+// it runs: no process list to walk, nothing to outrun. Where the kernel
+// predates cgroup.kill (Linux 5.14), the cgroup is frozen first
+// (cgroup.freeze: a frozen process forks no more) and its members are
+// killed while frozen.
+type taskCgroup struct {
+	path    string
+	dir     *os.File // opened: clone3's CLONE_INTO_CGROUP takes it
+	fd      int      // dir's
+	hasKill bool
+}
+
+// cgroupState is the runner's cgroup v2 parent, found once: where task
+// cgroups go, or why there is none.
+var cgroupState struct {
+	once   sync.Once
+	parent string
+	err    error
+	off    atomic.Bool // a cgroup could not be made: never tried again
+	seq    atomic.Uint64
+}
+
+// errNoCgroup: this runner cannot make cgroups (no cgroup v2, or its own
+// cgroup is not writable: not root and no delegated subtree).
+var errNoCgroup = errors.New("no writable cgroup v2")
+
+// cgroupParent is the runner's own cgroup v2 directory, if the runner
+// may create cgroups in it: as root, or as the owner of a delegated
+// subtree (systemd's Delegate=, a container's own cgroup namespace).
+func cgroupParent() (string, error) {
+	cgroupState.once.Do(func() {
+		cgroupState.parent, cgroupState.err = findCgroupParent()
+		if cgroupState.err == nil {
+			sweepCgroups(cgroupState.parent)
+		}
+	})
+	return cgroupState.parent, cgroupState.err
+}
+
+// sweepCgroups removes the empty task cgroups of runners that are gone
+// (killed before they could remove them): artexec-PID-N where no process
+// PID runs. rmdir removes only an empty cgroup, so a live task's stays.
+func sweepCgroups(parent string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), "artexec-")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidStr, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidStr)
+		if err != nil || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		_ = unix.Rmdir(filepath.Join(parent, e.Name()))
+	}
+}
+
+func findCgroupParent() (string, error) {
+	mount, root, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	var path string
+	for _, line := range strings.Split(string(own), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	if path == "" {
+		return "", fmt.Errorf("%w: not in a cgroup v2", errNoCgroup)
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%w: cgroup %s is outside the mount of %s", errNoCgroup, path, root)
+	}
+	dir := filepath.Join(mount, rel)
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return "", fmt.Errorf("%w: %s: %v", errNoCgroup, dir, err)
+	}
+	return dir, nil
+}
+
+// cgroup2Mount finds the first cgroup2 mount in /proc/self/mountinfo:
+// its mount point and the cgroup path it shows (field 4).
+func cgroup2Mount() (mount, root string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		fields := strings.Fields(pre)
+		if len(fields) < 5 {
+			continue
+		}
+		return unescapeMount(fields[4]), unescapeMount(fields[3]), nil
+	}
+	return "", "", fmt.Errorf("%w: no cgroup2 mount", errNoCgroup)
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// cgroupUsable reports whether tasks get cgroups here: a writable
+// cgroup v2 parent was found, and no cgroup failed to be made since.
+func cgroupUsable() bool {
+	if cgroupState.off.Load() {
+		return false
+	}
+	_, err := cgroupParent()
+	return err == nil
+}
+
+// newTaskCgroup makes a cgroup for one task, or returns nil when this
+// runner cannot (the task then goes without, as before: its supervisor
+// alone finds and kills its processes).
+func newTaskCgroup() *taskCgroup {
+	if cgroupState.off.Load() {
+		return nil
+	}
+	parent, err := cgroupParent()
+	if err != nil {
+		cgroupState.off.Store(true)
+		return nil
+	}
+	dir := filepath.Join(parent, fmt.Sprintf("artexec-%d-%d", os.Getpid(), cgroupState.seq.Add(1)))
+	if err := unix.Mkdir(dir, 0o755); err != nil {
+		cgroupState.off.Store(true)
+		return nil
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Rmdir(dir)
+		return nil
+	}
+	return &taskCgroup{path: dir, dir: os.NewFile(uintptr(fd), dir), fd: fd,
+		hasKill: unix.Faccessat(fd, "cgroup.kill", unix.W_OK, 0) == nil}
+}
+
+// procs lists the cgroup's members (zombies are not).
+func (cg *taskCgroup) procs() []int {
+	b, err := shim.ReadFileAt(cg.fd, "cgroup.procs")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range bytes.Fields(b) {
+		if pid, err := strconv.Atoi(string(f)); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// kill kills every member, and what any member forks meanwhile, and
+// reports how many there were.
+func (cg *taskCgroup) kill() int {
+	n := len(cg.procs())
+	if n == 0 {
+		return 0 // nothing in it can fork into it
+	}
+	if cg.hasKill {
+		_ = writeAt(cg.fd, "cgroup.kill", "1")
+		return n
+	}
+	// Before cgroup.kill: freeze, kill each (a frozen process forks no
+	// more, and SIGKILL ends a frozen one), thaw.
+	if writeAt(cg.fd, "cgroup.freeze", "1") == nil {
+		cg.waitEvent("frozen 1", time.Now().Add(reapWait))
+	}
+	for _, pid := range cg.procs() {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+	_ = writeAt(cg.fd, "cgroup.freeze", "0")
+	return n
+}
+
+// wait waits until no member is left or deadline passes, and returns how
+// many are left.
+func (cg *taskCgroup) wait(deadline time.Time) int {
+	if cg.waitEvent("populated 0", deadline) {
+		return 0
+	}
+	return max(len(cg.procs()), 1)
+}
+
+// waitEvent waits until cgroup.events has line, polling it (the kernel
+// wakes pollers of cgroup.events whenever it changes), until deadline.
+func (cg *taskCgroup) waitEvent(line string, deadline time.Time) bool {
+	fd, err := unix.Openat(cg.fd, "cgroup.events", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var buf [256]byte
+	for {
+		n, err := unix.Pread(fd, buf[:], 0)
+		if err != nil {
+			return false
+		}
+		for _, l := range strings.Split(string(buf[:n]), "\n") {
+			if l == line {
+				return true
+			}
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		// Bounded to 50 ms a round: a change between the read and the
+		// poll is seen at the next round at the latest.
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
+		_, _ = unix.Poll(pfd, int(min(left, 50*time.Millisecond)/time.Millisecond)+1)
+	}
+}
+
+// remove removes the cgroup (and any cgroup a root task made inside it);
+// a cgroup with members left stays, named after this runner.
+func (cg *taskCgroup) remove() {
+	if cg == nil {
+		return
+	}
+	cg.dir.Close()
+	rmdirTree(cg.path)
+}
+
+func rmdirTree(dir string) {
+	if unix.Rmdir(dir) != unix.EBUSY {
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			rmdirTree(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = unix.Rmdir(dir)
+}
+
+func writeAt(dfd int, name, data string) error {
+	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte(data))
+	return err
+}

@@ -1,0 +1,70 @@
+//go:build linux
+
+package execx
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/art-runtime/art/lib/exitcode"
+)
+
+func TestUnescapeMount(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"/sys/fs/cgroup", "/sys/fs/cgroup"},
+		{`/mnt/with\040space`, "/mnt/with space"},
+		{`/a\011b\012c\134d`, "/a\tb\nc\\d"},
+		{`/trailing\04`, `/trailing\04`}, // too short to be an escape
+		{`/not\999octal`, `/not\999octal`},
+	} {
+		if got := unescapeMount(tt.in); got != tt.want {
+			t.Errorf("unescapeMount(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzUnescapeMount(f *testing.F) {
+	f.Add(`/mnt/with\040space`)
+	f.Add(`\`)
+	f.Fuzz(func(t *testing.T, s string) {
+		got := unescapeMount(s)
+		if len(got) > len(s) {
+			t.Errorf("unescapeMount(%q) = %q: longer than its input", s, got)
+		}
+		if !strings.Contains(s, `\`) && got != s {
+			t.Errorf("unescapeMount(%q) = %q: changed a string without escapes", s, got)
+		}
+	})
+}
+
+// A task that left processes behind is never a success: status error,
+// tool exit code 125, whatever the program's own code.
+func TestLeftoverIsNoSuccess(t *testing.T) {
+	for _, code := range []int{0, 3} {
+		r := &Result{Status: StatusError, ExitCode: code, Leftover: 2}
+		if got := r.CLICode(); got != exitcode.Internal {
+			t.Errorf("leftover with exit %d: CLICode %d; want %d", code, got, exitcode.Internal)
+		}
+	}
+}
+
+// With a cgroup, every run says so and leaves no cgroup behind.
+func TestTaskCgroupRemoved(t *testing.T) {
+	if !cgroupUsable() {
+		t.Skip("the runner cannot make cgroups here")
+	}
+	parent, _ := cgroupParent()
+	p := policyFor(t, IsolationNone, "sh")
+	res := mustRun(t, p, sh(`sleep 60 & setsid sh -c 'sleep 60 & wait' & cat /proc/self/cgroup`), Options{})
+	if res.Status != StatusSucceeded || res.KilledAtEnd < 2 || res.Leftover != 0 {
+		t.Errorf("status %s killed_at_end %d leftover %d; want succeeded, at least 2 killed, none left", res.Status, res.KilledAtEnd, res.Leftover)
+	}
+	if !strings.Contains(res.Output, "/artexec-") {
+		t.Errorf("the task's cgroup: %q; want one of its own", res.Output)
+	}
+	name := strings.TrimSpace(res.Output[strings.LastIndex(res.Output, "/")+1:])
+	if ents, _ := filepath.Glob(parent + "/" + name); len(ents) != 0 {
+		t.Errorf("cgroup %s still exists after the run", name)
+	}
+}

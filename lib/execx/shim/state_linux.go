@@ -1,0 +1,190 @@
+//go:build linux
+
+package shim
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// procState is the whole process state of a serving supervisor that a
+// task could change from outside or that the next task would inherit:
+// its resource limits; every thread's scheduling attributes (policy,
+// priority, nice, flags, utilisation clamps), CPU affinity and I/O
+// priority; its cgroup; the forking thread's umask, credentials,
+// supplementary groups, capabilities, no_new_privs, seccomp mode, signal
+// mask and dispositions (as /proc reports them); its working directory,
+// securebits, personality, timer slack, dumpable flag and OOM score
+// adjustment. A supervisor takes another task only when the state after
+// a task compares equal to the state it started with (same).
+//
+// Most of it no task can reach (the supervisor is non-dumpable: no
+// ptrace, and its /proc files are root's), but what a process of the same
+// user can change with a pid — sched_setattr, setpriority, ioprio_set,
+// sched_setaffinity, prlimit — or root can (cgroup.procs, oom_score_adj)
+// is exactly what a later task would otherwise inherit. It is all read,
+// not only those: a check is a few system calls and three small reads.
+type procState struct {
+	rlimits [unix.RLIMIT_RTTIME + 1]unix.Rlimit
+	// thread is the forking (calling, locked) thread's; every other
+	// thread must match it (threadsDiffer otherwise).
+	thread        threadState
+	threadsDiffer bool
+	status        string // the forking thread's lines of statusFields
+	cgroup        string
+	oomScoreAdj   string
+	cwd           string
+	securebits    int
+	personality   int
+	timerslack    int
+	dumpable      int
+	err           bool // something could not be read: never equal
+}
+
+// threadState is one thread's scheduling as a task could set it.
+type threadState struct {
+	sched    unix.SchedAttr
+	affinity unix.CPUSet
+	ioprio   int
+}
+
+// statusFields are the lines of /proc/thread-self/status kept in
+// procState.status: the rest (memory, context switches, state) changes
+// on its own.
+var statusFields = [][]byte{
+	[]byte("Umask:"), []byte("Uid:"), []byte("Gid:"), []byte("Groups:"),
+	[]byte("NoNewPrivs:"), []byte("Seccomp:"), []byte("Seccomp_filters:"),
+	[]byte("SigBlk:"), []byte("SigIgn:"), []byte("SigCgt:"),
+	[]byte("CapInh:"), []byte("CapPrm:"), []byte("CapEff:"), []byte("CapBnd:"), []byte("CapAmb:"),
+	[]byte("NSpid:"),
+}
+
+// same reports whether two snapshots are equal and both complete.
+func (s *procState) same(o *procState) bool { return !s.err && !o.err && *s == *o }
+
+// inheritedState snapshots procState on the calling (the forking,
+// locked) thread.
+func inheritedState() procState {
+	var st procState
+	fail := func(err error) {
+		if err != nil {
+			st.err = true
+		}
+	}
+	for r := range st.rlimits {
+		fail(unix.Getrlimit(r, &st.rlimits[r]))
+	}
+	tid := unix.Gettid()
+	var err error
+	st.thread, err = threadOf(tid)
+	fail(err)
+	st.threadsDiffer = otherThreadsDiffer(tid, &st.thread)
+	status, err := ReadFileAt(unix.AT_FDCWD, "/proc/thread-self/status")
+	fail(err)
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		for _, f := range statusFields {
+			if bytes.HasPrefix(line, f) {
+				st.status += string(line) + "\n"
+			}
+		}
+	}
+	cg, err := ReadFileAt(unix.AT_FDCWD, "/proc/self/cgroup")
+	fail(err)
+	st.cgroup = string(cg)
+	oom, err := ReadFileAt(unix.AT_FDCWD, "/proc/self/oom_score_adj")
+	fail(err)
+	st.oomScoreAdj = string(oom)
+	st.cwd, err = unix.Getwd()
+	fail(err)
+	st.securebits, err = unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
+	fail(err)
+	st.timerslack, err = unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+	fail(err)
+	st.dumpable, err = unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	fail(err)
+	pers, _, errno := unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
+	if errno != 0 {
+		st.err = true
+	}
+	st.personality = int(pers)
+	return st
+}
+
+// threadOf reads thread tid's scheduling attributes, affinity and I/O
+// priority.
+func threadOf(tid int) (threadState, error) {
+	var ts threadState
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return ts, err
+	}
+	ts.sched = *attr
+	if err := unix.SchedGetaffinity(tid, &ts.affinity); err != nil {
+		return ts, err
+	}
+	const ioprioWhoProcess = 1
+	prio, _, errno := unix.RawSyscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(tid), 0)
+	if errno != 0 {
+		return ts, errno
+	}
+	ts.ioprio = int(prio)
+	return ts, nil
+}
+
+// otherThreadsDiffer reports whether a thread of this process other than
+// tid has scheduling other than want. The runtime starts threads from
+// threads that all began as copies of the first, so any difference is
+// something done to the process from outside. A thread that ends while
+// it is read is skipped.
+func otherThreadsDiffer(tid int, want *threadState) bool {
+	dfd, err := unix.Open("/proc/self/task", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return true
+	}
+	dir := os.NewFile(uintptr(dfd), "task")
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return true
+	}
+	for _, name := range names {
+		t, err := strconv.Atoi(name)
+		if err != nil || t == tid {
+			continue
+		}
+		ts, err := threadOf(t)
+		if err == unix.ESRCH {
+			continue
+		}
+		if err != nil || ts != *want {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadFileAt reads a small file (of /proc or /sys) named relative to the
+// directory dfd (unix.AT_FDCWD: the working directory) with plain system
+// calls: never through the runtime's poller (see ChildrenOf).
+func ReadFileAt(dfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var out []byte
+	var buf [4096]byte
+	for {
+		n, err := unix.Read(fd, buf[:])
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
+}
