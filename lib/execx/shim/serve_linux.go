@@ -240,10 +240,3 @@ func b2i(b bool) int {
 	}
 	return 0
 }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
