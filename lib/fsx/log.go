@@ -16,21 +16,11 @@ import (
 // Log is one append-only file of newline-terminated records: the shape of
 // every durable history art keeps (the queue's events.log, the JSONL event
 // sink, the agent transcript). It owns the mechanics all three share and
-// nothing of what a record means:
-//
-//   - a dedicated lock file beside the data (PATH.lock unless told
-//     otherwise), never the data file itself, so the lock is independent of
-//     how the data file is replaced (a compaction renames a new segment
-//     over it) and readers never contend with it;
-//   - flock with a bounded wait (Lock) or none (TryLock);
-//   - catch-up reading from a byte offset (Lines), never from the start
-//     unless asked, with one reused buffer;
-//   - torn-tail trim (Trim: truncate to the last whole record, then sync);
-//   - one write(2) per append on an O_APPEND descriptor, undone with
-//     ftruncate when it fails part-way (Append);
-//   - fdatasync with a sticky failure (Sync: after a failed sync the kernel
-//     may have dropped the dirty pages and cleared the error, so nothing
-//     written since can be trusted) and a count of syncs run.
+// nothing of what a record means: the dedicated lock file (Lock, TryLock),
+// catch-up from a byte offset (Lines), torn-tail trim (Trim), one undoable
+// write per append (Append) and fdatasync with a sticky failure (Sync,
+// SyncThrough). Each rule, and why it is the rule, is written once, in
+// docs/architecture.md, "Durable append-only files".
 //
 // Several processes may append to one Log as long as each holds the lock
 // for its write. A Log is not safe for concurrent use by goroutines: its

@@ -19,36 +19,29 @@ import (
 // JSONL is a sink that appends envelopes to an owner-only regular file, one
 // canonical record per line. The file's mechanics (the lock file, the
 // bounded wait, catch-up from an offset, torn-tail trim, the undone short
-// write, shared fsyncs) are fsx.Log's; the sink adds envelopes, ids and
-// sequences.
-//
-// Guarantees and how they are kept:
+// write, shared fsyncs) are fsx.Log's, with their rules in
+// docs/architecture.md, "Durable append-only files"; the sink adds
+// envelopes, ids and sequences, and these guarantees of its own:
 //
 //   - Refusals before anything is written: the final path component must not
 //     be a symlink (O_NOFOLLOW), the file must be regular (checked on the
 //     open descriptor, opened non-blocking so a FIFO cannot hang us), owned
 //     by the effective user and not accessible by group or others. A new
 //     file is created 0600.
-//   - One write(2) per record on an O_APPEND descriptor, so a record is never
-//     interleaved with another writer's. A short write (a full disk) is cut
-//     off again under the lock, so the file stays what it was and that
-//     append fails as a whole; only if the cut fails is the sink poisoned:
-//     every later append fails rather than writing after half a record. A
-//     failed fsync poisons it too (after fsync fails the kernel may have
-//     dropped the dirty pages; retrying would report success for lost data).
-//   - Several processes may append to one file. Every append holds flock on
-//     the dedicated lock file PATH.lock (created 0600 beside the sink), and
-//     under the lock first reads what others appended since its last look
-//     (from the offset where it stopped), so the per-subject sequence the
-//     Emitter allocates continues theirs. Readers (verify, tail) take no lock.
+//   - A sink whose short write could not be cut off, or whose fsync failed,
+//     is poisoned: every later append fails rather than write after half a
+//     record or report success for lost data.
+//   - Under the lock an appender first reads what others appended since its
+//     last look, so the per-subject sequence the Emitter allocates continues
+//     theirs. Readers (verify, tail) take no lock.
 //   - Recovery on open reads only the last RecoverBytes of the file: it
-//     truncates a torn last record (a writer died mid-write; the fix is made
-//     under the lock and fsync'd), refuses a corrupt record or one of another
-//     version, and learns the recent ids and each subject's last sequence.
-//     The bound is a trade: a subject whose last event is older than the
-//     window restarts at 1 (artobs verify reports it as out of order), and an
-//     id older than the window is not recognised as a duplicate by an
-//     appender (an older seq for its subject is still refused as stale).
+//     truncates a torn last record (under the lock, fsync'd), refuses a
+//     corrupt record or one of another version, and learns the recent ids
+//     and each subject's last sequence. The bound is a trade: a subject
+//     whose last event is older than the window restarts at 1 (artobs
+//     verify reports it as out of order), and an id older than the window
+//     is not recognised as a duplicate by an appender (an older seq for its
+//     subject is still refused as stale).
 //   - With Sync, each append returns after an fsync covering its record;
 //     concurrent appenders share one fsync (group commit).
 type JSONL struct {
