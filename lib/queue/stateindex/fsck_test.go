@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
@@ -42,8 +43,12 @@ func TestFsckLive(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := 5; ctx.Err() == nil; i++ {
+				// One by one, as a shell loop would, and bounded: each
+				// fsck replays the whole log, so an unthrottled writer
+				// would make the test quadratic in the machine's speed.
+				for i := 5; ctx.Err() == nil && i < 2000; i++ {
 					enqueue(i)
+					time.Sleep(2 * time.Millisecond)
 				}
 			}()
 			if compacting {
