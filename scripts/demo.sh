@@ -89,7 +89,7 @@ artq --queue agents enqueue --id fix-add --workspace-mode copy --workspace-sourc
 	--allow go --verify 'go test ./...' --env GOCACHE --env GOPATH --env GOFLAGS --events "jsonl:$events" >/dev/null
 show artq --queue agents work --drain --policy "$work/agent-policy.json" --events "jsonl:$events" --keep-workspaces always
 show artq --queue agents status -o text
-grep -H 'return a +' "$work/pws/.artq/work/fix-add-1/calc.go"
+grep -H 'return a +' "$ART_HOME/queues/agents/work/fix-add-1/calc.go"
 show artobs tail "$events" --subject queue/agents/task/fix-add -n 4 -o text
 
 step "artgoal: a goal walked through its eight phases with evidence from the queue, then closed"
