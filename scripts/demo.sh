@@ -102,7 +102,7 @@ artgoal check calc --rev 2 --item c0 --evidence task:hello >/dev/null
 artgoal show calc -o text | grep -A2 ' c0: '
 show artgoal check calc --rev 3 --item c0 --evidence task:flaky=failed # refused: it succeeded on retry
 # event evidence is found, and its id recomputed, in the events file; the goal's own events go there too
-hello_done=$(artobs tail "$events" --subject task/hello -n 1 | sed 's/.*"id":"\(sha256:[0-9a-f]\{64\}\)".*/\1/')
+hello_done=$(artobs tail "$events" --subject queue/default/task/hello -n 1 | sed 's/.*"id":"\(sha256:[0-9a-f]\{64\}\)".*/\1/')
 artgoal --events "jsonl:$events" check calc --rev 3 --item c0 --evidence "event:$hello_done" >/dev/null
 rev=4
 for phase in frame explore design plan build verify review deliver; do
