@@ -15,6 +15,9 @@ func allDeps(t *testing.T, pattern string) map[string][]string {
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("go list %s: %v\n%s", pattern, err, ee.Stderr)
+		}
 		t.Fatalf("go list %s: %v", pattern, err)
 	}
 	m := map[string][]string{}
@@ -23,6 +26,9 @@ func allDeps(t *testing.T, pattern string) map[string][]string {
 		if len(f) > 0 {
 			m[strings.TrimPrefix(f[0], module)] = f[1:]
 		}
+	}
+	if len(m) == 0 {
+		t.Fatalf("go list %s: no packages", pattern)
 	}
 	return m
 }

@@ -12,36 +12,17 @@ const module = "github.com/art-runtime/art/"
 
 // deps lists, for every package matching pattern, the module's packages
 // and the kong package it depends on, directly or not (go list -deps
-// follows imports, never tests).
+// follows imports, never tests), from allDeps.
 func deps(t *testing.T, pattern string) map[string][]string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, pattern)
-	cmd.Dir = "../.."
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("go list %s: %v\n%s", pattern, err, ee.Stderr)
-		}
-		t.Fatalf("go list %s: %v", pattern, err)
-	}
 	m := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		pkg := strings.TrimPrefix(f[0], module)
-		for _, d := range f[1:] {
+	for pkg, ds := range allDeps(t, pattern) {
+		m[pkg] = nil
+		for _, d := range ds {
 			if strings.HasPrefix(d, module) || strings.Contains(d, "/kong") {
 				m[pkg] = append(m[pkg], strings.TrimPrefix(d, module))
 			}
 		}
-		if _, ok := m[pkg]; !ok {
-			m[pkg] = nil
-		}
-	}
-	if len(m) == 0 {
-		t.Fatalf("go list %s: no packages", pattern)
 	}
 	return m
 }

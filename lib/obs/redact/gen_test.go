@@ -75,11 +75,7 @@ func TestEveryRuleFindsItsSample(t *testing.T) {
 			continue
 		}
 		seen[s.rule] = true
-		sc.occ = sc.occ[:0]
-		ls.trie.Walk(sc.lowered(s.text), func(end, n, pattern int64) bool {
-			sc.occ = append(sc.occ, occurrence{int32(end - n + 1), int32(pattern)})
-			return true
-		})
+		keywordOccurrences(ls, &sc, s.text)
 		sp := lr.find(ls, &sc, s.text, 0, len(s.text), nil, 0)
 		i := strings.Index(s.text, s.secret)
 		if !covered(mergeSpans(sp), i, i+len(s.secret)) {

@@ -543,11 +543,7 @@ func TestFastRegexesSameFindings(t *testing.T) {
 }
 
 func filterOK(lr *leakRule, sc *leakScratch, ls *leakSet, text string) bool {
-	sc.occ = sc.occ[:0]
-	ls.trie.Walk(sc.lowered(text), func(end, n, pattern int64) bool {
-		sc.occ = append(sc.occ, occurrence{int32(end - n + 1), int32(pattern)})
-		return true
-	})
+	keywordOccurrences(ls, sc, text)
 	return lr.filterMatch(sc, text)
 }
 
