@@ -19,9 +19,13 @@ all: build
 # -trimpath: the binaries carry module paths, not the builder's directories.
 # CGO_ENABLED=0: static binaries start faster (kong's os/user import would
 # otherwise link libc dynamically: artexec measured 2.6x vs 2.0x GNU timeout).
+# LDFLAGS=-s -w leaves out the symbol table and DWARF (about 30% of each
+# binary); panics still print symbolised stacks and `go version -m` still
+# reads the module list. `make build LDFLAGS=` keeps them for a debugger.
+LDFLAGS     ?= -s -w
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the six tools in
 # $(DESTDIR)$(BINDIR), where the cron examples expect them.
