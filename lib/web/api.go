@@ -98,7 +98,7 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer b.Close()
-	p, err := taskPage(r.Context(), b, state, search, page)
+	p, err := s.taskPage(r.Context(), b, state, search, page)
 	if err != nil {
 		apiError(w, err)
 		return
@@ -153,6 +153,12 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request, fail func(http.Res
 		return nil, false
 	}
 	defer b.Close()
+	release, err := s.acquire(r.Context())
+	if err != nil {
+		fail(w, err)
+		return nil, false
+	}
+	defer release()
 	tv, err := s.taskView(r.Context(), name, b, r.PathValue("id"))
 	if err != nil {
 		fail(w, err)

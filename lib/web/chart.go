@@ -122,3 +122,41 @@ func chartOf(ctx context.Context, b queue.Backend, now time.Time) (*Chart, error
 	}
 	return c, nil
 }
+
+// ChartMaxAge is how long a queue's chart is reused while its log grows:
+// a chart replays the whole log (about a second per 200,000 tasks), so a
+// busy queue's page shows counts at most this old; an unchanged log's
+// chart is reused until the log changes.
+const ChartMaxAge = 10 * time.Second
+
+type cachedChart struct {
+	seq   uint64
+	at    time.Time
+	chart *Chart
+}
+
+// chart is the queue's chart: the cached one when the log is unchanged
+// (the same last sequence) or the cached one is younger than ChartMaxAge,
+// else a new replay (in a heavy slot).
+func (s *Server) chart(ctx context.Context, name string, b queue.Backend, seq uint64) (*Chart, error) {
+	now := time.Now()
+	s.chartMu.Lock()
+	c := s.charts[name]
+	s.chartMu.Unlock()
+	if c != nil && (c.seq == seq || now.Sub(c.at) < ChartMaxAge) {
+		return c.chart, nil
+	}
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ch, err := chartOf(ctx, b, now)
+	if err != nil {
+		return nil, err
+	}
+	s.chartMu.Lock()
+	s.charts[name] = &cachedChart{seq: seq, at: now, chart: ch}
+	s.chartMu.Unlock()
+	return ch, nil
+}

@@ -91,6 +91,16 @@ type TaskPage struct {
 	Indexed bool
 }
 
+// taskPage is taskPage in a heavy slot.
+func (s *Server) taskPage(ctx context.Context, b queue.Backend, state queue.TaskState, search string, page int) (*TaskPage, error) {
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return taskPage(ctx, b, state, search, page)
+}
+
 // errPageFull stops a scan once the page (and one more task) is found.
 var errPageFull = errors.New("page full")
 

@@ -135,7 +135,7 @@ func (s *Server) pageQueue(w http.ResponseWriter, r *http.Request) {
 		pageError(w, err)
 		return
 	}
-	chart, err := chartOf(r.Context(), b, time.Now())
+	chart, err := s.chart(r.Context(), name, b, sum.Seq)
 	if err != nil {
 		pageError(w, err)
 		return
@@ -167,7 +167,7 @@ func (s *Server) pageTasks(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	p, err := taskPage(r.Context(), b, state, search, page)
+	p, err := s.taskPage(r.Context(), b, state, search, page)
 	if err != nil {
 		pageError(w, err)
 		return

@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,11 +65,32 @@ type Server struct {
 	tokenSum [32]byte
 	mux      *http.ServeMux
 	port     string // the listen port, once known (Serve)
+
+	// heavy bounds the requests that read a whole state index or replay
+	// a whole log at once (task lists, charts): memory is a few times one
+	// index or one replay, whatever the number of clients.
+	heavy chan struct{}
+	// charts caches each queue's chart (chartCache).
+	chartMu sync.Mutex
+	charts  map[string]*cachedChart
+}
+
+// HeavySlots is how many whole-index or whole-log reads run at once.
+const HeavySlots = 2
+
+// acquire takes a heavy slot, or fails when ctx ends first.
+func (s *Server) acquire(ctx context.Context) (release func(), err error) {
+	select {
+	case s.heavy <- struct{}{}:
+		return func() { <-s.heavy }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // New returns a server for cfg.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), heavy: make(chan struct{}, HeavySlots), charts: map[string]*cachedChart{}}
 	if cfg.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(cfg.Token))
 	}
