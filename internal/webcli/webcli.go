@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/art-runtime/art/lib/exitcode"
-	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // DefaultListen is the address served when --listen is not given:
@@ -82,7 +82,7 @@ func (f *Flags) Check() (*Settings, error) {
 		}
 	}
 	for _, q := range f.Queue {
-		if err := queue.ValidName("--queue", q); err != nil {
+		if err := vocab.ValidName("--queue", q); err != nil {
 			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
