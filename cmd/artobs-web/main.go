@@ -44,10 +44,8 @@ func (c *CLI) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		scheme += " (token required)"
 	}
 	fmt.Fprintf(std.Err, "artobs serve: read-only view of %s on %s\n", home, scheme)
-	err = web.New(web.Config{
-		Listen: s.Listen, Loopback: s.Loopback, Token: s.Token, AllowHost: s.AllowHost,
-		Queues: s.Queues, Backend: s.Backend, Sinks: s.Sinks, Dirs: s.Dirs, Home: home,
-	}).Serve(ctx, ln)
+	s.Home = home
+	err = web.New(*s).Serve(ctx, ln)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

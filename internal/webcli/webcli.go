@@ -6,7 +6,6 @@
 package webcli
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/vocab"
+	"github.com/art-runtime/art/lib/web/webconf"
 )
 
 // DefaultListen is the address served when --listen is not given:
@@ -35,22 +35,11 @@ type Flags struct {
 	Transcripts []string `name:"transcripts" sep:"none" placeholder:"DIR" help:"Agent transcripts may be read from DIR (repeatable): a task whose arguments name --transcript FILE inside DIR shows that run's steps."`
 }
 
-// Settings are the checked flags.
-type Settings struct {
-	Listen    string
-	Loopback  bool
-	Token     string
-	AllowHost []string
-	Queues    []string
-	Backend   string
-	Sinks     []string
-	Dirs      []string
-}
-
-// Check validates the flags: a bad value is a usage error (exit 2) naming
+// Check validates the flags into the server's configuration (its Home
+// is the caller's to set): a bad value is a usage error (exit 2) naming
 // the flag; so is a non-loopback --listen without a token.
-func (f *Flags) Check() (*Settings, error) {
-	s := &Settings{Listen: f.Listen, AllowHost: f.AllowHost, Queues: f.Queue, Backend: f.Backend, Sinks: f.Sink, Dirs: f.Transcripts}
+func (f *Flags) Check() (*webconf.Config, error) {
+	s := &webconf.Config{Listen: f.Listen, AllowHost: f.AllowHost, Queues: f.Queue, Backend: f.Backend, Sinks: f.Sink, Dirs: f.Transcripts}
 	host, port, err := net.SplitHostPort(f.Listen)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Usage, "--listen %q: want HOST:PORT (%v)", f.Listen, err)
@@ -154,11 +143,6 @@ func (f *Flags) Args() []string {
 
 // TokenEnv is the environment variable --token also reads.
 const TokenEnv = "ARTOBS_WEB_TOKEN"
-
-// String is the settings for a log line, without the token.
-func (s *Settings) String() string {
-	return fmt.Sprintf("listen=%s loopback=%v token=%v", s.Listen, s.Loopback, s.Token != "")
-}
 
 // isNATS reports a NATS backend URL, as lib/queue/nats.IsURL does (that
 // package is not linked here: its client brings an HTTP stack).

@@ -138,6 +138,14 @@ func (f *fixture) run(args ...string) ([]byte, error) {
 // its base URL; cfg's Home, Sinks and Dirs are the fixture's.
 func (f *fixture) serve(t *testing.T, cfg web.Config) string {
 	t.Helper()
+	cfg.Home, cfg.Sinks, cfg.Dirs = f.home, []string{f.sink}, []string{f.transcripts}
+	return serve(t, cfg)
+}
+
+// serve starts a server for cfg on a loopback port until the test ends
+// and returns its base URL. An empty cfg.Listen is the port's address.
+func serve(t *testing.T, cfg web.Config) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +153,9 @@ func (f *fixture) serve(t *testing.T, cfg web.Config) string {
 	if cfg.Listen == "" {
 		cfg.Listen, cfg.Loopback = ln.Addr().String(), true
 	}
-	cfg.Home, cfg.Sinks, cfg.Dirs, cfg.Backend = f.home, []string{f.sink}, []string{f.transcripts}, "file"
+	if cfg.Backend == "" {
+		cfg.Backend = "file"
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- web.New(cfg).Serve(ctx, ln) }()

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"html/template"
 	"log"
@@ -183,16 +184,7 @@ func (s *Server) pageTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("queue")
-	var events []*obs.Envelope
-	for i := range s.cfg.Sinks {
-		e := &eventQuery{Sink: i, Path: s.cfg.Sinks[i], Subject: queue.Correlation(name, tv.Status.ID), N: 100}
-		lines, _ := lastEvents(r.Context(), e)
-		for _, l := range lines {
-			if env, _, err := obs.ParseEnvelope(l); err == nil {
-				events = append(events, env)
-			}
-		}
-	}
+	events := s.subjectEvents(r.Context(), queue.Correlation(name, tv.Status.ID), 100)
 	render(w, "task", "Task "+tv.Status.ID, map[string]any{"Name": name, "T": tv, "SinkEvents": events})
 }
 
@@ -211,16 +203,7 @@ func (s *Server) pageGoal(w http.ResponseWriter, r *http.Request) {
 		pageError(w, err)
 		return
 	}
-	var events []*obs.Envelope
-	for i := range s.cfg.Sinks {
-		e := &eventQuery{Sink: i, Path: s.cfg.Sinks[i], Subject: "goal/" + j.ID, N: 200}
-		lines, _ := lastEvents(r.Context(), e)
-		for _, l := range lines {
-			if env, _, err := obs.ParseEnvelope(l); err == nil {
-				events = append(events, env)
-			}
-		}
-	}
+	events := s.subjectEvents(r.Context(), "goal/"+j.ID, 200)
 	render(w, "goal", "Goal "+j.ID, map[string]any{"J": j, "Events": events})
 }
 
@@ -235,11 +218,28 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
 		pageError(w, err)
 		return
 	}
-	var envs []*obs.Envelope
+	render(w, "events", "Events", map[string]any{"Q": e, "Sinks": s.cfg.Sinks, "Events": envelopes(lines)})
+}
+
+// subjectEvents are the last n records of subject in each sink, in sink
+// order: a sink that cannot be read shows nothing.
+func (s *Server) subjectEvents(ctx context.Context, subject string, n int) []*obs.Envelope {
+	var out []*obs.Envelope
+	for i, p := range s.cfg.Sinks {
+		lines, _ := lastEvents(ctx, &eventQuery{Sink: i, Path: p, Subject: subject, N: n})
+		out = append(out, envelopes(lines)...)
+	}
+	return out
+}
+
+// envelopes parses records for a page (one that does not parse is left
+// out: artobs verify reports it).
+func envelopes(lines [][]byte) []*obs.Envelope {
+	var out []*obs.Envelope
 	for _, l := range lines {
 		if env, _, err := obs.ParseEnvelope(l); err == nil {
-			envs = append(envs, env)
+			out = append(out, env)
 		}
 	}
-	render(w, "events", "Events", map[string]any{"Q": e, "Sinks": s.cfg.Sinks, "Events": envs})
+	return out
 }

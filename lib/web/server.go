@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/art-runtime/art/lib/web/webconf"
 )
 
 //go:embed assets
@@ -37,27 +39,7 @@ var assets embed.FS
 const CookieName = "artobs_token"
 
 // Config is what the server reads and how it is guarded.
-type Config struct {
-	// Listen is the address served, HOST:PORT; Loopback says HOST is a
-	// loopback address (then localhost is an accepted Host too).
-	Listen   string
-	Loopback bool
-	// Token, when set, is required on every request.
-	Token string
-	// AllowHost are further host names the Host header may carry.
-	AllowHost []string
-	// Queues are the queues shown (empty: every file queue under Home),
-	// on Backend ("file" or a NATS URL).
-	Queues  []string
-	Backend string
-	// Sinks are the artobs JSONL sinks of the events pages.
-	Sinks []string
-	// Dirs are the directories agent transcripts may be read from.
-	Dirs []string
-	// Home is the art state home: queues under Home/queues, goals under
-	// Home/goals.
-	Home string
-}
+type Config = webconf.Config
 
 // Server serves one Config.
 type Server struct {

@@ -3,10 +3,8 @@ package web_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,22 +18,8 @@ import (
 // serveEmpty serves an empty state home; it returns the base URL.
 func serveEmpty(t *testing.T, cfg web.Config) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Listen == "" {
-		cfg.Listen, cfg.Loopback = ln.Addr().String(), true
-	}
 	cfg.Home = t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- web.New(cfg).Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return "http://" + ln.Addr().String()
+	return serve(t, cfg)
 }
 
 // noRedirect is a client that reports redirects instead of following.
