@@ -9,9 +9,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/art-runtime/art/lib/queue/nats/natstest"
 	"github.com/art-runtime/art/lib/web"
 )
 
@@ -245,5 +247,46 @@ func TestTranscriptConfined(t *testing.T) {
 		if resp, body := get(t, "GET", base+"/api/queues/peek/tasks/"+id+"/transcript", "", nil); resp.StatusCode != 404 || strings.Contains(body, "SECRET") {
 			t.Errorf("transcript of %s: %d %s", id, resp.StatusCode, body)
 		}
+	}
+}
+
+// TestNATSBackend: a queue on a real JetStream server is shown from its
+// stream (no state index: by replay), with the documents artq prints.
+func TestNATSBackend(t *testing.T) {
+	f := getFixture(t)
+	srv := natstest.Start(t, natstest.Options{})
+	q := []string{"artq", "--backend", srv.URL(), "--queue", "nq"}
+	for _, s := range [][]string{
+		append(slices.Clone(q), "enqueue", "--id", "n1", "--", "echo", "one"),
+		append(slices.Clone(q), "enqueue", "--id", "n2", "--", "sh", "-c", "exit 4"),
+		append(slices.Clone(q), "work", "--drain", "--allow", "echo", "--allow", "sh", "--workspace", f.ws),
+	} {
+		if _, err := f.run(s...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := serve(t, web.Config{Home: f.home, Backend: srv.URL(), Queues: []string{"nq"}})
+	for path, cli := range map[string][]string{
+		"/api/queues/nq/tasks":    {"status", "-o", "json"},
+		"/api/queues/nq":          {"status", "--summary", "-o", "json"},
+		"/api/queues/nq/tasks/n2": {"status", "n2", "-o", "json"},
+		"/api/queues/nq/log":      {"log", "-o", "json"},
+	} {
+		want, err := f.run(append(slices.Clone(q), cli...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp, body := get(t, "GET", base+path, "", nil); resp.StatusCode != 200 || body != string(want) {
+			t.Errorf("GET %s: %d\n%s\nwant:\n%s", path, resp.StatusCode, body, want)
+		}
+	}
+	if resp, body := get(t, "GET", base+"/queues/nq/tasks/n2", "", nil); resp.StatusCode != 200 || !strings.Contains(body, "exited with status 4") {
+		t.Errorf("task page: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, body := get(t, "GET", base+"/queues/nq", "", nil); resp.StatusCode != 200 || !strings.Contains(body, "failure rate 50.0%") {
+		t.Errorf("queue page: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, _ := get(t, "GET", base+"/api/queues/default", "", nil); resp.StatusCode != 404 {
+		t.Errorf("a queue not named with --queue: %d, want 404", resp.StatusCode)
 	}
 }
