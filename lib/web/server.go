@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -189,7 +190,10 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		q := r.URL.Query()
 		q.Del("token")
-		u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+		// The path cleaned to one leading slash: "//evil.example/x" would
+		// otherwise redirect off this server.
+		p := "/" + strings.TrimLeft(path.Clean("/"+r.URL.Path), "/\\")
+		u := url.URL{Path: p, RawQuery: q.Encode()}
 		http.Redirect(w, r, u.String(), http.StatusSeeOther)
 		return false
 	}
