@@ -338,6 +338,13 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		apiError(w, &notFound{"sink"})
 		return
 	}
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		http.Error(w, "too many live tails open", http.StatusServiceUnavailable)
+		return
+	}
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		apiError(w, &badRequest{"streaming unsupported"})

@@ -53,6 +53,8 @@ type Server struct {
 	// a whole log at once (task lists, charts): memory is a few times one
 	// index or one replay, whatever the number of clients.
 	heavy chan struct{}
+	// streams bounds the live tails open at once (MaxStreams).
+	streams chan struct{}
 	// charts caches each queue's chart (chartCache).
 	chartMu sync.Mutex
 	charts  map[string]*cachedChart
@@ -60,6 +62,10 @@ type Server struct {
 
 // HeavySlots is how many whole-index or whole-log reads run at once.
 const HeavySlots = 2
+
+// MaxStreams is how many live tails may be open at once; one more is
+// refused with 503 (each polls its sink every 100 ms).
+const MaxStreams = 32
 
 // acquire takes a heavy slot, or fails when ctx ends first.
 func (s *Server) acquire(ctx context.Context) (release func(), err error) {
@@ -73,7 +79,7 @@ func (s *Server) acquire(ctx context.Context) (release func(), err error) {
 
 // New returns a server for cfg.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), heavy: make(chan struct{}, HeavySlots), charts: map[string]*cachedChart{}}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), heavy: make(chan struct{}, HeavySlots), streams: make(chan struct{}, MaxStreams), charts: map[string]*cachedChart{}}
 	if cfg.Token != "" {
 		s.tokenSum = sha256.Sum256([]byte(cfg.Token))
 	}

@@ -3,6 +3,7 @@ package web_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/art-runtime/art/lib/queue/nats/natstest"
 	"github.com/art-runtime/art/lib/web"
@@ -289,5 +291,55 @@ func TestNATSBackend(t *testing.T) {
 	}
 	if resp, _ := get(t, "GET", base+"/api/queues/default", "", nil); resp.StatusCode != 404 {
 		t.Errorf("a queue not named with --queue: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestStreamsBounded: at most MaxStreams live tails are open at once; the
+// next is refused (503) and served again once one closes.
+func TestStreamsBounded(t *testing.T) {
+	f := getFixture(t)
+	base := f.serve(t, web.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open := func() (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+"/events/stream?sink=0", nil)
+		return http.DefaultClient.Do(req)
+	}
+	var held []*http.Response
+	for range web.MaxStreams {
+		resp, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("stream: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		if line, _ := bufio.NewReader(resp.Body).ReadString('\n'); !strings.HasPrefix(line, ":") {
+			t.Fatalf("stream starts %q", line)
+		}
+		held = append(held, resp)
+	}
+	resp, body := get(t, "GET", base+"/events/stream?sink=0", "", nil)
+	if resp.StatusCode != 503 {
+		t.Fatalf("stream %d: %d %s, want 503", web.MaxStreams+1, resp.StatusCode, body)
+	}
+	held[0].Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a closed stream's slot was not freed: %d", resp.StatusCode)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, r := range held[1:] {
+		r.Body.Close()
 	}
 }
