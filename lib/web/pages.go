@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -76,14 +77,11 @@ var funcs = template.FuncMap{
 	"str":    func(v any) string { return toString(v) },
 }
 
+// toString is a value of a string type (a state, a phase, an evidence
+// type, a severity) as its text, anything else as JSON.
 func toString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case queue.TaskState:
-		return string(x)
-	case goal.Phase:
-		return string(x)
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
+		return rv.String()
 	}
 	data, _ := json.Marshal(v)
 	return string(data)
