@@ -245,7 +245,7 @@ func TestBrowserPages(t *testing.T) {
 	tb.contains(t, "#transcript", "read_file", "replace_text", "verify", "finish", "rejected", "debt", "fixed app.txt", "status finished")
 	tb.contains(t, "tr.refusal", "finish")
 	tb.contains(t, "tr.verify", "verify")
-	tb.contains(t, "#sinkevents", "task.finished")
+	tb.contains(t, "#sinkevents", "task.finished", "agent.")
 	tb.screenshot(t, shots, "agent-task")
 
 	tb.open(t, "/goals")

@@ -103,7 +103,7 @@ func buildFixture() (*fixture, error) {
 		{"artq", "work", "--drain", "--allow", "echo", "--allow", "sh", "--workspace", f.ws, "--events", "jsonl:" + f.sink},
 		{"artq", "--queue", "agents", "enqueue", "--id", "fix-app", "--workspace-mode", "copy", "--workspace-source", "proj", "--",
 			"artagent", "run", "--workspace", ".", "--task", "fix app " + p, "--provider", "mock", "--mock-script", mock,
-			"--allow", "grep", "--verify", "grep -q fixed app.txt", "--transcript", filepath.Join(f.transcripts, "fix-app.jsonl")},
+			"--allow", "grep", "--verify", "grep -q fixed app.txt", "--transcript", filepath.Join(f.transcripts, "fix-app.jsonl"), "--events", "jsonl:" + f.sink},
 		{"artq", "--queue", "agents", "work", "--drain", "--allow", "artagent", "--allow", "grep", "--workspace", f.ws, "--events", "jsonl:" + f.sink},
 		{"artgoal", "new", "g1", "--title", "Ship " + p, "--non-goal", "no rewrite", "--check", "app fixed " + p},
 		{"artgoal", "--events", "jsonl:" + f.sink, "check", "g1", "--rev", "1", "--item", "c0", "--queue", "agents", "--evidence", "task:fix-app"},

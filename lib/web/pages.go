@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/art-runtime/art/lib/goal"
+	"github.com/art-runtime/art/lib/goal/goalobs"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/queue"
 )
@@ -182,7 +183,10 @@ func (s *Server) pageTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("queue")
-	events := s.subjectEvents(r.Context(), queue.Correlation(name, tv.Status.ID), 100)
+	corr := queue.Correlation(name, tv.Status.ID)
+	events := s.relatedEvents(r.Context(), 100, func(env *obs.Envelope) bool {
+		return env.Subject() == corr || env.Correlation() == corr
+	})
 	render(w, "task", "Task "+tv.Status.ID, map[string]any{"Name": name, "T": tv, "SinkEvents": events})
 }
 
@@ -201,7 +205,8 @@ func (s *Server) pageGoal(w http.ResponseWriter, r *http.Request) {
 		pageError(w, err)
 		return
 	}
-	events := s.subjectEvents(r.Context(), "goal/"+j.ID, 200)
+	subject := goalobs.GoalSubject(j.ID)
+	events := s.relatedEvents(r.Context(), 200, func(env *obs.Envelope) bool { return env.Subject() == subject })
 	render(w, "goal", "Goal "+j.ID, map[string]any{"J": j, "Events": events})
 }
 
@@ -219,16 +224,28 @@ func (s *Server) pageEvents(w http.ResponseWriter, r *http.Request) {
 	render(w, "events", "Events", map[string]any{"Q": e, "Sinks": s.cfg.Sinks, "Events": envelopes(lines)})
 }
 
-// subjectEvents are the last n records of subject in each sink, in sink
-// order: a sink that cannot be read shows nothing.
-func (s *Server) subjectEvents(ctx context.Context, subject string, n int) []*obs.Envelope {
+// relatedEvents are the last n records of each sink that match, among
+// the sink's last ScanEvents records (a sink that cannot be read shows
+// nothing): a task's are those of its subject and those correlated with
+// it (the agent run's, under a worker), a goal's those of its subject.
+func (s *Server) relatedEvents(ctx context.Context, n int, match func(*obs.Envelope) bool) []*obs.Envelope {
 	var out []*obs.Envelope
 	for i, p := range s.cfg.Sinks {
-		lines, _ := lastEvents(ctx, &eventQuery{Sink: i, Path: p, Subject: subject, N: n})
-		out = append(out, envelopes(lines)...)
+		lines, _ := lastEvents(ctx, &eventQuery{Sink: i, Path: p, N: ScanEvents})
+		var found []*obs.Envelope
+		for _, env := range envelopes(lines) {
+			if match(env) {
+				found = append(found, env)
+			}
+		}
+		out = append(out, found[max(0, len(found)-n):]...)
 	}
 	return out
 }
+
+// ScanEvents is how far back in each sink a task or goal page looks for
+// its events.
+const ScanEvents = 5000
 
 // envelopes parses records for a page (one that does not parse is left
 // out: artobs verify reports it).
