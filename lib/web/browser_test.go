@@ -259,6 +259,8 @@ func TestBrowserPages(t *testing.T) {
 	tb.open(t, "/events")
 	tb.contains(t, "#eventrows", "queue/default/task/evil", "web/attack")
 	tb.screenshot(t, shots, "events")
+	tb.click(t, `#eventrows a[href="/queues/default/tasks/hello"]`)
+	tb.contains(t, "h1", "Task hello")
 	tb.harmless(t, f)
 }
 

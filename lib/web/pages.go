@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -71,11 +72,12 @@ var funcs = template.FuncMap{
 		}
 		return template.URL("?" + q.Encode())
 	},
-	"inc":    func(n int) int { return n + 1 },
-	"dec":    func(n int) int { return n - 1 },
-	"phases": func() []goal.Phase { return goal.Phases },
-	"states": func() []queue.TaskState { return queue.States },
-	"str":    func(v any) string { return toString(v) },
+	"inc":      func(n int) int { return n + 1 },
+	"dec":      func(n int) int { return n - 1 },
+	"phases":   func() []goal.Phase { return goal.Phases },
+	"states":   func() []queue.TaskState { return queue.States },
+	"str":      func(v any) string { return toString(v) },
+	"taskLink": taskLink,
 }
 
 // toString is a value of a string type (a state, a phase, an evidence
@@ -257,4 +259,19 @@ func envelopes(lines [][]byte) []*obs.Envelope {
 		}
 	}
 	return out
+}
+
+// taskLink is the task page of an event subject queue/Q/task/ID, or ""
+// for any other subject (both names must be valid queue and task names,
+// so the link cannot leave the site).
+func taskLink(subject string) string {
+	rest, ok := strings.CutPrefix(subject, "queue/")
+	if !ok {
+		return ""
+	}
+	q, id, ok := strings.Cut(rest, "/task/")
+	if !ok || queue.ValidName("queue", q) != nil || queue.ValidName("id", id) != nil {
+		return ""
+	}
+	return "/queues/" + q + "/tasks/" + id
 }

@@ -78,3 +78,19 @@ func TestPagesRender(t *testing.T) {
 		}
 	}
 }
+
+func TestTaskLink(t *testing.T) {
+	for subject, want := range map[string]string{
+		"queue/default/task/build-1": "/queues/default/tasks/build-1",
+		"queue/a/task/b/c":           "",
+		"queue/../task/x":            "",
+		"queue/q/task/":              "",
+		"goal/g1":                    "",
+		"queue/q":                    "",
+		"queue/q/task/javascript:x":  "",
+	} {
+		if got := taskLink(subject); got != want {
+			t.Errorf("taskLink(%q) = %q, want %q", subject, got, want)
+		}
+	}
+}
