@@ -27,7 +27,8 @@ build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
-# make install [PREFIX=/usr/local] [DESTDIR=staging]: the six tools in
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: the six tools (with
+# artexec-shim and artobs-web, which they run from their own directory) in
 # $(DESTDIR)$(BINDIR), where the cron examples expect them.
 install: build
 	install -d $(DESTDIR)$(BINDIR)

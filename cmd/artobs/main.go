@@ -21,6 +21,7 @@ type CLI struct {
 	Verify     VerifyCmd         `cmd:"" help:"Check a JSONL sink: ids, canonical form, redaction, order, duplicates, corruption."`
 	Tail       TailCmd           `cmd:"" help:"Print the last events of a JSONL sink, optionally of one subject, and follow it."`
 	Rules      RulesCmd          `cmd:"" help:"List the redaction rules and what each removes."`
+	Serve      ServeCmd          `cmd:"" help:"Serve a read-only web view of queues, tasks, agent runs, goals and events (runs artobs-web)."`
 	Completion cli.CompletionCmd `cmd:"" help:"Print a shell completion script."`
 }
 

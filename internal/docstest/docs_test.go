@@ -54,7 +54,8 @@ func run(m *testing.M) int {
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
 	// artexec-shim too: the tools take every task's supervisor from beside
 	// themselves, as make build lays them out for a user.
-	for _, t := range append(slices.Clone(tools), "artexec-shim") {
+	// artobs-web too: artobs serve executes it from beside artobs.
+	for _, t := range append(slices.Clone(tools), "artexec-shim", "artobs-web") {
 		args = append(args, "./cmd/"+t)
 	}
 	for try := 1; ; try++ {

@@ -33,6 +33,8 @@ var libFlagAllowed = map[string][]string{
 	"lib/obs/redact/rules.go": {"--name"},
 	// a next step that runs another tool: artq's own command line.
 	"lib/goal/verify.go": {"--watch"},
+	// the web view finds an agent task's transcript in artagent's argv.
+	"lib/web/data.go": {"--transcript"},
 }
 
 // TestLibrariesNameNoFlags: no string literal of a non-test .go file under
