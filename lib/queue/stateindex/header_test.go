@@ -2,6 +2,9 @@ package stateindex
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"math"
 	"testing"
 )
 
@@ -32,6 +35,33 @@ func TestHeaderRefusedByItsCRC(t *testing.T) {
 			bad[i] ^= 1 << bit
 			if _, err := decodeHeader(bad); err == nil {
 				t.Fatalf("byte %d bit %d flipped: decodeHeader accepted the header", i, bit)
+			}
+		}
+	}
+}
+
+// TestRowSeedIsTheBindingChecksum: the seeds a seeder continues from the
+// binding's CRC are the CRC-32C of the whole binding||i that the format
+// defines, so indexes written before the seeder still check.
+func TestRowSeedIsTheBindingChecksum(t *testing.T) {
+	for _, h := range []header{
+		{seq: 1, offset: 1},
+		{seq: 200001, offset: 1 << 33, first: [32]byte{1, 2, 3}, last: [32]byte{31: 0xff}},
+	} {
+		s := h.seeder()
+		for _, i := range []uint32{0, 1, 255, 256, 199999, math.MaxUint32} {
+			var b [8 + 8 + 32 + 32 + 4]byte
+			binary.LittleEndian.PutUint64(b[0:], h.seq)
+			binary.LittleEndian.PutUint64(b[8:], uint64(h.offset))
+			copy(b[16:], h.first[:])
+			copy(b[48:], h.last[:])
+			binary.LittleEndian.PutUint32(b[80:], i)
+			want := crc32.Checksum(b[:], castagnoli)
+			if got := s.seed(i); got != want {
+				t.Errorf("seq %d row %d: seed %08x, want %08x", h.seq, i, got, want)
+			}
+			if got := h.rowSeed(i); got != want {
+				t.Errorf("seq %d row %d: rowSeed %08x, want %08x", h.seq, i, got, want)
 			}
 		}
 	}

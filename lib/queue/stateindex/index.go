@@ -223,9 +223,10 @@ func (v *View) loadAll() error {
 		p[i] = x
 	}
 	rows := body[h.sectionsLen():]
+	seeds := h.seeder()
 	for i := range uint32(n) {
 		raw := rows[o[i]:o[i+1]]
-		if !rowSealed(raw, h.rowSeed(i)) {
+		if !rowSealed(raw, seeds.seed(i)) {
 			return damaged("row %d: checksum mismatch", i)
 		}
 		k, m := binary.Uvarint(raw)

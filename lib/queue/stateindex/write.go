@@ -146,8 +146,9 @@ func (e *encoder) finish(seq uint64) (*Built, error) {
 // with the binding and the row's number), the rows section's CRC and the
 // digest of all sections.
 func (b *Built) seal(h *header) {
+	seeds := h.seeder()
 	for i := range len(b.offs) - 1 {
-		sealRow(b.rows[b.offs[i]:b.offs[i+1]], h.rowSeed(uint32(i)))
+		sealRow(b.rows[b.offs[i]:b.offs[i+1]], seeds.seed(uint32(i)))
 	}
 	h.crcs[3] = crc32.Checksum(b.rows, castagnoli)
 	d := sha256.New()
