@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,8 +14,10 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/tracectx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/queuetrace"
 	"github.com/art-runtime/art/lib/queue/stateindex"
 	"github.com/art-runtime/art/lib/queue/worker"
 )
@@ -115,7 +118,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	}
 	// A NATS worker rides out a server outage as long as its lease lasts.
 	bc.Ctx, bc.Lease = ctx, c.Lease
-	o, closeEvents, err := openEvents(std, g, f, obs.RoleWorker, true)
+	o, exp, closeEvents, err := openEventsTraced(std, g, f, obs.RoleWorker, true)
 	if err != nil {
 		return err
 	}
@@ -134,6 +137,12 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		OutputDir: c.OutputDir, Mode: worker.Serve,
 		Keep: worker.Keep(c.Keep), Hooks: o, Queue: f.name(g), ID: worker.NewID(),
 		Warn: warnIn(obs.WarnTo("artq", std.Err), c.FieldFlags()),
+	}
+	if exp != nil {
+		// Spans go where the events' OTLP sink goes; an incoming
+		// TRACEPARENT (a CI job's span) is every attempt's parent.
+		parent := tracectx.FromEnv(context.WithoutCancel(ctx), os.Getenv)
+		cfg.Hooks = worker.Join(o, queuetrace.New(exp.Tracer(), parent, cfg.Queue, cfg.ID))
 	}
 	switch {
 	case c.Once:

@@ -61,6 +61,11 @@ const (
 	// EnvCausation is the id of the hooks' task.started event for this
 	// run, when the worker has hooks that return one (absent otherwise).
 	EnvCausation = "ART_CAUSATION"
+	// EnvTraceparent and EnvTracestate carry the W3C trace context of the
+	// run's span, when the worker has hooks that make spans
+	// (lib/queue/queuetrace): a tool the task runs continues the trace.
+	EnvTraceparent = "TRACEPARENT"
+	EnvTracestate  = "TRACESTATE"
 )
 
 // Config configures Work.
@@ -303,7 +308,7 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 	// own values).
 	pol := *cfg.Policy
 	pol.EnvAllow = slices.Clone(pol.EnvAllow)
-	for _, name := range []string{EnvTaskID, EnvAttempt, EnvCorrelation, EnvCausation} {
+	for _, name := range []string{EnvTaskID, EnvAttempt, EnvCorrelation, EnvCausation, EnvTraceparent, EnvTracestate} {
 		if !slices.Contains(pol.EnvAllow, name) {
 			pol.EnvAllow = append(pol.EnvAllow, name)
 		}

@@ -1,0 +1,80 @@
+package otlp
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	otellog "go.opentelemetry.io/otel/log"
+
+	"github.com/art-runtime/art/lib/obs"
+)
+
+// Sink returns the obs.Sink that sends every envelope as a log record:
+// the body is the envelope itself (its canonical JSON, so the record's id
+// can be checked against it), the attributes its subject, sequence, type
+// and id (and correlation and causation when set), the severity read from
+// the event. Append only queues: Appended means "handed to the exporter",
+// and what the collector never got is counted at Close. Closing the sink
+// closes the exporter.
+func (e *Exporter) Sink() obs.Sink { return sink{e} }
+
+type sink struct{ e *Exporter }
+
+func (s sink) Name() string { return s.e.target }
+
+func (s sink) Append(_ context.Context, env *obs.Envelope) (obs.Outcome, error) {
+	var r otellog.Record
+	r.SetTimestamp(env.Time())
+	r.SetEventName(env.Type())
+	b, _ := env.MarshalJSON()
+	r.SetBody(attribute.StringValue(string(b)))
+	sev, text := Severity(env.Type(), env.Attrs())
+	r.SetSeverity(sev)
+	r.SetSeverityText(text)
+	r.AddAttributes(
+		attribute.String("art.subject", env.Subject()),
+		attribute.Int64("art.sequence", int64(env.Seq())),
+		attribute.String("art.type", env.Type()),
+		attribute.String("art.id", env.ID()),
+	)
+	if c := env.Correlation(); c != "" {
+		r.AddAttributes(attribute.String("art.correlation", c))
+	}
+	if c := env.Causation(); c != "" {
+		r.AddAttributes(attribute.String("art.causation", c))
+	}
+	// Background: a record is never a child of the caller's cancellation.
+	s.e.logger.Emit(context.Background(), r)
+	return obs.Appended, nil
+}
+
+func (s sink) Close() error { return s.e.Close() }
+
+// Severity is an event's log severity: ERROR when it carries an error,
+// WARN when its type or status says the work did not succeed (failed,
+// rejected, cancelled, timed out, refused), else INFO.
+func Severity(typ string, attrs json.RawMessage) (otellog.Severity, string) {
+	var a struct {
+		Status  string `json:"status"`
+		Error   string `json:"error"`
+		Refusal string `json:"refusal"`
+	}
+	_ = json.Unmarshal(attrs, &a)
+	switch {
+	case a.Error != "":
+		return otellog.SeverityError, "ERROR"
+	case a.Refusal != "" || unsuccessful(typ[strings.LastIndexByte(typ, '.')+1:]) || unsuccessful(a.Status):
+		return otellog.SeverityWarn, "WARN"
+	}
+	return otellog.SeverityInfo, "INFO"
+}
+
+func unsuccessful(word string) bool {
+	switch word {
+	case "failed", "rejected", "cancelled", "timeout", "timed_out", "refused", "error", "truncated", "interrupted":
+		return true
+	}
+	return false
+}
