@@ -155,10 +155,14 @@ func (e *Exporter) failed(what string) func(int, error) {
 func (e *Exporter) Tracer() trace.Tracer { return e.tp.Tracer(scope) }
 
 // Dropped counts the log records and spans not exported so far.
-func (e *Exporter) Dropped() (logs, spans int64) { return e.logs.dropped.Load(), e.spans.dropped.Load() }
+func (e *Exporter) Dropped() (logs, spans int64) {
+	return e.logs.dropped.Load(), e.spans.dropped.Load()
+}
 
 // Exported counts the log records and spans the collector accepted.
-func (e *Exporter) Exported() (logs, spans int64) { return e.logs.exported.Load(), e.spans.exported.Load() }
+func (e *Exporter) Exported() (logs, spans int64) {
+	return e.logs.exported.Load(), e.spans.exported.Load()
+}
 
 // Close ends the tracer provider (spans still open are not exported),
 // sends what is buffered within the timeout, and warns once with the drop
@@ -187,11 +191,13 @@ func (p logProcessor) OnEmit(_ context.Context, r *sdklog.Record) error {
 	return nil
 }
 func (logProcessor) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
-func (logProcessor) Shutdown(context.Context) error                       { return nil }
-func (logProcessor) ForceFlush(context.Context) error                     { return nil }
+func (logProcessor) Shutdown(context.Context) error                         { return nil }
+func (logProcessor) ForceFlush(context.Context) error                       { return nil }
 
 // spanProcessor hands each ended span to the buffer.
-type spanProcessor struct{ b *buffer[sdktrace.ReadOnlySpan] }
+type spanProcessor struct {
+	b *buffer[sdktrace.ReadOnlySpan]
+}
 
 func (spanProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (p spanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
