@@ -218,7 +218,7 @@ type Remote struct {
 // Open implements obs.Options.Remote.
 func (r *Remote) Open(spec string) (obs.Sink, error) {
 	if r.Exporter != nil {
-		return nil, exitcode.Errorf(exitcode.Usage, "--events %s: one otlphttp:// sink a process (%s is the first)", spec, r.Exporter.target)
+		return nil, exitcode.Field(exitcode.Usage, "Events", spec, "one otlphttp:// sink a process (%s is the first)", r.Exporter.target)
 	}
 	e, err := Open(spec, r.Options)
 	if err != nil {
