@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"errors"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +20,8 @@ import (
 	"github.com/art-runtime/art/lib/obs/tracectx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/queuemetrics"
 	"github.com/art-runtime/art/lib/queue/queuetrace"
 	"github.com/art-runtime/art/lib/queue/stateindex"
 	"github.com/art-runtime/art/lib/queue/worker"
@@ -33,6 +38,7 @@ type WorkCmd struct {
 	Quiet       bool          `name:"quiet" short:"q" help:"Print no line per task transition (warnings and errors still go to stderr)."`
 	LogFormat   string        `name:"log-format" enum:"text,json" default:"text" placeholder:"text|json" help:"Format of the per-transition lines on stderr: text (one logfmt line) or json (one object a line)."`
 	ExitCode    bool          `name:"exit-code" help:"Exit 1 when any task this worker finished failed or was cancelled (like git diff --exit-code), so a set -e script stops."`
+	Metrics     string        `name:"metrics" placeholder:"[HOST]:PORT" help:"Serve Prometheus metrics on http://HOST:PORT/metrics while working (HOST defaults to 127.0.0.1; name another address to expose them)."`
 	Keep        string        `name:"keep-workspaces" enum:"failed,always,never" default:"failed" placeholder:"failed|always|never" help:"Which per-attempt workspaces (tasks enqueued with --workspace-mode copy or worktree) stay once the result is recorded: failed (default: removed when the task succeeded, kept otherwise for inspection), always or never."`
 
 	Policy              string   `name:"policy" placeholder:"FILE" group:"Policy" help:"Policy document for every task; the flags below can only narrow it."`
@@ -118,6 +124,14 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	}
 	// A NATS worker rides out a server outage as long as its lease lasts.
 	bc.Ctx, bc.Lease = ctx, c.Lease
+	// A bad or busy --metrics address fails before the queue is touched.
+	var metricsLn net.Listener
+	if c.Metrics != "" {
+		if metricsLn, err = queuemetrics.Listen(c.Metrics); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
 	o, exp, closeEvents, err := openEventsTraced(std, g, f, obs.RoleWorker, true)
 	if err != nil {
 		return err
@@ -161,9 +175,19 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	if !c.Quiet {
 		cfg.Log = transitionLogger(std.Err, c.LogFormat == "json")
 	}
+	var m *queuemetrics.Metrics
+	if c.Metrics != "" {
+		m = queuemetrics.New(cfg.Queue, func(ctx context.Context) (queue.Summary, error) { return queueDepth(ctx, q) })
+		defer serveMetrics(std, metricsLn, m)()
+		cfg.Hooks = worker.Join(cfg.Hooks, m)
+		cfg.Log = m.Log(cfg.Log)
+	}
 	stopIndex := stateindex.Keep(ctx, q, indexInterval, func(err error) { warnIndex(std, err) })
 	stats, err := worker.Work(ctx, q, cfg)
 	stopIndex()
+	if m != nil && errors.Is(err, worker.ErrLeaseLost) {
+		m.LeaseLost()
+	}
 	if !c.Quiet {
 		logStopped(std.Err, c.LogFormat == "json", cfg.ID, stats)
 	}
@@ -171,6 +195,34 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		return exitcode.Quiet(exitcode.Failed)
 	}
 	return err
+}
+
+// queueDepth counts the queue's tasks by state for the metrics: from the
+// state index of a file queue (what artq status reads, without a replay),
+// else from the worker's own view of the log.
+func queueDepth(ctx context.Context, q *queue.Queue) (queue.Summary, error) {
+	if fb, ok := q.Backend().(*file.Backend); ok {
+		if v, err := stateindex.Load(ctx, fb.Dir()); err == nil {
+			defer v.Close()
+			return v.Summary(), nil
+		}
+	}
+	var s queue.Summary
+	err := q.View(ctx, func(st *queue.State) error { s = queue.SummaryOf(st); return nil })
+	return s, err
+}
+
+// serveMetrics serves m at /metrics on ln until stop.
+func serveMetrics(std cli.IO, ln net.Listener, m *queuemetrics.Metrics) (stop func()) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(std.Err, "artq: warning: --metrics: %v\n", err)
+		}
+	}()
+	return func() { srv.Close() }
 }
 
 // indexInterval is how often a worker looks whether the state index status

@@ -188,8 +188,13 @@ func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 	return p, nil
 }
 
+// ErrLeaseLost is why Work stops when its lease is gone (a NATS worker
+// cut off past its lease, a paused process): another worker may now
+// recover its tasks.
+var ErrLeaseLost = errors.New("lease lost")
+
 func errLeaseLost(worker string) error {
-	return exitcode.Errorf(exitcode.Internal, "worker %s: lease lost; running tasks are left to recovery", worker)
+	return exitcode.Wrap(exitcode.Internal, fmt.Errorf("worker %s: %w; running tasks are left to recovery", worker, ErrLeaseLost))
 }
 
 // ErrNoPolicy is the refusal of a worker given no policy: no policy
