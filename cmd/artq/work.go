@@ -83,13 +83,19 @@ WORKSPACE/.artq/work/ID-ATTEMPT, under the policy narrowed to that tree;
 succeeds only if that command, run by the worker in the same tree after the
 task's command exits 0, passes too. Cancelling a task kills every process
 of it. With --events, every change and run is recorded as redacted events;
-a sink failure is a warning, never a failed task.
+a sink failure is a warning, never a failed task. With --events
+otlphttp://HOST:PORT (or ART_EVENTS) the events go to an OpenTelemetry
+collector as log records, and each attempt is a trace: an artq.attempt span
+with children for its run and acceptance, whose context each task gets as
+TRACEPARENT (artagent continues it). --metrics serves Prometheus metrics
+(docs/observability.md).
 
 Example:
   artq work --drain --allow make --allow go --workspace ~/src/app
   artq work --drain --exit-code --allow make --workspace .   # set -e stops on a failed task
   artq work --policy /etc/art/policy.json --concurrency 4 --output-dir /var/log/artq
   artq work --drain --policy agents.json --events jsonl:events.jsonl --keep-workspaces always
+  artq work --policy agents.json --events otlphttp://127.0.0.1:4318 --metrics :9464
   artq work --allow go --isolation strict --allow-host proxy.golang.org --allow-host sum.golang.org
   */5 * * * *  artq work --drain --policy /etc/art/policy.json`
 }
