@@ -130,6 +130,7 @@ exporters:
     trace_storage: mem
   debug:
     verbosity: detailed
+    use_internal_logger: false
 `, j.query, freePort(t), j.otlp)
 	path := filepath.Join(t.TempDir(), "jaeger.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
@@ -137,6 +138,8 @@ exporters:
 	}
 	cmd := exec.Command(bin, "--config", path)
 	cmd.Stdout, cmd.Stderr = j.out, j.out
+	// Jaeger's query service would trace itself to localhost:4317.
+	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -267,6 +270,7 @@ func agentQueue(t *testing.T, ctx context.Context, n int) (dir string, env []str
 		}
 	}
 	env = []string{
+		"PATH=" + binDir + string(filepath.ListSeparator) + os.Getenv("PATH"),
 		"ART_HOME=" + filepath.Join(dir, "home"),
 		"GH_TOKEN=ghp_R2d2C3poBb8Luke0Leia1Han2Solo3Chewie4",
 		"GORACE=atexit_sleep_ms=0",
@@ -293,7 +297,9 @@ func TestOTelJaeger(t *testing.T) {
 	defer cancel()
 	const n = 3
 	dir, env := agentQueue(t, ctx, n)
-	env = append(env, "ART_EVENTS=otlphttp://"+j.otlp)
+	// The worker and every agent run inside a task export to Jaeger and
+	// append to one JSONL file, to compare with.
+	env = append(env, "ART_EVENTS=otlphttp://"+j.otlp+" jsonl:"+filepath.Join(dir, "ev.jsonl"))
 	runTool(t, ctx, filepath.Join(dir, "ws"), env, "artq", "work", "--drain", "-j", "2", "-q", "--policy", filepath.Join(dir, "policy.json"))
 
 	var traces []jaegerTrace
@@ -361,6 +367,24 @@ func TestOTelJaeger(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	logs := j.out.String()
+	// Every envelope the JSONL sink beside it holds arrived as one record.
+	ev, err := os.ReadFile(filepath.Join(dir, "ev.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(ev)), "\n")
+	for _, l := range lines {
+		var e struct{ ID string }
+		if err := json.Unmarshal([]byte(l), &e); err != nil || e.ID == "" {
+			t.Fatalf("ev.jsonl: %q: %v", l, err)
+		}
+		if c := strings.Count(logs, "art.id: Str("+e.ID+")"); c != 1 {
+			t.Errorf("envelope %s reached jaeger %d times; want once", e.ID, c)
+		}
+	}
+	if got := strings.Count(logs, "\nLogRecord #"); got != len(lines) {
+		t.Errorf("jaeger printed %d log records; the JSONL sink holds %d envelopes", got, len(lines))
+	}
 	for _, w := range []string{"art.subject: Str(queue/", "art.type: Str(queue.succeeded)", "art.type: Str(agent.step)", "art.sequence: Int(", "art.id: Str(sha256:", "SeverityText: INFO", "service.name: Str(artagent)"} {
 		if !strings.Contains(logs, w) {
 			t.Errorf("jaeger's log pipeline printed no %q", w)

@@ -85,3 +85,21 @@ func TestUnfinishedRunIsAnError(t *testing.T) {
 		t.Fatalf("ended %v; want one run span with an error status", s)
 	}
 }
+
+// BenchmarkStep is what tracing adds to one agent step: a step event and
+// its observation turned into three spans, through the SDK with a
+// processor that keeps nothing.
+//
+//	go test -run '^$' -bench Step ./lib/agent/agenttrace/
+func BenchmarkStep(b *testing.B) {
+	tp := sdktrace.NewTracerProvider()
+	r := Start(context.Background(), tp.Tracer("bench"))
+	now := time.Now()
+	step := &agent.Event{Type: agent.EventStep, Step: 1, Time: now, Action: provider.ActionRunTool, LatencyMS: ptr[int64](5), Usage: &provider.Usage{InputTokens: 100, OutputTokens: 20}}
+	obs := &agent.Event{Type: agent.EventObservation, Step: 1, Time: now, ExitCode: ptr(0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Observe(step)
+		r.Observe(obs)
+	}
+}
