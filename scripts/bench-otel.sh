@@ -6,8 +6,10 @@
 #   otlp     --events otlphttp://JAEGER and --metrics 127.0.0.1:PORT, with a
 #            real Jaeger all-in-one receiving the log records and spans
 #   down     the same with nothing listening at the OTLP address
-# and prints, per mode, the median tasks/s and wall seconds over the rounds
-# and each mode's ratio to none from the same run.
+# and prints, per mode, the median wall seconds, tasks/s and CPU ms per task
+# (user+system of the worker and everything it waited for; Jaeger's own CPU
+# not included) over the rounds, and each mode's tasks/s ratio to none from
+# the same run.
 #
 #   scripts/bench-otel.sh [ROUNDS]      # default 3 rounds; TASKS=2000
 #
@@ -56,7 +58,7 @@ done
 down="127.0.0.1:$(port)"
 export PATH="$work/bin:$PATH" ART_EVENTS=
 
-drain() { # mode round -> wall seconds
+drain() { # mode round -> "wall cpu" seconds
 	local home="$work/$1-$2" args=()
 	mkdir -p "$home"
 	ART_HOME="$home" artq enqueue --batch <"$work/tasks.jsonl" >/dev/null
@@ -65,29 +67,28 @@ drain() { # mode round -> wall seconds
 	otlp) args=(--events "otlphttp://$otlp" --metrics "127.0.0.1:$(port)") ;;
 	down) args=(--events "otlphttp://$down" --metrics "127.0.0.1:$(port)") ;;
 	esac
-	local t0 t1
-	t0=$(date +%s.%N)
-	ART_HOME="$home" artq work --drain -q -j 2 --allow true --workspace "$home" "${args[@]}" 2>"$home/stderr"
-	t1=$(date +%s.%N)
+	ART_HOME="$home" /usr/bin/time -f "%e %U %S" -o "$home/time" artq work --drain -q -j 2 --allow true --workspace "$home" "${args[@]}" 2>"$home/stderr"
 	ART_HOME="$home" artq status --summary | grep -q "\"succeeded\":$tasks" || { echo "bench-otel: $1 round $2 did not succeed every task" >&2; cat "$home/stderr" >&2; exit 1; }
-	echo "$t0 $t1" | awk '{printf "%.3f\n", $2-$1}'
+	awk '{printf "%.3f %.3f\n", $1, $2+$3}' "$home/time"
 	rm -rf "$home"
 }
 
 awk -v n="$tasks" 'BEGIN { for (i = 0; i < n; i++) print "{\"apiVersion\":\"art/v1alpha1\",\"kind\":\"Task\",\"program\":\"true\"}" }' >"$work/tasks.jsonl"
 modes=(none jsonl otlp down)
-declare -A walls
+declare -A walls cpus
 for r in $(seq "$rounds"); do
 	for m in "${modes[@]}"; do
-		w=$(drain "$m" "$r")
+		read -r w c < <(drain "$m" "$r")
 		walls[$m]+="$w "
-		echo "round $r $m ${w}s" >&2
+		cpus[$m]+="$c "
+		echo "round $r $m ${w}s wall ${c}s cpu" >&2
 	done
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 base=$(echo "${walls[none]}" | median)
-echo "tasks=$tasks rounds=$rounds (median wall seconds of one artq work --drain -j 2)"
+echo "tasks=$tasks rounds=$rounds (medians; one artq work --drain -j 2; load $(cut -d' ' -f1-3 /proc/loadavg))"
 for m in "${modes[@]}"; do
 	w=$(echo "${walls[$m]}" | median)
-	awk -v m="$m" -v w="$w" -v b="$base" -v n="$tasks" 'BEGIN {printf "%-6s %7.3fs %8.1f tasks/s  %.2fx of none\n", m, w, n/w, b/w}'
+	c=$(echo "${cpus[$m]}" | median)
+	awk -v m="$m" -v w="$w" -v c="$c" -v b="$base" -v n="$tasks" 'BEGIN {printf "%-6s %7.3fs %8.1f tasks/s  %.2fx of none  %.2f ms CPU/task\n", m, w, n/w, b/w, 1000*c/n}'
 done

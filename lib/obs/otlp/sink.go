@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/attribute"
 	otellog "go.opentelemetry.io/otel/log"
 
@@ -56,16 +57,14 @@ func (s sink) Close() error { return s.e.Close() }
 // WARN when its type or status says the work did not succeed (failed,
 // rejected, cancelled, timed out, refused), else INFO.
 func Severity(typ string, attrs json.RawMessage) (otellog.Severity, string) {
-	var a struct {
-		Status  string `json:"status"`
-		Error   string `json:"error"`
-		Refusal string `json:"refusal"`
-	}
-	_ = json.Unmarshal(attrs, &a)
+	// Three top-level members of canonical JSON: gjson reads them without
+	// decoding the rest (the records of a busy worker are many).
+	a := gjson.GetManyBytes(attrs, "status", "error", "refusal")
+	status, errText, refusal := a[0], a[1], a[2]
 	switch {
-	case a.Error != "":
+	case errText.Type == gjson.String && errText.Str != "":
 		return otellog.SeverityError, "ERROR"
-	case a.Refusal != "" || unsuccessful(typ[strings.LastIndexByte(typ, '.')+1:]) || unsuccessful(a.Status):
+	case refusal.Type == gjson.String && refusal.Str != "" || unsuccessful(typ[strings.LastIndexByte(typ, '.')+1:]) || status.Type == gjson.String && unsuccessful(status.Str):
 		return otellog.SeverityWarn, "WARN"
 	}
 	return otellog.SeverityInfo, "INFO"
