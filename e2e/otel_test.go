@@ -382,6 +382,17 @@ func TestOTelJaeger(t *testing.T) {
 			t.Errorf("envelope %s reached jaeger %d times; want once", e.ID, c)
 		}
 	}
+	// Each run's task.started names its span: the record carries the trace.
+	for _, tr := range traces {
+		for _, sp := range tr.Spans {
+			if sp.OperationName == "artq.run" && !strings.Contains(logs, `"traceparent":"00-`+tr.TraceID+`-`+sp.SpanID+`-01"`) {
+				t.Errorf("no event records the TRACEPARENT of run span %s/%s", tr.TraceID, sp.SpanID)
+			}
+		}
+		if !strings.Contains(logs, "Trace ID: "+tr.TraceID) {
+			t.Errorf("no log record is linked to trace %s", tr.TraceID)
+		}
+	}
 	if got := strings.Count(logs, "\nLogRecord #"); got != len(lines) {
 		t.Errorf("jaeger printed %d log records; the JSONL sink holds %d envelopes", got, len(lines))
 	}

@@ -162,7 +162,9 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		// Spans go where the events' OTLP sink goes; an incoming
 		// TRACEPARENT (a CI job's span) is every attempt's parent.
 		parent := tracectx.FromEnv(context.WithoutCancel(ctx), os.Getenv)
-		cfg.Hooks = worker.Join(o, queuetrace.New(exp.Tracer(), parent, cfg.Queue, cfg.ID))
+		// The span hooks go first: the run's TRACEPARENT is set before
+		// its task.started event records it.
+		cfg.Hooks = worker.Join(queuetrace.New(exp.Tracer(), parent, cfg.Queue, cfg.ID), o)
 	}
 	switch {
 	case c.Once:

@@ -8,8 +8,10 @@ import (
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/attribute"
 	otellog "go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // Sink returns the obs.Sink that sends every envelope as a log record:
@@ -47,11 +49,32 @@ func (s sink) Append(_ context.Context, env *obs.Envelope) (obs.Outcome, error) 
 		r.AddAttributes(attribute.String("art.causation", c))
 	}
 	// Background: a record is never a child of the caller's cancellation.
-	s.e.logger.Emit(context.Background(), r)
+	// An event that names its run's trace (task.started's traceparent)
+	// carries that trace and span, so a backend links the two.
+	s.e.logger.Emit(traceOf(env.Attrs()), r)
 	return obs.Appended, nil
 }
 
 func (s sink) Close() error { return s.e.Close() }
+
+// traceOf is a context holding the span an event's "traceparent" names.
+func traceOf(attrs json.RawMessage) context.Context {
+	ctx := context.Background()
+	tp := gjson.GetBytes(attrs, "traceparent").Str
+	if !vocab.ValidTraceparent(tp) {
+		return ctx
+	}
+	tid, err1 := trace.TraceIDFromHex(tp[3:35])
+	sid, err2 := trace.SpanIDFromHex(tp[36:52])
+	if err1 != nil || err2 != nil {
+		return ctx
+	}
+	flags := trace.TraceFlags(0)
+	if tp[53:55] == "01" {
+		flags = trace.FlagsSampled
+	}
+	return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, Remote: true}))
+}
 
 // Severity is an event's log severity: ERROR when it carries an error,
 // WARN when its type or status says the work did not succeed (failed,

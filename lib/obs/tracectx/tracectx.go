@@ -11,13 +11,15 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // The environment variables that carry trace context between processes,
 // the names OpenTelemetry's environment-carrier convention uses.
 const (
-	EnvTraceparent = "TRACEPARENT"
-	EnvTracestate  = "TRACESTATE"
+	EnvTraceparent = vocab.EnvTraceparent
+	EnvTracestate  = vocab.EnvTracestate
 )
 
 var w3c propagation.TraceContext

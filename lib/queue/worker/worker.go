@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/vocab"
 	"io/fs"
 	"maps"
 	"os"
@@ -64,8 +65,8 @@ const (
 	// EnvTraceparent and EnvTracestate carry the W3C trace context of the
 	// run's span, when the worker has hooks that make spans
 	// (lib/queue/queuetrace): a tool the task runs continues the trace.
-	EnvTraceparent = "TRACEPARENT"
-	EnvTracestate  = "TRACESTATE"
+	EnvTraceparent = vocab.EnvTraceparent
+	EnvTracestate  = vocab.EnvTracestate
 )
 
 // Config configures Work.
