@@ -36,10 +36,10 @@ func startPrometheus(t *testing.T, target string) *prometheus {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out, f := newOutFile(t, "prometheus.out")
 	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+p.addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,8 @@ func TestPrometheusScrapesWorker(t *testing.T) {
 	// read Prometheus.
 	w := exec.CommandContext(ctx, filepath.Join(binDir, "artq"), "work", "-q", "-j", "2", "--allow", "true", "--allow", "false", "--metrics", target)
 	w.Dir, w.Env = dir, append(os.Environ(), env...)
-	werr := &syncBuffer{}
-	w.Stderr = werr
+	werr, f := newOutFile(t, "worker.err")
+	w.Stderr = f
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

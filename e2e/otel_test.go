@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -54,22 +52,23 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// syncBuffer is a bytes.Buffer a process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// outFile is a file a server writes its output to, for the test to read.
+type outFile string
+
+func newOutFile(t *testing.T, name string) (outFile, *os.File) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return outFile(p), f
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (o outFile) String() string {
+	b, _ := os.ReadFile(string(o))
+	return string(b)
 }
 
 // jaeger is a Jaeger all-in-one the test started: OTLP/HTTP in, traces
@@ -78,7 +77,7 @@ func (s *syncBuffer) String() string {
 // detailed print (in out) is where the test reads them.
 type jaeger struct {
 	otlp, query string // host:port
-	out         *syncBuffer
+	out         outFile
 }
 
 func startJaeger(t *testing.T) *jaeger {
@@ -87,8 +86,9 @@ func startJaeger(t *testing.T) *jaeger {
 	j := &jaeger{
 		otlp:  fmt.Sprintf("127.0.0.1:%d", freePort(t)),
 		query: fmt.Sprintf("127.0.0.1:%d", freePort(t)),
-		out:   &syncBuffer{},
 	}
+	var w *os.File
+	j.out, w = newOutFile(t, "jaeger.out")
 	cfg := fmt.Sprintf(`service:
   extensions: [jaeger_storage, jaeger_query]
   pipelines:
@@ -137,7 +137,7 @@ exporters:
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config", path)
-	cmd.Stdout, cmd.Stderr = j.out, j.out
+	cmd.Stdout, cmd.Stderr = w, w
 	// Jaeger's query service would trace itself to localhost:4317.
 	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none")
 	if err := cmd.Start(); err != nil {

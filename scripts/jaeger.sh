@@ -13,26 +13,10 @@
 # Environment: ART_CACHE (default /var/cache/art, or ~/.cache/art when not
 # writable), JAEGER_VERSION (default the pin below).
 set -euo pipefail
+# shellcheck source=scripts/cached-build.sh
+. "$(dirname "$0")/cached-build.sh"
 version="${JAEGER_VERSION:-v1.76.0}"
-cache="${ART_CACHE:-/var/cache/art}"
-if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-	cache="${XDG_CACHE_HOME:-$HOME/.cache}/art"
-	mkdir -p "$cache"
-fi
-dest="$cache/jaeger-$version"
-marker="$dest/.complete"
-if [ -f "$marker" ] && [ -x "$dest/bin/jaeger" ]; then
-	echo "$dest/bin/jaeger"
-	exit 0
-fi
-
-# One build at a time per cache: a second caller waits for the first.
-exec 9>"$cache/jaeger-$version.lock"
-flock 9
-if [ -f "$marker" ] && [ -x "$dest/bin/jaeger" ]; then
-	echo "$dest/bin/jaeger"
-	exit 0
-fi
+cached_build jaeger "$version" jaeger
 
 work="$(mktemp -d "$cache/jaeger-build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
