@@ -179,7 +179,8 @@ func Addr(addr string) (string, error) {
 	if err != nil {
 		return "", exitcode.Field(exitcode.Usage, "Metrics", addr, "%w", ErrAddr)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 || strconv.Itoa(n) != port {
 		return "", exitcode.Field(exitcode.Usage, "Metrics", addr, "port %q: %w", port, ErrAddr)
 	}
 	if host == "" {
