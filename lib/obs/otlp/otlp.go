@@ -47,7 +47,7 @@ type Options struct {
 	Service string
 	// Version is its service.version.
 	Version string
-	// Warn is told about the first failed export of a run of failures and,
+	// Warn is told about the first failed export of the process and,
 	// at Close, about what was dropped. nil ignores.
 	Warn func(error)
 	// Buffer bounds each signal's queue (default DefaultBuffer records).
@@ -150,7 +150,7 @@ func Open(spec string, o Options) (*Exporter, error) {
 // scope is the instrumentation scope of everything art exports.
 const scope = "github.com/art-runtime/art"
 
-// failed warns on the first failure of a run of failures (the count comes
+// failed warns on the first failed export only (the counts come
 // at Close), so a collector that is down costs one line, not one a batch.
 func (e *Exporter) failed(what string) func(int, error) {
 	return func(n int, err error) {
