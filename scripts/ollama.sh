@@ -16,19 +16,11 @@
 # Environment: ART_CACHE (default /var/cache/art, or ~/.cache/art when not
 # writable), OLLAMA_VERSION (default the pin below).
 set -euo pipefail
+# shellcheck source=scripts/cached-build.sh
+. "$(dirname "$0")/cached-build.sh"
 here="$(cd "$(dirname "$0")" && pwd)"
 version="${OLLAMA_VERSION:-v0.17.4}"
-cache="${ART_CACHE:-/var/cache/art}"
-if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
-	cache="${XDG_CACHE_HOME:-$HOME/.cache}/art"
-	mkdir -p "$cache"
-fi
-dest="$cache/ollama-$version"
-marker="$dest/.complete"
-if [ -f "$marker" ] && [ -x "$dest/bin/ollama" ]; then
-	echo "$dest/bin/ollama"
-	exit 0
-fi
+cached_build ollama "$version" ollama
 
 need=()
 [ -f /usr/include/nlohmann/json.hpp ] || need+=(nlohmann-json3-dev)
@@ -41,14 +33,6 @@ if [ "${#need[@]}" -gt 0 ]; then
 	fi
 	apt-get update -qq >&2
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-# One build at a time per cache: a second caller waits for the first.
-exec 9>"$cache/ollama-$version.lock"
-flock 9
-if [ -f "$marker" ] && [ -x "$dest/bin/ollama" ]; then
-	echo "$dest/bin/ollama"
-	exit 0
 fi
 
 work="$(mktemp -d "$cache/ollama-build.XXXXXX")"

@@ -82,11 +82,22 @@ verify clears it, and finish is refused while it is open. AgentEvent JSON
 Lines go to stdout; progress to stderr on a terminal. Exit 0 only for a
 verified finish, 1 for any other ending, 130 when interrupted.
 
+With --events otlphttp://HOST:PORT (or ART_EVENTS) the run is also a trace
+sent to that OpenTelemetry collector: an artagent.run span with a child
+per step (its provider call, its action or verify), under the caller's
+TRACEPARENT when there is one (an artq task's run); the events go as log
+records (docs/observability.md).
+
 Example:
   artagent run --workspace ./calc --task 'make go test pass' \
     --provider mock --mock-script fix.jsonl \
     --allow go --allow cat --verify 'go test ./...' --env GOCACHE \
     --transcript run.jsonl
+
+  # traced into a collector (Jaeger, the OpenTelemetry Collector):
+  artagent run --workspace ./calc --task 'make go test pass' \
+    --provider mock --mock-script fix.jsonl --allow go --verify 'go test ./...' \
+    --events otlphttp://127.0.0.1:4318
 
   # against llama-server started with -c 4096:
   artagent run --workspace ./calc --task 'make go test pass' \

@@ -21,6 +21,7 @@ import (
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/netproxy"
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // RunCmd runs one program.
@@ -145,7 +146,7 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 		// task.started and task.finished (refusals too), redacted, through
 		// lib/obs; a sink failure is a warning, never the run's failure.
 		defer em.Close()
-		run = execobs.TaskRunner{Emitter: em}.RunTask
+		run = execobs.TaskRunner{Emitter: em, Traceparent: os.Getenv(vocab.EnvTraceparent)}.RunTask
 	}
 	res, err := run(ctx, p, t, opt)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/otlp"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/queueobs"
 )
@@ -23,27 +24,38 @@ var errEventsReadOnly = exitcode.Errorf(exitcode.Usage, "--events: this command 
 // refused where stdout carries the command's own output. It returns a nil
 // Observer without --events; close is never nil.
 func openEvents(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, stdoutOK bool) (o *queueobs.Observer, close func(), err error) {
+	o, _, close, err = openEventsTraced(std, g, f, role, stdoutOK)
+	return o, close, err
+}
+
+// openEventsTraced is openEvents that also returns the OTLP exporter of an
+// otlphttp:// sink (nil without one), whose tracer artq work makes spans
+// with. The sinks are --events, else $ART_EVENTS.
+func openEventsTraced(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, stdoutOK bool) (o *queueobs.Observer, exp *otlp.Exporter, close func(), err error) {
 	none := func() {}
-	if len(g.Events) == 0 {
-		return nil, none, nil
+	specs := g.EventSinks()
+	if len(specs) == 0 {
+		return nil, nil, none, nil
 	}
-	if !stdoutOK && slices.Contains(g.Events, "stdout") {
-		return nil, none, exitcode.Errorf(exitcode.Usage, "--events stdout: stdout carries this command's output; use --events jsonl:PATH")
+	if !stdoutOK && slices.Contains(specs, "stdout") {
+		return nil, nil, none, exitcode.Errorf(exitcode.Usage, "--events stdout: stdout carries this command's output; use --events jsonl:PATH")
 	}
-	for _, spec := range g.Events {
+	for _, spec := range specs {
 		if _, _, err := obs.ParseSink(spec); err != nil {
-			return nil, none, err
+			return nil, nil, none, err
 		}
 	}
-	em, err := obs.Open(g.Events, obs.Options{Warn: obs.WarnTo("artq", std.Err), Stdout: std.Out})
+	warn := obs.WarnTo("artq", std.Err)
+	remote := &otlp.Remote{Options: otlp.Options{Service: "artq", Version: cli.Version(), Warn: warn}}
+	em, err := obs.Open(specs, obs.Options{Warn: warn, Stdout: std.Out, Remote: remote.Open})
 	if err != nil {
 		if exitcode.Of(err) == exitcode.Usage {
-			return nil, none, err
+			return nil, nil, none, err
 		}
 		fmt.Fprintf(std.Err, "artq: warning: --events: %s (no events emitted)\n", strings.Join(strings.Fields(err.Error()), " "))
-		return nil, none, nil
+		return nil, nil, none, nil
 	}
-	return queueobs.NewObserver(em, f.name(g), role), func() { em.Close() }, nil
+	return queueobs.NewObserver(em, f.name(g), role), remote.Exporter, func() { em.Close() }, nil
 }
 
 // name is the queue's name in correlation ids: --queue, or with --dir the

@@ -17,7 +17,7 @@ var (
 		"Policy": "--policy", "Allow": "--allow", "Workspace": "--workspace",
 		"Isolation": "--isolation", "IsolationBestEffort": "--isolation-best-effort",
 		"Network": "--network", "AllowHost": "--allow-host",
-		"OutputDir": "--output-dir", "Lease": "--lease",
+		"OutputDir": "--output-dir", "Lease": "--lease", "Metrics": "--metrics",
 	}
 )
 

@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,8 +17,12 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/tracectx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
+	"github.com/art-runtime/art/lib/queue/file"
+	"github.com/art-runtime/art/lib/queue/queuemetrics"
+	"github.com/art-runtime/art/lib/queue/queuetrace"
 	"github.com/art-runtime/art/lib/queue/stateindex"
 	"github.com/art-runtime/art/lib/queue/worker"
 )
@@ -30,6 +38,7 @@ type WorkCmd struct {
 	Quiet       bool          `name:"quiet" short:"q" help:"Print no line per task transition (warnings and errors still go to stderr)."`
 	LogFormat   string        `name:"log-format" enum:"text,json" default:"text" placeholder:"text|json" help:"Format of the per-transition lines on stderr: text (one logfmt line) or json (one object a line)."`
 	ExitCode    bool          `name:"exit-code" help:"Exit 1 when any task this worker finished failed or was cancelled (like git diff --exit-code), so a set -e script stops."`
+	Metrics     string        `name:"metrics" placeholder:"[HOST]:PORT" help:"Serve Prometheus metrics on http://HOST:PORT/metrics while working (HOST defaults to 127.0.0.1; name another address to expose them)."`
 	Keep        string        `name:"keep-workspaces" enum:"failed,always,never" default:"failed" placeholder:"failed|always|never" help:"Which per-attempt workspaces (tasks enqueued with --workspace-mode copy or worktree) stay once the result is recorded: failed (default: removed when the task succeeded, kept otherwise for inspection), always or never."`
 
 	Policy              string   `name:"policy" placeholder:"FILE" group:"Policy" help:"Policy document for every task; the flags below can only narrow it."`
@@ -74,13 +83,19 @@ WORKSPACE/.artq/work/ID-ATTEMPT, under the policy narrowed to that tree;
 succeeds only if that command, run by the worker in the same tree after the
 task's command exits 0, passes too. Cancelling a task kills every process
 of it. With --events, every change and run is recorded as redacted events;
-a sink failure is a warning, never a failed task.
+a sink failure is a warning, never a failed task. With --events
+otlphttp://HOST:PORT (or ART_EVENTS) the events go to an OpenTelemetry
+collector as log records, and each attempt is a trace: an artq.attempt span
+with children for its run and acceptance, whose context each task gets as
+TRACEPARENT (artagent continues it). --metrics serves Prometheus metrics
+(docs/observability.md).
 
 Example:
   artq work --drain --allow make --allow go --workspace ~/src/app
   artq work --drain --exit-code --allow make --workspace .   # set -e stops on a failed task
   artq work --policy /etc/art/policy.json --concurrency 4 --output-dir /var/log/artq
   artq work --drain --policy agents.json --events jsonl:events.jsonl --keep-workspaces always
+  artq work --policy agents.json --events otlphttp://127.0.0.1:4318 --metrics :9464
   artq work --allow go --isolation strict --allow-host proxy.golang.org --allow-host sum.golang.org
   */5 * * * *  artq work --drain --policy /etc/art/policy.json`
 }
@@ -115,7 +130,15 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	}
 	// A NATS worker rides out a server outage as long as its lease lasts.
 	bc.Ctx, bc.Lease = ctx, c.Lease
-	o, closeEvents, err := openEvents(std, g, f, obs.RoleWorker, true)
+	// A bad or busy --metrics address fails before the queue is touched.
+	var metricsLn net.Listener
+	if c.Metrics != "" {
+		if metricsLn, err = queuemetrics.Listen(c.Metrics); err != nil {
+			return err
+		}
+		defer metricsLn.Close()
+	}
+	o, exp, closeEvents, err := openEventsTraced(std, g, f, obs.RoleWorker, true)
 	if err != nil {
 		return err
 	}
@@ -135,6 +158,14 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		Keep: worker.Keep(c.Keep), Hooks: o, Queue: f.name(g), ID: worker.NewID(),
 		Warn: warnIn(obs.WarnTo("artq", std.Err), c.FieldFlags()),
 	}
+	if exp != nil {
+		// Spans go where the events' OTLP sink goes; an incoming
+		// TRACEPARENT (a CI job's span) is every attempt's parent.
+		parent := tracectx.FromEnv(context.WithoutCancel(ctx), os.Getenv)
+		// The span hooks go first: the run's TRACEPARENT is set before
+		// its task.started event records it.
+		cfg.Hooks = worker.Join(queuetrace.New(exp.Tracer(), parent, cfg.Queue, cfg.ID), o)
+	}
 	switch {
 	case c.Once:
 		cfg.Mode = worker.Once
@@ -152,9 +183,19 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	if !c.Quiet {
 		cfg.Log = transitionLogger(std.Err, c.LogFormat == "json")
 	}
+	var m *queuemetrics.Metrics
+	if c.Metrics != "" {
+		m = queuemetrics.New(cfg.Queue, func(ctx context.Context) (queue.Summary, error) { return queueDepth(ctx, q) })
+		defer serveMetrics(std, metricsLn, m)()
+		cfg.Hooks = worker.Join(cfg.Hooks, m)
+		cfg.Log = m.Log(cfg.Log)
+	}
 	stopIndex := stateindex.Keep(ctx, q, indexInterval, func(err error) { warnIndex(std, err) })
 	stats, err := worker.Work(ctx, q, cfg)
 	stopIndex()
+	if m != nil && errors.Is(err, worker.ErrLeaseLost) {
+		m.LeaseLost()
+	}
 	if !c.Quiet {
 		logStopped(std.Err, c.LogFormat == "json", cfg.ID, stats)
 	}
@@ -162,6 +203,34 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 		return exitcode.Quiet(exitcode.Failed)
 	}
 	return err
+}
+
+// queueDepth counts the queue's tasks by state for the metrics: from the
+// state index of a file queue (what artq status reads, without a replay),
+// else from the worker's own view of the log.
+func queueDepth(ctx context.Context, q *queue.Queue) (queue.Summary, error) {
+	if fb, ok := q.Backend().(*file.Backend); ok {
+		if v, err := stateindex.Load(ctx, fb.Dir()); err == nil {
+			defer v.Close()
+			return v.Summary(), nil
+		}
+	}
+	var s queue.Summary
+	err := q.View(ctx, func(st *queue.State) error { s = queue.SummaryOf(st); return nil })
+	return s, err
+}
+
+// serveMetrics serves m at /metrics on ln until stop.
+func serveMetrics(std cli.IO, ln net.Listener, m *queuemetrics.Metrics) (stop func()) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintf(std.Err, "artq: warning: --metrics: %v\n", err)
+		}
+	}()
+	return func() { srv.Close() }
 }
 
 // indexInterval is how often a worker looks whether the state index status

@@ -37,8 +37,23 @@ type IO struct {
 type Globals struct {
 	Dir     string           `name:"dir" placeholder:"DIR" help:"State home (default: $$ART_HOME, else $$XDG_STATE_HOME/art, else ~/.local/state/art)."`
 	Output  string           `name:"output" short:"o" enum:"auto,json,text" default:"auto" help:"Output format: auto (text on a terminal, JSON otherwise), json or text."`
-	Events  []string         `name:"events" sep:"none" placeholder:"SINK" help:"Also emit redacted events to SINK (jsonl:PATH or stdout); repeatable. A sink failure is reported, never fails the work."`
+	Events  []string         `name:"events" sep:"none" placeholder:"SINK" help:"Also emit redacted events to SINK (jsonl:PATH, stdout, or otlphttp://HOST:PORT where the tool exports OpenTelemetry); repeatable; default $$ART_EVENTS. A sink failure is reported, never fails the work."`
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+}
+
+// EnvEvents names the environment variable that holds the default --events
+// sinks, separated by spaces: a task's tools export where its worker's
+// operator says without a flag in every script.
+const EnvEvents = "ART_EVENTS"
+
+// EventSinks is --events, else $ART_EVENTS split on spaces. Commands that
+// record events use it; those that only read refuse --events and ignore
+// the variable.
+func (g *Globals) EventSinks() []string {
+	if len(g.Events) > 0 {
+		return g.Events
+	}
+	return strings.Fields(os.Getenv(EnvEvents))
 }
 
 // Home resolves the state home: --dir, else $ART_HOME, else

@@ -49,8 +49,10 @@ func forbid(t *testing.T, pattern string, only func(string) bool, dirs ...string
 }
 
 // TestQueueKnowsNoGoalNorObs: the queue (its core, backends, worker) links
-// neither the goal journal nor obs's emitter and sinks; only
-// lib/queue/queueobs, the adapter, knows obs. The one exception is
+// neither the goal journal nor obs's emitter and sinks; only the adapters
+// lib/queue/queueobs (events) and lib/queue/queuetrace (spans, with
+// lib/obs/tracectx for the TRACEPARENT it hands each run) know obs. The
+// one exception is
 // lib/obs/redact, a pure filter over values that depends on nothing but
 // jsonx and exitcode: the queue redacts the failure reasons it keeps in
 // traces and the worker the output tails it keeps, with the same rules as
@@ -58,7 +60,7 @@ func forbid(t *testing.T, pattern string, only func(string) bool, dirs ...string
 func TestQueueKnowsNoGoalNorObs(t *testing.T) {
 	forbid(t, "./lib/queue/...", nil, "lib/goal")
 	for pkg, ds := range deps(t, "./lib/queue/...") {
-		if under(pkg, "lib/queue/queueobs") {
+		if under(pkg, "lib/queue/queueobs") || under(pkg, "lib/queue/queuetrace") {
 			continue
 		}
 		for _, d := range ds {

@@ -1,5 +1,7 @@
 package execx
 
+import "sync/atomic"
+
 // Pool keeps long-lived supervisors for the tasks of one runner process,
 // so a task under isolation none (or landlock without the root-only mount
 // view) does not pay for starting a supervisor process of its own: on
@@ -39,7 +41,26 @@ package execx
 // Pool changes nothing.
 //
 // A Pool is safe for concurrent use by many runs.
-type Pool struct{ poolState }
+type Pool struct {
+	poolState
+	reused, started, kept, discarded atomic.Int64
+}
+
+// PoolStats counts what a pool did with its supervisors: runs that reused
+// an idle one or started one, and supervisors kept for the next run or
+// discarded after a run (one a task left dirty, or past the idle bound).
+// A worker's metrics report them (lib/queue/queuemetrics).
+type PoolStats struct {
+	Reused, Started, Kept, Discarded int64
+}
+
+// Stats returns the pool's counts so far (zero on systems without pools).
+func (p *Pool) Stats() PoolStats {
+	if p == nil {
+		return PoolStats{}
+	}
+	return PoolStats{Reused: p.reused.Load(), Started: p.started.Load(), Kept: p.kept.Load(), Discarded: p.discarded.Load()}
+}
 
 // NewPool returns an empty pool that keeps at most idle supervisors
 // waiting between runs (less than 1 means 1): a worker running N tasks at

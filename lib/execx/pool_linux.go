@@ -80,6 +80,7 @@ func (p *Pool) get() (sup *poolSup, ok bool, err error) {
 		s.discard()
 	}
 	if sup != nil {
+		p.reused.Add(1)
 		return sup, true, nil
 	}
 	reply := make(chan forkResult, 1)
@@ -89,6 +90,7 @@ func (p *Pool) get() (sup *poolSup, ok bool, err error) {
 		p.release()
 		return nil, true, r.err
 	}
+	p.started.Add(1)
 	return r.sup, true, nil
 }
 
@@ -98,9 +100,11 @@ func (p *Pool) put(s *poolSup, clean bool) {
 	if clean && !p.closed && len(p.idle) < max(p.size, 1) && s.usable() {
 		p.idle = append(p.idle, s)
 		p.mu.Unlock()
+		p.kept.Add(1)
 		return
 	}
 	p.mu.Unlock()
+	p.discarded.Add(1)
 	s.discard()
 }
 

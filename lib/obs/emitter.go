@@ -31,6 +31,11 @@ type Options struct {
 	Warn func(error)
 	// Now is the clock for Drafts without a time (default time.Now).
 	Now func() time.Time
+	// Remote opens an "otlphttp://HOST:PORT" sink. This package links no
+	// network client (artobs, artexec and artgoal stay lean): a tool that
+	// exports OTLP passes lib/obs/otlp's opener; without one, such a spec
+	// is a usage error.
+	Remote func(spec string) (Sink, error)
 	// RecoverBytes is the JSONL tail window (0: DefaultRecoverBytes).
 	RecoverBytes int64
 	// Replay makes emitting a stream again idempotent: a Draft with a
@@ -107,13 +112,17 @@ func New(o Options, sinks ...Sink) *Emitter {
 	return e
 }
 
-// ParseSink splits a sink spec: "stdout", or "jsonl:PATH".
+// ParseSink splits a sink spec: "stdout", "jsonl:PATH", or
+// "otlphttp://HOST:PORT" (kind "otlphttp", path the whole spec; opened
+// through Options.Remote, see there).
 func ParseSink(spec string) (kind, path string, err error) {
 	switch {
 	case spec == "stdout":
 		return "stdout", "", nil
 	case strings.HasPrefix(spec, "jsonl:") && len(spec) > len("jsonl:"):
 		return "jsonl", spec[len("jsonl:"):], nil
+	case strings.HasPrefix(spec, "otlphttp://"):
+		return "otlphttp", spec, nil
 	}
 	return "", "", exitcode.Wrap(exitcode.Usage, fmt.Errorf("events: %q: %w", spec, ErrSinkSpec))
 }
@@ -166,6 +175,22 @@ func Open(specs []string, o Options) (*Emitter, error) {
 				o.Warn(fmt.Errorf("events %s: truncated a torn last record (%d bytes) left by a writer that died mid-write", j.Name(), r.TornBytes))
 			}
 			sinks = append(sinks, j)
+		case "otlphttp":
+			if o.Remote == nil {
+				closeAll()
+				return nil, exitcode.Field(exitcode.Usage, "Events", "", "%s: OTLP export is done by artq and artagent; this tool writes jsonl:PATH or stdout", path)
+			}
+			if seen[path] {
+				closeAll()
+				return nil, exitcode.Field(exitcode.Usage, "Events", "", "%s given twice", path)
+			}
+			seen[path] = true
+			r, err := o.Remote(path)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			sinks = append(sinks, r)
 		}
 	}
 	return New(o, sinks...), nil

@@ -79,7 +79,7 @@ var (
 	ErrBusy        = exitcode.Sentinel(exitcode.Internal, "sink is busy")
 	ErrIDMismatch  = exitcode.Sentinel(exitcode.Usage, "id does not match the envelope's content")
 	ErrNotRedacted = exitcode.Sentinel(exitcode.Usage, "envelope holds values redaction would remove")
-	ErrSinkSpec    = exitcode.Sentinel(exitcode.Usage, "invalid sink (want jsonl:PATH or stdout)")
+	ErrSinkSpec    = exitcode.Sentinel(exitcode.Usage, "invalid sink (want jsonl:PATH, stdout or otlphttp://HOST:PORT)")
 )
 
 // SinkError is a failure of one sink: what it was doing, which sink, why.

@@ -63,3 +63,41 @@ func ValidName(what, s string) error {
 	}
 	return nil
 }
+
+// The environment variables that carry W3C trace context between
+// processes: the worker sets them for each run, artexec records them,
+// artq and artagent continue them (lib/obs/tracectx parses them with the
+// OpenTelemetry propagator; this leaf only names them and recognises a
+// well-formed value, so the lean binaries link no HTTP stack).
+const (
+	EnvTraceparent = "TRACEPARENT"
+	EnvTracestate  = "TRACESTATE"
+)
+
+// ValidTraceparent reports whether s is a well-formed version-00 W3C
+// traceparent: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lower
+// case, neither id all zeros.
+func ValidTraceparent(s string) bool {
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
+		return false
+	}
+	return lowerHex(s[3:35]) && lowerHex(s[36:52]) && lowerHex(s[53:55]) && !zeros(s[3:35]) && !zeros(s[36:52])
+}
+
+func lowerHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func zeros(s string) bool {
+	for i := range len(s) {
+		if s[i] != '0' {
+			return false
+		}
+	}
+	return true
+}

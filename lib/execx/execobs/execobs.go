@@ -23,6 +23,7 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/netproxy"
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // Event types the adapters emit.
@@ -118,6 +119,9 @@ func TaskStarted(t *execx.Task, p *execx.Policy) obs.Draft {
 		attrs["limits"] = limitsAttrs(t.Limits)
 		if t.ID != "" {
 			attrs["task_id"] = t.ID
+		}
+		if tp := t.Env.Set[vocab.EnvTraceparent]; vocab.ValidTraceparent(tp) {
+			attrs["traceparent"] = tp
 		}
 	}
 	if p != nil {
@@ -238,6 +242,11 @@ type TaskRunner struct {
 	Correlation string
 	// Role overrides the role of both events (default runtime).
 	Role obs.Role
+	// Traceparent is the caller's W3C trace context (artexec's own
+	// TRACEPARENT), recorded in task.started when the task sets none: a
+	// standalone run makes no span, but its events name the trace that
+	// started it.
+	Traceparent string
 	// Decorate, if set, completes each draft before it is emitted (the
 	// queue adds the attempt, the step and the workspace).
 	Decorate func(*obs.Draft)
@@ -262,7 +271,11 @@ func (r TaskRunner) RunTask(ctx context.Context, p *execx.Policy, t *execx.Task,
 		run = execx.Run
 	}
 	start := time.Now()
-	cause := r.emit(ctx, r.decorate(TaskStarted(t, p), t, ""))
+	started := TaskStarted(t, p)
+	if _, ok := started.Attrs["traceparent"]; !ok && vocab.ValidTraceparent(r.Traceparent) {
+		started.Attrs["traceparent"] = r.Traceparent
+	}
+	cause := r.emit(ctx, r.decorate(started, t, ""))
 	if cause != "" && r.Started != nil {
 		r.Started(cause)
 	}

@@ -17,7 +17,8 @@ type Hooks interface {
 	// Runner returns the runner for one run of an attempt (the command,
 	// or its acceptance): next, wrapped with whatever the hooks record.
 	// It must return next's result and error untouched. The hooks may set
-	// EnvCausation in r.Task's environment before calling next.
+	// EnvCausation, EnvTraceparent and EnvTracestate in r.Task's
+	// environment before calling next.
 	Runner(r *Run, next execx.RunFunc) execx.RunFunc
 	// AttemptDone is called when the worker is done with an attempt of
 	// task, whatever its outcome: per-task state can be dropped.
@@ -46,6 +47,34 @@ type Workspace struct {
 	Files, Bytes, Skipped int64
 	// Prepare is how long making the workspace took (0 when shared).
 	Prepare time.Duration
+}
+
+// Join returns Hooks that tell each of hs, in order: the first one's
+// runner wraps the second's, and so on (events and spans of one worker).
+// Nil entries are skipped.
+func Join(hs ...Hooks) Hooks {
+	var j joined
+	for _, h := range hs {
+		if h != nil {
+			j = append(j, h)
+		}
+	}
+	return j
+}
+
+type joined []Hooks
+
+func (j joined) Runner(r *Run, next execx.RunFunc) execx.RunFunc {
+	for i := len(j) - 1; i >= 0; i-- {
+		next = j[i].Runner(r, next)
+	}
+	return next
+}
+
+func (j joined) AttemptDone(task string) {
+	for _, h := range j {
+		h.AttemptDone(task)
+	}
 }
 
 // noHooks is the Hooks of a worker without any.

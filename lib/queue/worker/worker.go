@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/vocab"
 	"io/fs"
 	"maps"
 	"os"
@@ -61,6 +62,11 @@ const (
 	// EnvCausation is the id of the hooks' task.started event for this
 	// run, when the worker has hooks that return one (absent otherwise).
 	EnvCausation = "ART_CAUSATION"
+	// EnvTraceparent and EnvTracestate carry the W3C trace context of the
+	// run's span, when the worker has hooks that make spans
+	// (lib/queue/queuetrace): a tool the task runs continues the trace.
+	EnvTraceparent = vocab.EnvTraceparent
+	EnvTracestate  = vocab.EnvTracestate
 )
 
 // Config configures Work.
@@ -183,8 +189,13 @@ func Policy(file string, n execx.Narrowing) (*execx.Policy, error) {
 	return p, nil
 }
 
+// ErrLeaseLost is why Work stops when its lease is gone (a NATS worker
+// cut off past its lease, a paused process): another worker may now
+// recover its tasks.
+var ErrLeaseLost = errors.New("lease lost")
+
 func errLeaseLost(worker string) error {
-	return exitcode.Errorf(exitcode.Internal, "worker %s: lease lost; running tasks are left to recovery", worker)
+	return exitcode.Wrap(exitcode.Internal, fmt.Errorf("worker %s: %w; running tasks are left to recovery", worker, ErrLeaseLost))
 }
 
 // ErrNoPolicy is the refusal of a worker given no policy: no policy
@@ -303,7 +314,7 @@ func newWorker(q *queue.Queue, cfg Config) (*worker, error) {
 	// own values).
 	pol := *cfg.Policy
 	pol.EnvAllow = slices.Clone(pol.EnvAllow)
-	for _, name := range []string{EnvTaskID, EnvAttempt, EnvCorrelation, EnvCausation} {
+	for _, name := range []string{EnvTaskID, EnvAttempt, EnvCorrelation, EnvCausation, EnvTraceparent, EnvTracestate} {
 		if !slices.Contains(pol.EnvAllow, name) {
 			pol.EnvAllow = append(pol.EnvAllow, name)
 		}
