@@ -576,7 +576,12 @@ func TestTIOCSTIOnRealTerminal(t *testing.T) {
 	e := newAttackEnv(t)
 	for _, u := range attackUsers() {
 		for _, mode := range attackModes {
-			t.Run(u.name+"/"+mode, func(t *testing.T) { tiocstiRun(t, e, u, mode) })
+			t.Run(u.name+"/"+mode, func(t *testing.T) {
+				// Each run has a terminal (tmux server) of its own and
+				// spends most of its time waiting on it.
+				t.Parallel()
+				tiocstiRun(t, e, u, mode)
+			})
 		}
 	}
 }

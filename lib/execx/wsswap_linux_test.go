@@ -26,7 +26,7 @@ import (
 // looked up again. Counted from outside, after the runs.
 func TestWorkspaceSwapRace(t *testing.T) {
 	e := newAttackEnv(t)
-	tries := 25
+	tries := soakTries("EXECX_SWAP_TRIES", 10, 25)
 	for _, mode := range []Isolation{IsolationLandlock, IsolationStrict} {
 		t.Run(string(mode), func(t *testing.T) {
 			needLandlock(t)
