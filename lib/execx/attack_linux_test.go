@@ -527,11 +527,9 @@ wait`, attackName, marker)
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
-				// The pool's supervisors (the task's and an idle one);
-				// as root, landlock's mount view is not pooled.
+				// The pool's supervisors (the task's and an idle one).
 				sups := serveSupervisors(runner.Process.Pid)
-				viewed := mode == "landlock" && u.uid() == 0 && stage.HasCap(unix.CAP_SYS_ADMIN)
-				if want := map[bool]int{true: 2}[pool && !viewed]; len(sups) != want {
+				if want := map[bool]int{true: 2}[pool]; len(sups) != want {
 					_ = runner.Process.Kill()
 					t.Fatalf("the runner has pooled supervisors %v; want %d", sups, want)
 				}

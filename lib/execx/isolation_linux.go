@@ -4,7 +4,10 @@ package execx
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -115,8 +118,16 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			// only case a mount namespace needs no user namespace; root
 			// in a container without CAP_SYS_ADMIN goes without) the task
 			// also gets a read-only view.
-			ip.mountNS = true
-			ip.view = stage.View{ReadOnly: true}
+			if err := mountNSUsable(); err != nil {
+				// The exec stage would fail to start (a container whose
+				// seccomp profile refuses it): refused, or gone without.
+				if err := drop("namespace.mount", fmt.Errorf("cannot create a mount namespace: %w", err)); err != nil {
+					return ip, err
+				}
+			} else {
+				ip.mountNS = true
+				ip.view = stage.View{ReadOnly: true}
+			}
 		}
 		if ip.seccomp != "" {
 			if ip.filters, err = filters.Programs(ip.seccomp, ip.denyUnix); err != nil {
@@ -190,8 +201,8 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 	return append(out, rl...)
 }
 
-// landlockRW is what a landlocked task may write: the workspace and its
-// private temp dir. The paths are for messages and the mount view's
+// landlockRW is what a landlocked task may write: the workspace, its
+// private temp dir and the caller's Options.Writable. The paths are for messages and the mount view's
 // targets; the rules and binds are made from rwFiles, the same trees
 // opened once.
 func (pl *plan) landlockRW() []string {
@@ -199,7 +210,7 @@ func (pl *plan) landlockRW() []string {
 	if pl.iso.tmpdir != "" {
 		rw = append(rw, pl.iso.tmpdir)
 	}
-	return rw
+	return append(rw, pl.writable...)
 }
 
 // rwFiles are landlockRW's trees as the runner opened them, in the same
@@ -213,7 +224,7 @@ func (pl *plan) rwFiles() []*os.File {
 	if pl.iso.tmp != nil {
 		rw = append(rw, pl.iso.tmp)
 	}
-	return rw
+	return append(rw, pl.writableFiles...)
 }
 
 func (pl *plan) shimSpec(supervise bool) *shim.Spec {
@@ -249,10 +260,23 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	if ip.namespaces || ip.mountNS {
 		v := ip.view
 		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
-		s.View = &v
+		if ip.namespaces {
+			s.View = &v
+		} else {
+			// Landlock as root: the exec stage makes the view in a mount
+			// namespace of its own, so the supervisor can be pooled.
+			s.StageView = &v
+		}
 	}
 	s.RWTrees = len(pl.rwFiles())
 	st := &s.Stage
 	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && len(st.Filters) == 0
 	return s
 }
+
+// mountNSUsable says, once per process, whether this process can start a
+// child in a mount namespace of its own: landlock's view as root is built
+// by the exec stage in one (shim.Spec.StageView), and a kernel or
+// container that refuses it must be found before the task starts, where
+// best effort can still go without.
+var mountNSUsable = sync.OnceValue(func() error { return probeClone(syscall.CLONE_NEWNS) })

@@ -423,7 +423,8 @@ func (sp *superProc) finish() {
 func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, sp.leftover }
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
-// namespaces, or a mount namespace alone (landlock as root).
+// namespaces (landlock as root gets its mount namespace at the exec
+// stage's fork, see shim.Spec.StageView, and its supervisor none).
 //
 // The supervisor maps its uid and gid to themselves itself (shimSpec.MapIDs:
 // the task keeps its identity, every other id shows as the overflow id):
@@ -441,8 +442,6 @@ func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
 		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-	case ip.mountNS:
-		sys.Cloneflags = syscall.CLONE_NEWNS
 	}
 	netClone(sys, ip)
 }

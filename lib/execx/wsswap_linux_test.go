@@ -5,12 +5,15 @@ package execx
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/art-runtime/art/lib/execx/shim"
 )
 
 // TestWorkspaceSwapRace: a task whose workspace holds another task's
@@ -166,43 +169,61 @@ func TestStrictWorkspaceNosuid(t *testing.T) {
 	}
 }
 
-// TestPooledLandlockWritableTrees: a pooled landlock supervisor (as an
-// unprivileged user: as root landlock has a mount view and is never
-// pooled) receives the workspace and temp dir as descriptors with each
-// task, and the exec stage makes its rules from them: the task writes in
-// both and nowhere else, seen from outside.
+// TestPooledLandlockWritableTrees: a pooled landlock supervisor, as root
+// and as an unprivileged user, receives the workspace and temp dir as
+// descriptors with each task, and the exec stage makes its rules (and,
+// as root, its read-only mount view, in a mount namespace of the stage's
+// own) from them: the task writes in both and nowhere else, and as root
+// cannot chmod what is outside either (Landlock has no right for chmod;
+// the view makes it EROFS), seen from outside; the task's parent is a
+// serving supervisor.
 func TestPooledLandlockWritableTrees(t *testing.T) {
 	needLandlock(t)
 	e := newAttackEnv(t)
-	us := attackUsers()
-	u := us[len(us)-1] // the unprivileged one
-	base, err := os.MkdirTemp("", "execx-pooltrees-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
-	for _, d := range []string{base, ws, outside} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d, u.uid(), u.gid()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := `echo ws > in-ws && echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && if (echo out > "$1/out") 2>/dev/null; then echo wrote; else echo refused; fi`
-	cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script, "_", outside}, Pool: true}
-	rep, _ := runAttackRunner(t, e, u, cfg, "pooltrees")
-	if got := rep.Output; got != "tmp\nrefused\n" {
-		t.Errorf("task output %q; want the temp dir written and the outside write refused", got)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "in-ws")); err != nil {
-		t.Errorf("the task could not write its workspace: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(outside, "out")); err == nil {
-		t.Error("the task wrote outside its workspace")
+	for _, u := range attackUsers() {
+		t.Run(u.name, func(t *testing.T) {
+			base, err := os.MkdirTemp("", "execx-pooltrees-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+			for _, d := range []string{base, ws, outside} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(d, u.uid(), u.gid()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			script := `echo ws > in-ws && echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && if (echo out > "$1/out") 2>/dev/null; then echo wrote; else echo refused; fi
+chmod 0777 "$1" 2>/dev/null && echo chmodded
+cat /proc/$PPID/cmdline | tr '\0' ' '; echo`
+			cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script, "_", outside}, Pool: true}
+			rep, _ := runAttackRunner(t, e, u, cfg, "pooltrees")
+			want, mode := "tmp\nrefused\n", fs.FileMode(0o755)
+			if u.uid() != 0 {
+				// No view without root: Landlock has no right for chmod,
+				// so the user's own directory outside is theirs to chmod
+				// (docs/artexec.md says so).
+				want, mode = want+"chmodded\n", 0o777
+			}
+			want += shim.Arg0 + " serve \n"
+			if got := rep.Output; got != want {
+				t.Errorf("task output %q; want %q: the temp dir written, the outside write and chmod refused, on a serving supervisor", got, want)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "in-ws")); err != nil {
+				t.Errorf("the task could not write its workspace: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "out")); err == nil {
+				t.Error("the task wrote outside its workspace")
+			}
+			if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != mode {
+				t.Errorf("the directory outside: %v, %v; want mode %v", fi.Mode(), err, mode)
+			}
+		})
 	}
 }
