@@ -4,7 +4,6 @@ package execx
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -118,16 +117,8 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			// only case a mount namespace needs no user namespace; root
 			// in a container without CAP_SYS_ADMIN goes without) the task
 			// also gets a read-only view.
-			if err := mountNSUsable(); err != nil {
-				// The exec stage would fail to start (a container whose
-				// seccomp profile refuses it): refused, or gone without.
-				if err := drop("namespace.mount", fmt.Errorf("cannot create a mount namespace: %w", err)); err != nil {
-					return ip, err
-				}
-			} else {
-				ip.mountNS = true
-				ip.view = stage.View{ReadOnly: true}
-			}
+			ip.mountNS = true
+			ip.view = stage.View{ReadOnly: true}
 		}
 		if ip.seccomp != "" {
 			if ip.filters, err = filters.Programs(ip.seccomp, ip.denyUnix); err != nil {
@@ -260,13 +251,7 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	if ip.namespaces || ip.mountNS {
 		v := ip.view
 		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
-		if ip.namespaces {
-			s.View = &v
-		} else {
-			// Landlock as root: the exec stage makes the view in a mount
-			// namespace of its own, so the supervisor can be pooled.
-			s.StageView = &v
-		}
+		s.View = &v
 	}
 	s.RWTrees = len(pl.rwFiles())
 	st := &s.Stage
@@ -275,8 +260,10 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 }
 
 // mountNSUsable says, once per process, whether this process can start a
-// child in a mount namespace of its own: landlock's view as root is built
-// by the exec stage in one (shim.Spec.StageView), and a kernel or
-// container that refuses it must be found before the task starts, where
-// best effort can still go without.
+// child in a mount namespace of its own. A pooled supervisor has landlock's
+// view as root built by the exec stage in one (shim.Spec.StageView); where
+// the kernel or a container refuses it, the task gets a supervisor of its
+// own instead, whose start in a mount namespace falls back as best effort
+// allows. Asked only by a runner with a pool (one probe child for its
+// life), never by a one-shot run.
 var mountNSUsable = sync.OnceValue(func() error { return probeClone(syscall.CLONE_NEWNS) })

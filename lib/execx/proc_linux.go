@@ -423,8 +423,9 @@ func (sp *superProc) finish() {
 func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, sp.leftover }
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
-// namespaces (landlock as root gets its mount namespace at the exec
-// stage's fork, see shim.Spec.StageView, and its supervisor none).
+// namespaces, or a mount namespace alone (landlock as root, on a
+// supervisor of its own; a pooled one has the exec stage make it, see
+// startPooled).
 //
 // The supervisor maps its uid and gid to themselves itself (shimSpec.MapIDs:
 // the task keeps its identity, every other id shows as the overflow id):
@@ -442,6 +443,8 @@ func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
 		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	case ip.mountNS:
+		sys.Cloneflags = syscall.CLONE_NEWNS
 	}
 	netClone(sys, ip)
 }

@@ -59,9 +59,9 @@ type Spec struct {
 	View   *stage.View `json:"view,omitempty"` // mount view the supervisor sets up
 	// StageView is a mount view the exec stage sets up for itself, in a
 	// mount namespace of its own the supervisor clones it into (landlock
-	// as root): the supervisor stays in the runner's namespace, its own
-	// state depends on nothing of the task, and it may be pooled. (In
-	// the spec the supervisor hands the stage it is View.)
+	// as root on a pooled supervisor): the supervisor stays in the
+	// runner's namespace and its own state depends on nothing of the
+	// task. (In the spec the supervisor hands the stage it is View.)
 	StageView *stage.View `json:"stage_view,omitempty"`
 	PIDNS     bool        `json:"pidns,omitempty"` // the supervisor is PID 1
 	// MapIDs: the supervisor is in a new user namespace and maps UID and
