@@ -395,6 +395,15 @@ func TestPoolable(t *testing.T) {
 			t.Errorf("%s: poolable = %v, want %v", c.name, got, c.want)
 		}
 	}
+	// Where this process cannot make a mount namespace (a container that
+	// refuses it), landlock's view as root gets a supervisor of its own,
+	// whose start falls back as best effort allows.
+	saved := mountNSUsable
+	t.Cleanup(func() { mountNSUsable = saved })
+	mountNSUsable = func() error { return unix.EPERM }
+	if poolable(&isoPlan{landlock: 4, mountNS: true, view: stage.View{ReadOnly: true}}) {
+		t.Error("landlock as root is poolable where no mount namespace can be made")
+	}
 }
 
 // testCgroup makes an empty cgroup v2 beside the runner's task cgroups,

@@ -19,9 +19,10 @@ import (
 // TestWorkspaceSwapRace: a task whose workspace holds another task's
 // workspace (a shared-mode task beside a copy-mode one) keeps exchanging
 // that workspace, a real directory, with a symlink to a directory outside
-// it, while tasks start in it under landlock and strict. Every started
-// task writes a marker into its working directory (the workspace root)
-// and tries to write one into the outside directory by its absolute path.
+// it, while tasks start in it under landlock and strict (and landlock on
+// a pooled supervisor, whose exec stage builds the view as root). Every
+// started task writes a marker into its working directory (the workspace
+// root) and tries to write one into the outside directory by its absolute path.
 // A task that started in the outside directory (the symlink was there
 // when the run was prepared: the workspace path named it) may write
 // there; a task that started in the real directory must not: its rules
@@ -30,8 +31,18 @@ import (
 func TestWorkspaceSwapRace(t *testing.T) {
 	e := newAttackEnv(t)
 	tries := soakTries("EXECX_SWAP_TRIES", 10, 25)
-	for _, mode := range []Isolation{IsolationLandlock, IsolationStrict} {
-		t.Run(string(mode), func(t *testing.T) {
+	// landlock+pool: on a pooled supervisor, where as root the exec
+	// stage builds the read-only view itself (and checks the trees the
+	// same way) in a mount namespace of its own.
+	for _, name := range []string{"landlock", "strict", "landlock+pool"} {
+		t.Run(name, func(t *testing.T) {
+			m, pooled := strings.CutSuffix(name, "+pool")
+			mode := Isolation(m)
+			opt := Options{}
+			if pooled {
+				opt.Pool = NewPool(1)
+				defer opt.Pool.Close()
+			}
 			needLandlock(t)
 			if mode == IsolationStrict {
 				needNamespaces(t)
@@ -71,7 +82,7 @@ func TestWorkspaceSwapRace(t *testing.T) {
 			for i := range tries {
 				task := sh(`echo in > m.$1; echo out > "$2/o.$1"; true`)
 				task.Args = append(task.Args, "_", fmt.Sprint(i), outside)
-				if _, err := Run(context.Background(), p, task, Options{}); err != nil {
+				if _, err := Run(context.Background(), p, task, opt); err != nil {
 					refused++
 					continue
 				}
@@ -97,7 +108,7 @@ func TestWorkspaceSwapRace(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d tries: %d started in the workspace, %d in the directory the symlink named, %d refused",
-				mode, tries, len(in), ranOut, refused)
+				name, tries, len(in), ranOut, refused)
 			if len(in) == 0 {
 				t.Errorf("no task started in the real workspace: the race never hit the state under test")
 			}
