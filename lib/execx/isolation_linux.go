@@ -193,9 +193,9 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 }
 
 // landlockRW is what a landlocked task may write: the workspace, its
-// private temp dir and the caller's Options.Writable. The paths are for messages and the mount view's
-// targets; the rules and binds are made from rwFiles, the same trees
-// opened once.
+// private temp dir and the caller's Options.Writable. The paths are for
+// messages and the mount view's targets; the rules and binds are made
+// from rwFiles, the same trees opened once.
 func (pl *plan) landlockRW() []string {
 	rw := []string{pl.workspace}
 	if pl.iso.tmpdir != "" {

@@ -353,10 +353,9 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 // session, with std as its 0-2: it applies every restriction to itself
 // and execs the program; with Spec.StageView it is cloned into a mount
 // namespace of its own and builds that view first. The stage is this
-// supervisor's own binary
-// (/proc/self/exe: the very file the runner checked and started, even if
-// it was replaced since), so a supervisor that is the minimal binary
-// starts a minimal stage too.
+// supervisor's own binary (/proc/self/exe: the very file the runner
+// checked and started, even if it was replaced since), so a supervisor
+// that is the minimal binary starts a minimal stage too.
 func forkExecStage(s *Spec, std []uintptr, fds *taskFDs) (int, error) {
 	sh, err := NewPipes(false)
 	if err != nil {
