@@ -183,8 +183,8 @@ func (w *worker) prepareCopy(ctx context.Context, tw *taskWorkspace, t *queue.Ta
 	return filepath.Join(tw.base, tw.rel), nil
 }
 
-// workDir is the worker's WorkDir, canonical and made (0700) on first
-// use: Config.WorkDir, or else a private directory of its own under the
+// workDir is the worker's WorkDir, absolute, canonical and made (0700)
+// on first use: Config.WorkDir, or else a private directory of its own under the
 // system's temp dir.
 func (w *worker) workDir() (string, error) {
 	w.workOnce.Do(func() {
@@ -195,7 +195,11 @@ func (w *worker) workDir() (string, error) {
 			w.workErr = fsx.MkdirState(dir)
 		}
 		if w.workErr == nil {
-			w.workPath, w.workErr = filepath.EvalSymlinks(dir)
+			// Absolute: the trees become policy workspaces and git's
+			// Options.Writable, whatever directory a later run is in.
+			if dir, w.workErr = filepath.Abs(dir); w.workErr == nil {
+				w.workPath, w.workErr = filepath.EvalSymlinks(dir)
+			}
 		}
 	})
 	return w.workPath, w.workErr
