@@ -16,7 +16,9 @@
 # Usage: scripts/bench-artexec.sh [ROUNDS [RUNS_PER_ROUND]]
 # Uses artexec from PATH (with the artexec-shim installed beside it, if
 # any), else builds both. ARTEXEC_BASELINE=/path/to/another/artexec adds its
-# rows to the same interleaved run (e.g. a build of an earlier commit). Needs bash, coreutils (timeout,
+# rows to the same interleaved run (e.g. a build of an earlier commit), and
+# ARTQ_BASELINE=/path/to/another/artq (its artexec-shim beside it) its
+# drain rows to section 3. Needs bash, coreutils (timeout,
 # head, sort), and /usr/bin/time for peak RSS (skipped without it); bwrap
 # (Debian: bubblewrap) for its row (skipped without it).
 set -euo pipefail
@@ -231,20 +233,26 @@ if available landlock; then
 		echo '{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}'
 	done >"$tmp/tasks.jsonl"
 	declare -A drain
+	builds=("this:$artq")
+	[ -z "${ARTQ_BASELINE:-}" ] || builds+=("baseline:$ARTQ_BASELINE")
 	for ((r = 0; r < drounds; r++)); do
-		for iso in none landlock; do
-			rm -rf "$tmp/q"
-			"$artq" enqueue --dir "$tmp/q" --batch <"$tmp/tasks.jsonl" >/dev/null
-			t0=$(now)
-			"$artq" work --dir "$tmp/q" --drain -q -j 8 --allow true --workspace "$ws" --isolation "$iso"
-			t1=$(now)
-			drain[$iso]+="$((dtasks * 1000000000 / (t1 - t0))) "
+		for b in "${builds[@]}"; do
+			for iso in none landlock; do
+				rm -rf "$tmp/q"
+				"${b#*:}" enqueue --dir "$tmp/q" --batch <"$tmp/tasks.jsonl" >/dev/null
+				t0=$(now)
+				"${b#*:}" work --dir "$tmp/q" --drain -q -j 8 --allow true --workspace "$ws" --isolation "$iso"
+				t1=$(now)
+				drain[${b%%:*} $iso]+="$((dtasks * 1000000000 / (t1 - t0))) "
+			done
 		done
 	done
 	echo
 	echo "# artq work --drain -j 8: $dtasks tasks running true, median of $drounds rounds"
-	n="$(median "${drain[none]}")"
-	l="$(median "${drain[landlock]}")"
-	printf '%-32s %s tasks/s\n' "isolation none" "$n" "isolation landlock" "$l"
-	printf '%-32s %s\n' "landlock / none (throughput)" "$(ratio "$l" "$n")x"
+	for b in "${builds[@]}"; do
+		n="$(median "${drain[${b%%:*} none]}")"
+		l="$(median "${drain[${b%%:*} landlock]}")"
+		printf '%-32s %s tasks/s\n' "${b%%:*}: isolation none" "$n" "${b%%:*}: isolation landlock" "$l"
+		printf '%-32s %s\n' "${b%%:*}: landlock / none" "$(ratio "$l" "$n")x"
+	done
 fi

@@ -6,9 +6,11 @@
 #   scripts/crash-queue.sh  artq: enqueuers and a worker (sometimes stopped
 #                           at a failpoint) SIGKILLed at random moments;
 #   scripts/crash-goal.sh   artgoal: two writers racing on one revision,
-#                           SIGKILLed at random moments.
+#                           SIGKILLed at random moments;
+#   scripts/crash-execx.sh  artexec's race attacks (survivor, workspace
+#                           swap) at their full counts (N does not apply).
 # Each checks its invariants after every kill and at the end, and prints
-# what held. This prints a summary line per soak and exits 1 if either found
+# what held. This prints a summary line per soak and exits 1 if any found
 # a violated invariant (the other still runs, so one report shows both), 2
 # on bad usage or a missing tool.
 #
@@ -35,7 +37,7 @@ echo "crash: $n iterations of each soak; artq $(command -v artq), artgoal $(comm
 
 failed=()
 summary=()
-for soak in queue goal; do
+for soak in queue goal execx; do
 	echo
 	echo "crash: --- $soak ---"
 	start=$(date +%s.%N)
@@ -56,4 +58,4 @@ if [ "${#failed[@]}" -gt 0 ]; then
 	echo "crash: FAILED: ${failed[*]}"
 	exit 1
 fi
-echo "crash: all invariants held in both soaks"
+echo "crash: all invariants held in every soak"

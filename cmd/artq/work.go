@@ -78,7 +78,7 @@ runs again under the same number. It also sees ART_CORRELATION
 event), which artagent --events records in its own events.
 
 A task enqueued with --workspace-mode copy or worktree runs in its own tree,
-WORKSPACE/.artq/work/ID-ATTEMPT, under the policy narrowed to that tree;
+QUEUEDIR/work/ID-ATTEMPT (outside the workspace), with that tree as its workspace;
 --keep-workspaces says which trees stay. A task enqueued with --acceptance
 succeeds only if that command, run by the worker in the same tree after the
 task's command exits 0, passes too. Cancelling a task kills every process

@@ -26,7 +26,7 @@ var libFlagAllowed = map[string][]string{
 	// git plumbing that tells a shallow clone, and the git fetch that
 	// makes it whole.
 	"lib/release/shallow.go":        {"--is-shallow-repository", "--git-dir", "--is-ancestor", "--tags", "--force", "--unshallow"},
-	"lib/queue/worker/workspace.go": {"--detach", "--quiet", "--force"},
+	"lib/queue/worker/workspace.go": {"--detach", "--quiet"},
 	// the agy provider drives the agy program and reads its --help.
 	"lib/agent/provider/agy/agy.go": {"--help", "--version", "--output-format", "--mode", "--sandbox", "--json-schema", "--print-timeout"},
 	// redaction rules describe secrets in other programs' argv.

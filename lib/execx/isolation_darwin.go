@@ -56,7 +56,7 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 
 // wrapCommand runs the program under sandbox-exec with a profile that
 // denies all network operations and every file write outside the
-// workspace and the private temp dir.
+// workspace, the private temp dir and Options.Writable.
 func wrapCommand(pl *plan) (string, []string) {
 	if !pl.iso.seatbelt {
 		return pl.path, pl.argv
@@ -70,7 +70,7 @@ func wrapCommand(pl *plan) (string, []string) {
 func seatbeltProfile(pl *plan) string {
 	var b strings.Builder
 	b.WriteString("(version 1)\n(allow default)\n(deny network*)\n(deny file-write*)\n(allow file-write*\n")
-	for _, p := range []string{pl.workspace, pl.iso.tmpdir} {
+	for _, p := range append([]string{pl.workspace, pl.iso.tmpdir}, pl.writable...) {
 		if p == "" {
 			continue
 		}

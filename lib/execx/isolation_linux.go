@@ -5,6 +5,8 @@ package execx
 import (
 	"errors"
 	"os"
+	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -190,16 +192,16 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 	return append(out, rl...)
 }
 
-// landlockRW is what a landlocked task may write: the workspace and its
-// private temp dir. The paths are for messages and the mount view's
-// targets; the rules and binds are made from rwFiles, the same trees
-// opened once.
+// landlockRW is what a landlocked task may write: the workspace, its
+// private temp dir and the caller's Options.Writable. The paths are for
+// messages and the mount view's targets; the rules and binds are made
+// from rwFiles, the same trees opened once.
 func (pl *plan) landlockRW() []string {
 	rw := []string{pl.workspace}
 	if pl.iso.tmpdir != "" {
 		rw = append(rw, pl.iso.tmpdir)
 	}
-	return rw
+	return append(rw, pl.writable...)
 }
 
 // rwFiles are landlockRW's trees as the runner opened them, in the same
@@ -213,7 +215,7 @@ func (pl *plan) rwFiles() []*os.File {
 	if pl.iso.tmp != nil {
 		rw = append(rw, pl.iso.tmp)
 	}
-	return rw
+	return append(rw, pl.writableFiles...)
 }
 
 func (pl *plan) shimSpec(supervise bool) *shim.Spec {
@@ -256,3 +258,12 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && len(st.Filters) == 0
 	return s
 }
+
+// mountNSUsable says, once per process, whether this process can start a
+// child in a mount namespace of its own. A pooled supervisor has landlock's
+// view as root built by the exec stage in one (shim.Spec.StageView); where
+// the kernel or a container refuses it, the task gets a supervisor of its
+// own instead, whose start in a mount namespace falls back as best effort
+// allows. Asked only by a runner with a pool (one probe child for its
+// life), never by a one-shot run.
+var mountNSUsable = sync.OnceValue(func() error { return probeClone(syscall.CLONE_NEWNS) })

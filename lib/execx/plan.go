@@ -52,7 +52,11 @@ type plan struct {
 	iso       isoPlan
 	stderr    bool // the program's stderr is a pipe of its own (Options.Stderr)
 	pool      *Pool
-	netProxy  // network allow: the policy's allowlist and, once started, the proxy
+	// writable and writableFiles are Options.Writable, canonical and
+	// opened once (no symlink followed), in order.
+	writable      []string
+	writableFiles []*os.File
+	netProxy      // network allow: the policy's allowlist and, once started, the proxy
 }
 
 func (pl *plan) close() {
@@ -60,7 +64,7 @@ func (pl *plan) close() {
 	if pl.iso.tmpdir != "" {
 		_ = os.RemoveAll(pl.iso.tmpdir)
 	}
-	for _, f := range []*os.File{pl.iso.tmp, pl.ws} {
+	for _, f := range append([]*os.File{pl.iso.tmp, pl.ws}, pl.writableFiles...) {
 		if f != nil {
 			f.Close()
 		}
@@ -117,6 +121,13 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 	}
 	if pl.dir, pl.dirPath, err = openDir(pl.ws, pl.workspace, t.Dir); err != nil {
 		return nil, err
+	}
+	for _, dir := range opt.Writable {
+		real, f, err := openWritable(dir)
+		if err != nil {
+			return nil, err
+		}
+		pl.writable, pl.writableFiles = append(pl.writable, real), append(pl.writableFiles, f)
 	}
 	for _, rel := range t.Context {
 		f, err := openContext(pl.ws, rel, pl.limits.ContextBytes)
@@ -196,6 +207,23 @@ func openDir(ws *os.File, workspace, rel string) (*os.File, string, error) {
 		return nil, "", exitcode.Field(exitcode.Refused, "task.dir", rel, "outside the workspace: %w", fsx.ErrEscape)
 	}
 	return f, real, nil
+}
+
+// openWritable resolves one of Options.Writable (an absolute path) once
+// and opens it without following any symlink from then on.
+func openWritable(dir string) (string, *os.File, error) {
+	if !filepath.IsAbs(dir) {
+		return "", nil, exitcode.Field(exitcode.Usage, "Options.Writable", dir, "not an absolute path")
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", nil, exitcode.Field(exitcode.Usage, "Options.Writable", dir, "%w", err)
+	}
+	f, err := fsx.OpenDir(real)
+	if err != nil {
+		return "", nil, exitcode.Field(exitcode.Refused, "Options.Writable", dir, "%w", err)
+	}
+	return real, f, nil
 }
 
 // openContext opens one context file beneath the workspace and checks its

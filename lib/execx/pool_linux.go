@@ -44,10 +44,14 @@ type forkResult struct {
 }
 
 // poolable: a supervisor whose process state depends on nothing of the
-// task — no clone flags (strict's namespaces, landlock's mount namespace
-// as root, a network namespace of the task's own), hence no mount view,
-// no PID namespace, no ID maps, no lo of its own.
-func poolable(ip *isoPlan) bool { return !ip.namespaces && !ip.mountNS && !ip.netNS }
+// task — no clone flags (strict's namespaces, a network namespace of the
+// task's own), hence no mount view, no PID namespace, no ID maps, no lo
+// of its own. Landlock's mount view as root is made by the exec stage, in
+// a mount namespace of the stage's own (startPooled), where this process
+// can make one.
+func poolable(ip *isoPlan) bool {
+	return !ip.namespaces && !ip.netNS && (!ip.mountNS || mountNSUsable() == nil)
+}
 
 // get returns an idle supervisor or a new one; ok is false when the pool
 // is closed (the caller starts a supervisor of its own).
@@ -253,12 +257,17 @@ func (s *poolSup) send(msg []byte, fds []int) error {
 // it does on a supervisor of its own.
 //
 // A task whose spec is longer than a serve message carries
-// (shim.MaxServeSpec: a large environment) is not pooled: ok is false.
+// (shim.MaxServeSpec: a large environment), or with more descriptors
+// (shim.MaxServeFDs: many Options.Writable trees), is not pooled: ok is
+// false.
 func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (_ proc, ok bool, err error) {
 	spec := pl.shimSpec(true)
 	spec.Cgroup = cg != nil
+	// Landlock as root: the exec stage makes the read-only view in a
+	// mount namespace of its own, and this supervisor stays as it is.
+	spec.StageView, spec.View = spec.View, nil
 	msg := append([]byte{shim.ServeRun}, spec.Encode()...)
-	if len(msg) > 1+shim.MaxServeSpec {
+	if len(msg) > 1+shim.MaxServeSpec || serveFDs(errw != nil, cg != nil, len(pl.rwFiles())) > shim.MaxServeFDs {
 		return nil, false, nil
 	}
 	for try := 0; ; try++ {
@@ -273,7 +282,7 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup
 		}
 		// Fd() also puts each of our files in blocking mode, as
 		// startProcess does for what it passes on.
-		var fdsBuf [shim.ServeErr + 4]int
+		var fdsBuf [shim.ServeErr + 6]int
 		fds := append(fdsBuf[:0], int(sh.StatusW.Fd()), int(sh.CtlR.Fd()), int(pl.dir.Fd()), int(stdin.Fd()), int(out.Fd()))
 		if errw != nil {
 			fds = append(fds, int(errw.Fd()))
@@ -320,3 +329,16 @@ func servePipes() (*shim.Pipes, error) {
 
 // errNeverStarted: a pooled supervisor ended before it took the task.
 var errNeverStarted = exitcode.Errorf(exitcode.Internal, "supervisor: exited before it took the task")
+
+// serveFDs is how many descriptors a serve message carries: the fixed
+// ones (shim.ServeErr), stderr, the cgroup and the writable trees.
+func serveFDs(stderr, cgroup bool, trees int) int {
+	n := shim.ServeErr + trees
+	if stderr {
+		n++
+	}
+	if cgroup {
+		n++
+	}
+	return n
+}

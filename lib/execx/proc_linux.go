@@ -423,7 +423,9 @@ func (sp *superProc) finish() {
 func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, sp.leftover }
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
-// namespaces, or a mount namespace alone (landlock as root).
+// namespaces, or a mount namespace alone (landlock as root, on a
+// supervisor of its own; a pooled one has the exec stage make it, see
+// startPooled).
 //
 // The supervisor maps its uid and gid to themselves itself (shimSpec.MapIDs:
 // the task keeps its identity, every other id shows as the overflow id):

@@ -71,6 +71,15 @@ type Options struct {
 	// OnNetwork, if set, is told every decision of that proxy as it is
 	// made (the CLI's --events), from the proxy's goroutines.
 	OnNetwork func(netproxy.Decision)
+	// Writable are directories the task may write beside the policy's
+	// workspace and its private TMPDIR, under landlock and strict (under
+	// none everything the user may write is writable anyway). It is the
+	// caller's grant, not the task's: the queue worker runs git with the
+	// repository's workspace and the per-attempt tree it made for a
+	// worktree, which it keeps outside every tree a task can write. Each
+	// is resolved and opened once, as the workspace is; the Landlock rules
+	// and strict's binds are made from those descriptors.
+	Writable []string
 }
 
 // DefaultStderrBytes is what Options.Stderr receives at most when

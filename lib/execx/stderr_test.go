@@ -159,6 +159,7 @@ func TestStderrDefaultCapAndFailingWriter(t *testing.T) {
 func TestStderrHolderBoundedByGrace(t *testing.T) {
 	for _, m := range startModes {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // each mode waits out its own grace
 			p, task := m.setup(t, `sleep 1000 >/dev/null & echo $! > holder; echo started; echo e >&2`)
 			task.Limits.Grace = jsonx.Duration(300 * time.Millisecond)
 			errs := &lockedBuf{}

@@ -41,13 +41,20 @@ exit 0`
 // package's test timeout under -race).
 const survivorGrace = 500 * time.Millisecond
 
-// survivorTries is how many times each mode runs the survivor race:
-// EXECX_SURVIVOR_TRIES, else 20.
-func survivorTries() int {
-	if n, err := strconv.Atoi(os.Getenv("EXECX_SURVIVOR_TRIES")); err == nil && n > 0 {
+// soakTries is how many times a race test runs its race: full (what its
+// claim is stated for: the survivor race 20 times per mode, the swap
+// races 25) when EXECX_SOAK is set — make crash runs them so, with
+// EXECX_SOAK=1 — else short, enough to catch a regression that lets
+// the attack through most of the time within make test's budget. env, if
+// set to a positive number, overrides both.
+func soakTries(env string, short, full int) int {
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil && n > 0 {
 		return n
 	}
-	return 20
+	if os.Getenv("EXECX_SOAK") != "" {
+		return full
+	}
+	return short
 }
 
 // A survivor cannot outrun the cleanup: after Run returns, no process of
@@ -59,7 +66,7 @@ func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 		t.Skip("perl not on PATH")
 	}
 	e := newAttackEnv(t)
-	tries := survivorTries()
+	tries := soakTries("EXECX_SURVIVOR_TRIES", 3, 20)
 	for _, u := range attackUsers() {
 		for _, mode := range []string{"none", "landlock", "strict"} {
 			t.Run(u.name+"/"+mode, func(t *testing.T) {

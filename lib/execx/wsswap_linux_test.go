@@ -5,20 +5,24 @@ package execx
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/art-runtime/art/lib/execx/shim"
 )
 
 // TestWorkspaceSwapRace: a task whose workspace holds another task's
 // workspace (a shared-mode task beside a copy-mode one) keeps exchanging
 // that workspace, a real directory, with a symlink to a directory outside
-// it, while tasks start in it under landlock and strict. Every started
-// task writes a marker into its working directory (the workspace root)
-// and tries to write one into the outside directory by its absolute path.
+// it, while tasks start in it under landlock and strict (and landlock on
+// a pooled supervisor, whose exec stage builds the view as root). Every
+// started task writes a marker into its working directory (the workspace
+// root) and tries to write one into the outside directory by its absolute path.
 // A task that started in the outside directory (the symlink was there
 // when the run was prepared: the workspace path named it) may write
 // there; a task that started in the real directory must not: its rules
@@ -26,9 +30,19 @@ import (
 // looked up again. Counted from outside, after the runs.
 func TestWorkspaceSwapRace(t *testing.T) {
 	e := newAttackEnv(t)
-	tries := 25
-	for _, mode := range []Isolation{IsolationLandlock, IsolationStrict} {
-		t.Run(string(mode), func(t *testing.T) {
+	tries := soakTries("EXECX_SWAP_TRIES", 10, 25)
+	// landlock+pool: on a pooled supervisor, where as root the exec
+	// stage builds the read-only view itself (and checks the trees the
+	// same way) in a mount namespace of its own.
+	for _, name := range []string{"landlock", "strict", "landlock+pool"} {
+		t.Run(name, func(t *testing.T) {
+			m, pooled := strings.CutSuffix(name, "+pool")
+			mode := Isolation(m)
+			opt := Options{}
+			if pooled {
+				opt.Pool = NewPool(1)
+				defer opt.Pool.Close()
+			}
 			needLandlock(t)
 			if mode == IsolationStrict {
 				needNamespaces(t)
@@ -68,7 +82,7 @@ func TestWorkspaceSwapRace(t *testing.T) {
 			for i := range tries {
 				task := sh(`echo in > m.$1; echo out > "$2/o.$1"; true`)
 				task.Args = append(task.Args, "_", fmt.Sprint(i), outside)
-				if _, err := Run(context.Background(), p, task, Options{}); err != nil {
+				if _, err := Run(context.Background(), p, task, opt); err != nil {
 					refused++
 					continue
 				}
@@ -94,7 +108,7 @@ func TestWorkspaceSwapRace(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d tries: %d started in the workspace, %d in the directory the symlink named, %d refused",
-				mode, tries, len(in), ranOut, refused)
+				name, tries, len(in), ranOut, refused)
 			if len(in) == 0 {
 				t.Errorf("no task started in the real workspace: the race never hit the state under test")
 			}
@@ -166,43 +180,61 @@ func TestStrictWorkspaceNosuid(t *testing.T) {
 	}
 }
 
-// TestPooledLandlockWritableTrees: a pooled landlock supervisor (as an
-// unprivileged user: as root landlock has a mount view and is never
-// pooled) receives the workspace and temp dir as descriptors with each
-// task, and the exec stage makes its rules from them: the task writes in
-// both and nowhere else, seen from outside.
+// TestPooledLandlockWritableTrees: a pooled landlock supervisor, as root
+// and as an unprivileged user, receives the workspace and temp dir as
+// descriptors with each task, and the exec stage makes its rules (and,
+// as root, its read-only mount view, in a mount namespace of the stage's
+// own) from them: the task writes in both and nowhere else, and as root
+// cannot chmod what is outside either (Landlock has no right for chmod;
+// the view makes it EROFS), seen from outside; the task's parent is a
+// serving supervisor.
 func TestPooledLandlockWritableTrees(t *testing.T) {
 	needLandlock(t)
 	e := newAttackEnv(t)
-	us := attackUsers()
-	u := us[len(us)-1] // the unprivileged one
-	base, err := os.MkdirTemp("", "execx-pooltrees-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
-	for _, d := range []string{base, ws, outside} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d, u.uid(), u.gid()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	script := `echo ws > in-ws && echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && if (echo out > "$1/out") 2>/dev/null; then echo wrote; else echo refused; fi`
-	cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script, "_", outside}, Pool: true}
-	rep, _ := runAttackRunner(t, e, u, cfg, "pooltrees")
-	if got := rep.Output; got != "tmp\nrefused\n" {
-		t.Errorf("task output %q; want the temp dir written and the outside write refused", got)
-	}
-	if _, err := os.Stat(filepath.Join(ws, "in-ws")); err != nil {
-		t.Errorf("the task could not write its workspace: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(outside, "out")); err == nil {
-		t.Error("the task wrote outside its workspace")
+	for _, u := range attackUsers() {
+		t.Run(u.name, func(t *testing.T) {
+			base, err := os.MkdirTemp("", "execx-pooltrees-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+			for _, d := range []string{base, ws, outside} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(d, u.uid(), u.gid()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			script := `echo ws > in-ws && echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && if (echo out > "$1/out") 2>/dev/null; then echo wrote; else echo refused; fi
+chmod 0777 "$1" 2>/dev/null && echo chmodded
+cat /proc/$PPID/cmdline | tr '\0' ' '; echo`
+			cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script, "_", outside}, Pool: true}
+			rep, _ := runAttackRunner(t, e, u, cfg, "pooltrees")
+			want, mode := "tmp\nrefused\n", fs.FileMode(0o755)
+			if u.uid() != 0 {
+				// No view without root: Landlock has no right for chmod,
+				// so the user's own directory outside is theirs to chmod
+				// (docs/artexec.md says so).
+				want, mode = want+"chmodded\n", 0o777
+			}
+			want += shim.Arg0 + " serve \n"
+			if got := rep.Output; got != want {
+				t.Errorf("task output %q; want %q: the temp dir written, the outside write and chmod refused, on a serving supervisor", got, want)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "in-ws")); err != nil {
+				t.Errorf("the task could not write its workspace: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(outside, "out")); err == nil {
+				t.Error("the task wrote outside its workspace")
+			}
+			if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != mode {
+				t.Errorf("the directory outside: %v, %v; want mode %v", fi.Mode(), err, mode)
+			}
+		})
 	}
 }

@@ -62,6 +62,9 @@ func execStage() int {
 	if err != nil {
 		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
 	}
+	if err := stageView(s); err != nil {
+		return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
+	}
 	err = stage.Exec(&s.Stage)
 	var se *stage.Error
 	if errors.As(err, &se) && se.Step == "exec" {

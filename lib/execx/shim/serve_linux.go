@@ -50,9 +50,11 @@ const (
 	ServeErr
 )
 
-// maxServeFDs is more than a message ever carries: a message with more is
+// MaxServeFDs is the most a message carries: a message with more is
 // refused (after closing them all), as is one the kernel had to truncate.
-const maxServeFDs = 9
+// The runner gives a task that would need more (many Options.Writable
+// trees) a supervisor of its own.
+const MaxServeFDs = 12
 
 // MaxServeSpec bounds the spec a serve message carries: well under a unix
 // socket's default send buffer (about 208 KiB), and the receive buffer a
@@ -129,10 +131,10 @@ func (srv *server) stop() {
 // descriptors, checked for number and truncation, and close-on-exec from
 // the start (MSG_CMSG_CLOEXEC).
 func recvTask(sock int, buf []byte) (spec []byte, fds []int, err error) {
-	var oob [64]byte // unix.CmsgSpace(maxServeFDs*4) is 56
+	var oob [72]byte // unix.CmsgSpace(MaxServeFDs*4) is 64
 	var n, oobn, flags int
 	for {
-		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob[:unix.CmsgSpace(maxServeFDs*4)], unix.MSG_CMSG_CLOEXEC)
+		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob[:unix.CmsgSpace(MaxServeFDs*4)], unix.MSG_CMSG_CLOEXEC)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
@@ -148,7 +150,7 @@ func recvTask(sock int, buf []byte) (spec []byte, fds []int, err error) {
 		}
 	}
 	bad := flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 || n < 1 || n > 1+MaxServeSpec || buf[0] != ServeRun ||
-		len(fds) < ServeErr || len(fds) > maxServeFDs
+		len(fds) < ServeErr || len(fds) > MaxServeFDs
 	if n == 0 && oobn == 0 {
 		return nil, nil, io.EOF
 	}

@@ -56,8 +56,14 @@ type Spec struct {
 	// Direct: the supervisor starts the program itself (nothing to apply
 	// between fork and execve but a new session, which fork does).
 	Direct bool        `json:"direct,omitempty"`
-	View   *stage.View `json:"view,omitempty"`  // mount view the supervisor sets up
-	PIDNS  bool        `json:"pidns,omitempty"` // the supervisor is PID 1
+	View   *stage.View `json:"view,omitempty"` // mount view the supervisor sets up
+	// StageView is a mount view the exec stage sets up for itself, in a
+	// mount namespace of its own the supervisor clones it into (landlock
+	// as root on a pooled supervisor): the supervisor stays in the
+	// runner's namespace and its own state depends on nothing of the
+	// task. (In the spec the supervisor hands the stage it is View.)
+	StageView *stage.View `json:"stage_view,omitempty"`
+	PIDNS     bool        `json:"pidns,omitempty"` // the supervisor is PID 1
 	// MapIDs: the supervisor is in a new user namespace and maps UID and
 	// GID (the runner's) to themselves before anything else.
 	MapIDs    bool `json:"map_ids,omitempty"`
@@ -94,8 +100,9 @@ type Spec struct {
 // Bump it whenever the meaning of a field changes. 2: the serve mode
 // (a long-lived supervisor, see ServeRun) and its "idle" report. 3: the
 // serve message carries the spec, and a supervisor closes its control
-// pipe once nothing of the task is left.
-const Protocol = 3
+// pipe once nothing of the task is left. 4: StageView, and the writable
+// trees of Options.Writable after the temp dir.
+const Protocol = 4
 
 // Encode is the spec as sent on fd 3, stamped with Protocol.
 func (s *Spec) Encode() []byte {

@@ -351,10 +351,11 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 
 // forkExecStage starts the exec stage as the program's process, in a new
 // session, with std as its 0-2: it applies every restriction to itself
-// and execs the program. The stage is this supervisor's own binary
-// (/proc/self/exe: the very file the runner checked and started, even if
-// it was replaced since), so a supervisor that is the minimal binary
-// starts a minimal stage too.
+// and execs the program; with Spec.StageView it is cloned into a mount
+// namespace of its own and builds that view first. The stage is this
+// supervisor's own binary (/proc/self/exe: the very file the runner
+// checked and started, even if it was replaced since), so a supervisor
+// that is the minimal binary starts a minimal stage too.
 func forkExecStage(s *Spec, std []uintptr, fds *taskFDs) (int, error) {
 	sh, err := NewPipes(false)
 	if err != nil {
@@ -365,7 +366,13 @@ func forkExecStage(s *Spec, std []uintptr, fds *taskFDs) (int, error) {
 	// 4 status) and makes its Landlock rules from them.
 	files := append(std, sh.SpecR.Fd(), sh.StatusW.Fd())
 	st := s.Stage
-	if st.Landlock > 0 {
+	sys := fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL})
+	if s.StageView != nil {
+		// The stage makes the view in a mount namespace of its own: as
+		// root (the only case) it needs no user namespace for it.
+		sys.Cloneflags = syscall.CLONE_NEWNS
+	}
+	if st.Landlock > 0 || s.StageView != nil {
 		st.RWFDs = nil
 		for _, fd := range fds.rw {
 			st.RWFDs = append(st.RWFDs, len(files))
@@ -375,16 +382,27 @@ func forkExecStage(s *Spec, std []uintptr, fds *taskFDs) (int, error) {
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{Arg0, "exec"}, &syscall.ProcAttr{
 		Env:   Env,
 		Files: files,
-		Sys:   fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}),
+		Sys:   sys,
 	})
 	if err != nil {
 		return 0, StartError("/proc/self/exe", err)
 	}
 	sh.CloseChildEnds()
-	if err := sh.Handshake(&Spec{Stage: st}); err != nil {
+	if err := sh.Handshake(&Spec{Stage: st, View: s.StageView}); err != nil {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 		return 0, err
 	}
 	return pid, nil
+}
+
+// stageView builds the exec stage's own mount view (Spec.StageView, sent
+// to the stage as View), if it has one: in the mount namespace its
+// supervisor cloned it into, from the writable trees it holds, before any
+// restriction, while it still has the capabilities for it.
+func stageView(s *Spec) error {
+	if s.View == nil {
+		return nil
+	}
+	return s.View.Setup(s.Stage.RWFDs)
 }

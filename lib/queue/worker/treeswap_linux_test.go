@@ -24,12 +24,32 @@ import (
 // lands in the outside directory, every copy-mode task ran in its own
 // tree, and every output file is in the output directory.
 func TestCopyTreeSwapAttack(t *testing.T) {
+	treeSwapAttack(t, &queue.RunSpec{Workspace: queue.WorkspaceCopy}, nil)
+}
+
+// TestWorktreeSwapAttack is the same attack on worktree-mode tasks: each
+// attempt's git worktree, made by git under the worker's policy with the
+// new tree as an extra writable directory, is in the worker's WorkDir,
+// where no task can reach it. (It used to be WORKSPACE/.artq/work/ID-N,
+// which every shared-mode task can write.)
+func TestWorktreeSwapAttack(t *testing.T) {
+	treeSwapAttack(t, &queue.RunSpec{Workspace: queue.WorkspaceWorktree, Source: "repo"}, func(e *env) {
+		gitRepo(t, filepath.Join(e.ws, "repo"))
+	})
+}
+
+// treeSwapAttack runs the attack of TestCopyTreeSwapAttack on tasks of
+// spec; setup, if set, prepares the workspace first.
+func treeSwapAttack(t *testing.T, spec *queue.RunSpec, setup func(*env)) {
 	if execx.Probe().Landlock.ABI == 0 {
 		t.Skip("no Landlock")
 	}
 	e := newEnv(t)
+	if setup != nil {
+		setup(e)
+	}
 	outside, out := t.TempDir(), filepath.Join(e.dir, "out")
-	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"sh", "mv", "ln", "mkdir", "sleep"}, Workspace: e.ws, Isolation: execx.IsolationLandlock})
+	pol, err := worker.Policy("", execx.Narrowing{Allow: []string{"sh", "mv", "ln", "mkdir", "sleep", "git"}, Workspace: e.ws, Isolation: execx.IsolationLandlock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +69,7 @@ done
 exit 0`, victims, e.work(), outside, out, out, outside, out)
 	e.enqueueRun(t, "attacker", &queue.RunSpec{}, "sh", "-c", attack)
 	for i := range victims {
-		e.enqueueRun(t, fmt.Sprintf("v%d", i), &queue.RunSpec{Workspace: queue.WorkspaceCopy}, "sh", "-c", "echo pwned > marker; pwd -P")
+		e.enqueueRun(t, fmt.Sprintf("v%d", i), spec, "sh", "-c", "echo pwned > marker; pwd -P")
 	}
 	stop := serve(t, e, worker.Config{Concurrency: 2, Keep: worker.KeepAlways, OutputDir: out})
 	for i := range victims {
@@ -67,7 +87,7 @@ exit 0`, victims, e.work(), outside, out, out, outside, out)
 	work, _ := filepath.EvalSymlinks(e.work())
 	for i := range victims {
 		id := fmt.Sprintf("v%d", i)
-		tree := worker.CopyPath(work, id, 1)
+		tree := worker.TreePath(work, id, 1)
 		if _, err := os.Stat(filepath.Join(tree, "marker")); err != nil {
 			t.Errorf("%s: no marker in its own tree: %v", id, err)
 		}

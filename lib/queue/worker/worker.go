@@ -96,8 +96,8 @@ type Config struct {
 	// Keep says which per-attempt workspaces (copy and worktree modes)
 	// stay once the result is recorded; default KeepFailed.
 	Keep Keep
-	// WorkDir is where copy-mode attempts run, as WorkDir/ID-ATTEMPT
-	// (CopyPath). It must be outside every tree a task can write (artq
+	// WorkDir is where copy- and worktree-mode attempts run, as
+	// WorkDir/ID-ATTEMPT (TreePath). It must be outside every tree a task can write (artq
 	// uses QUEUEDIR/work): a task that could reach it could swap another
 	// attempt's tree for a symlink. Made on first use; empty means a
 	// private directory under the system's temp dir.

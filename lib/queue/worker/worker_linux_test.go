@@ -100,7 +100,7 @@ func TestWorkCancelKillsEveryProcess(t *testing.T) {
 		t.Errorf("status = %+v; want cancelled on attempt 1", ts)
 	}
 	// The cancelled attempt's workspace is kept for inspection.
-	if !exists(worker.CopyPath(e.work(), "agent", 1)) {
+	if !exists(worker.TreePath(e.work(), "agent", 1)) {
 		t.Error("the cancelled task's workspace was removed")
 	}
 	if _, err := stop(fmt.Errorf("done")); err == nil || !strings.Contains(err.Error(), "done") {

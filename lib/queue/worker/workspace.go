@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/art-runtime/art/lib/queue"
 	"io/fs"
@@ -36,23 +35,12 @@ const (
 // KeepPolicies lists every policy, for flags.
 var KeepPolicies = []Keep{KeepFailed, KeepAlways, KeepNever}
 
-// WorkspacePath is where attempt of task runs in worktree mode, under the
-// policy workspace ws (git, run under the worker's policy, must write both
-// the repository and the new tree, and Landlock lets it write the
-// workspace alone).
-func WorkspacePath(ws, task string, attempt int) string {
-	return filepath.Join(ws, filepath.FromSlash(workRel(task, attempt)))
-}
-
-// CopyPath is where attempt of task runs in copy mode: under the worker's
-// WorkDir, outside every tree a task can write, so no task can swap the
-// tree, or a directory on its path, for a symlink to somewhere else.
-func CopyPath(workDir, task string, attempt int) string {
+// TreePath is where attempt of task runs in copy and worktree mode: under
+// the worker's WorkDir, outside every tree a task can write, so no task
+// can swap the tree, or a directory on its path, for a symlink to
+// somewhere else.
+func TreePath(workDir, task string, attempt int) string {
 	return filepath.Join(workDir, treeName(task, attempt))
-}
-
-func workRel(task string, attempt int) string {
-	return queue.WorkDirName + "/work/" + treeName(task, attempt)
 }
 
 func treeName(task string, attempt int) string { return task + "-" + strconv.Itoa(attempt) }
@@ -63,8 +51,8 @@ func treeName(task string, attempt int) string { return task + "-" + strconv.Ito
 type taskWorkspace struct {
 	mode queue.WorkspaceMode
 	pol  *execx.Policy
-	// rel is the attempt's directory under base ("" when shared): the
-	// worker's WorkDir (copy) or the policy workspace (worktree).
+	// rel is the attempt's directory under base, the worker's WorkDir
+	// ("" when shared).
 	rel, base string
 	// source is the worktree's repository, relative to the policy
 	// workspace (worktree only).
@@ -76,9 +64,11 @@ type taskWorkspace struct {
 
 // describe is tw for Hooks.
 func (tw *taskWorkspace) describe() Workspace {
-	d := Workspace{Mode: tw.mode, Dir: tw.rel, Prepare: tw.took}
-	if tw.mode == queue.WorkspaceCopy {
+	d := Workspace{Mode: tw.mode, Prepare: tw.took}
+	if tw.rel != "" {
 		d.Dir = filepath.Join(tw.base, tw.rel)
+	}
+	if tw.mode == queue.WorkspaceCopy {
 		d.Files, d.Bytes, d.Skipped = tw.files, tw.bytes, tw.skipped
 	}
 	return d
@@ -118,7 +108,7 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *queue.Task, spec *queu
 	var abs string
 	switch tw.mode {
 	case queue.WorkspaceCopy:
-		if abs, err = w.prepareCopy(ctx, tw, t, real, src, realWS); err != nil {
+		if abs, err = w.prepareCopy(ctx, tw, t, spec, real, src, realWS); err != nil {
 			return nil, err
 		}
 	case queue.WorkspaceWorktree:
@@ -127,50 +117,54 @@ func (w *worker) prepareWorkspace(ctx context.Context, t *queue.Task, spec *queu
 		}
 	}
 	tw.took = time.Since(start)
-	// The attempt's own tree replaces the workspace: what Landlock lets
-	// the task write is that tree alone. A worktree is beneath the
-	// workspace (a narrowing); a copy is beside the queue, made by the
-	// worker for this attempt, and stands in for the workspace.
-	if tw.mode == queue.WorkspaceCopy {
-		pol := *w.pol
-		pol.Workspace = abs
-		tw.pol = &pol
-		return tw, nil
-	}
-	pol, err := w.pol.Narrow(execx.Narrowing{Workspace: abs})
-	if err != nil {
-		return nil, err
-	}
-	tw.pol = pol
+	// The attempt's own tree, beside the queue and made by the worker for
+	// this attempt, stands in for the workspace: what Landlock lets the
+	// task write is that tree alone.
+	pol := *w.pol
+	pol.Workspace = abs
+	tw.pol = &pol
 	return tw, nil
 }
 
-// prepareCopy makes the attempt's tree in the worker's WorkDir through a
-// descriptor held on it (mkdirat, then the copy through a descriptor on
-// the new directory) and copies the source real into it. A WorkDir inside
-// the workspace, where a task could swap it, is refused.
-func (w *worker) prepareCopy(ctx context.Context, tw *taskWorkspace, t *queue.Task, real, src, realWS string) (string, error) {
+// attemptTree makes the attempt's empty directory in the worker's WorkDir
+// through a descriptor held on it (mkdirat), after removing what an
+// earlier run of the same attempt left there, and returns the WorkDir
+// opened as a root. A WorkDir inside the workspace, where a task could
+// swap it, is refused.
+func (w *worker) attemptTree(ctx context.Context, tw *taskWorkspace, t *queue.Task, spec *queue.RunSpec, realWS string) (*os.Root, error) {
 	base, err := w.workDir()
 	if err != nil {
-		return "", exitcode.Errorf(exitcode.Internal, "per-attempt trees: %w", err)
+		return nil, exitcode.Errorf(exitcode.Internal, "per-attempt trees: %w", err)
 	}
 	if within(realWS, base) {
-		return "", exitcode.Field(exitcode.Refused, "WorkDir", base, "copy mode: the per-attempt trees' directory %s is inside the workspace %s, which tasks can write: keep the queue outside the workspace", base, realWS)
+		return nil, exitcode.Field(exitcode.Refused, "WorkDir", base, "%s mode: the per-attempt trees' directory %s is inside the workspace %s, which tasks can write: keep the queue outside the workspace", tw.mode, base, realWS)
 	}
 	root, err := os.OpenRoot(base)
 	if err != nil {
-		return "", exitcode.Errorf(exitcode.Internal, "per-attempt trees %s: %w", base, err)
+		return nil, exitcode.Errorf(exitcode.Internal, "per-attempt trees %s: %w", base, err)
 	}
-	defer root.Close()
 	tw.base, tw.rel = base, treeName(t.ID, t.Attempt)
 	if _, err := root.Lstat(tw.rel); err == nil {
-		if err := root.RemoveAll(tw.rel); err != nil {
-			return "", exitcode.Errorf(exitcode.Internal, "remove the tree an earlier run of attempt %d left: %w", t.Attempt, err)
+		if err := w.removeWorkspace(ctx, root, tw, spec); err != nil {
+			root.Close()
+			return nil, exitcode.Errorf(exitcode.Internal, "remove the tree an earlier run of attempt %d left: %w", t.Attempt, err)
 		}
 	}
 	if err := root.Mkdir(tw.rel, 0o700); err != nil {
-		return "", exitcode.Errorf(exitcode.Internal, "create %s: %w", tw.rel, err)
+		root.Close()
+		return nil, exitcode.Errorf(exitcode.Internal, "create %s: %w", tw.rel, err)
 	}
+	return root, nil
+}
+
+// prepareCopy makes the attempt's tree (attemptTree) and copies the
+// source real into it through descriptors on both.
+func (w *worker) prepareCopy(ctx context.Context, tw *taskWorkspace, t *queue.Task, spec *queue.RunSpec, real, src, realWS string) (string, error) {
+	root, err := w.attemptTree(ctx, tw, t, spec, realWS)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
 	srcRoot, err := os.OpenRoot(real)
 	if err != nil {
 		return "", exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
@@ -186,11 +180,11 @@ func (w *worker) prepareCopy(ctx context.Context, tw *taskWorkspace, t *queue.Ta
 	if err != nil {
 		return "", exitcode.Errorf(exitcode.Internal, "copy %s to %s: %w", src, tw.rel, err)
 	}
-	return filepath.Join(base, tw.rel), nil
+	return filepath.Join(tw.base, tw.rel), nil
 }
 
-// workDir is the worker's WorkDir, canonical and made (0700) on first
-// use: Config.WorkDir, or else a private directory of its own under the
+// workDir is the worker's WorkDir, absolute, canonical and made (0700)
+// on first use: Config.WorkDir, or else a private directory of its own under the
 // system's temp dir.
 func (w *worker) workDir() (string, error) {
 	w.workOnce.Do(func() {
@@ -201,42 +195,37 @@ func (w *worker) workDir() (string, error) {
 			w.workErr = fsx.MkdirState(dir)
 		}
 		if w.workErr == nil {
-			w.workPath, w.workErr = filepath.EvalSymlinks(dir)
+			// Absolute: the trees become policy workspaces and git's
+			// Options.Writable, whatever directory a later run is in.
+			if dir, w.workErr = filepath.Abs(dir); w.workErr == nil {
+				w.workPath, w.workErr = filepath.EvalSymlinks(dir)
+			}
 		}
 	})
 	return w.workPath, w.workErr
 }
 
-// prepareWorktree makes the attempt's git worktree under the workspace's
-// own .artq/work (see WorkspacePath for why there).
+// prepareWorktree makes the attempt's git worktree in an empty tree of
+// its own (attemptTree), beside the queue like a copy. git, run under the
+// worker's policy, must write both the repository (its .git/worktrees)
+// and the new tree: it gets the tree as an extra writable directory
+// (execx.Options.Writable) for that one run, opened once by the runner.
+// No task can write the WorkDir, so the path git is given names the tree
+// the worker made.
 func (w *worker) prepareWorktree(ctx context.Context, tw *taskWorkspace, t *queue.Task, spec *queue.RunSpec, real, src, realWS string) (string, error) {
-	root, err := os.OpenRoot(realWS)
-	if err != nil {
-		return "", exitcode.Errorf(exitcode.Internal, "workspace %s: %w", realWS, err)
-	}
-	defer root.Close()
-	if err := root.MkdirAll(queue.WorkDirName+"/work", 0o700); err != nil {
-		return "", exitcode.Errorf(exitcode.Internal, "create %s: %w", queue.WorkDirName+"/work", err)
-	}
-	// Keep the per-attempt trees out of `git status` when the workspace
-	// is itself a repository (worktree mode usually runs in one).
-	if _, err := root.Lstat(queue.WorkDirName + "/.gitignore"); errors.Is(err, fs.ErrNotExist) {
-		_ = root.WriteFile(queue.WorkDirName+"/.gitignore", []byte("*\n"), 0o600)
-	}
-	tw.base, tw.rel = w.pol.Workspace, workRel(t.ID, t.Attempt)
-	abs := filepath.Join(realWS, filepath.FromSlash(tw.rel))
-	if _, err := root.Lstat(tw.rel); err == nil {
-		if err := w.removeWorkspace(ctx, root, tw, spec); err != nil {
-			return "", exitcode.Errorf(exitcode.Internal, "remove the workspace an earlier run of attempt %d left: %w", t.Attempt, err)
-		}
-	}
 	rel, err := filepath.Rel(realWS, real)
 	if err != nil {
 		return "", exitcode.Field(exitcode.Internal, "run.source", src, "%w", err)
 	}
 	tw.source = filepath.ToSlash(rel)
+	root, err := w.attemptTree(ctx, tw, t, spec, realWS)
+	if err != nil {
+		return "", err
+	}
+	root.Close()
+	abs := filepath.Join(tw.base, tw.rel)
 	// Hooks are the repository's code, not the task's: none run.
-	if err := w.git(ctx, tw.source, "add", "-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", abs, "HEAD"); err != nil {
+	if err := w.git(ctx, tw.source, []string{abs}, "add", "-c", "core.hooksPath=/dev/null", "worktree", "add", "--detach", "--quiet", abs, "HEAD"); err != nil {
 		return "", err
 	}
 	return abs, nil
@@ -269,38 +258,35 @@ func (w *worker) releaseWorkspace(ctx context.Context, tw *taskWorkspace, spec *
 	return w.removeWorkspace(ctx, root, tw, spec)
 }
 
-// removeWorkspace removes the attempt's directory through root (so a
-// symlink swapped into the path cannot point the removal elsewhere); a
-// worktree is first unregistered from its repository.
+// removeWorkspace removes the attempt's directory through root, the
+// WorkDir (so a symlink swapped into the path cannot point the removal
+// elsewhere); a worktree is then pruned from its repository by git, which
+// needs to write nothing but the repository for that.
 func (w *worker) removeWorkspace(ctx context.Context, root *os.Root, tw *taskWorkspace, spec *queue.RunSpec) error {
-	if spec.Mode() == queue.WorkspaceWorktree {
-		src := tw.source
-		if src == "" {
-			src = spec.Source
-		}
-		if src == "" {
-			src = "."
-		}
-		abs := filepath.Join(w.pol.Workspace, filepath.FromSlash(tw.rel))
-		if err := w.git(ctx, src, "remove", "worktree", "remove", "--force", abs); err == nil {
-			return nil
-		}
-		if err := root.RemoveAll(tw.rel); err != nil {
-			return err
-		}
-		return w.git(ctx, src, "prune", "worktree", "prune")
+	if err := root.RemoveAll(tw.rel); err != nil {
+		return err
 	}
-	return root.RemoveAll(tw.rel)
+	if spec.Mode() != queue.WorkspaceWorktree {
+		return nil
+	}
+	src := tw.source
+	if src == "" {
+		src = spec.Source
+	}
+	if src == "" {
+		src = "."
+	}
+	return w.git(ctx, src, nil, "prune", "worktree", "prune")
 }
 
 // git runs git in dir (relative to the policy workspace) through the
-// runner, under the worker's policy: worktree mode needs git in the
-// policy's allowlist, like any program the worker starts. what names the
-// step in errors.
-func (w *worker) git(ctx context.Context, dir, what string, args ...string) error {
+// runner, under the worker's policy, with writable as extra trees it may
+// write: worktree mode needs git in the policy's allowlist, like any
+// program the worker starts. what names the step in errors.
+func (w *worker) git(ctx context.Context, dir string, writable []string, what string, args ...string) error {
 	t := &execx.Task{TypeMeta: jsonx.Meta(execx.KindTask), Program: "git", Args: args, Dir: dir,
 		Limits: execx.Limits{Timeout: jsonx.Duration(5 * time.Minute)}}
-	res, err := execx.Run(ctx, w.pol, t, execx.Options{Supervised: true, Pool: w.pool})
+	res, err := execx.Run(ctx, w.pol, t, execx.Options{Supervised: true, Pool: w.pool, Writable: writable})
 	if err != nil {
 		// A refusal (git not allowed: 126) or a missing git (127) keeps
 		// its code: the task is rejected, not the worker broken.

@@ -122,7 +122,7 @@ func TestWorkCopyWorkspace(t *testing.T) {
 	realWork, _ := filepath.EvalSymlinks(e.work())
 	for _, id := range []string{"ok", "bad"} {
 		got := readFile(t, filepath.Join(out, id+".1.out"))
-		want := worker.CopyPath(realWork, id, 1) + "\nA\nsub/b.sh 750\nro 555\nro/c.txt 444\nno-artq\nsymlink\n"
+		want := worker.TreePath(realWork, id, 1) + "\nA\nsub/b.sh 750\nro 555\nro/c.txt 444\nno-artq\nsymlink\n"
 		if got != want {
 			t.Errorf("%s ran with output\n%s\nwant\n%s", id, got, want)
 		}
@@ -130,10 +130,10 @@ func TestWorkCopyWorkspace(t *testing.T) {
 	if got := readFile(t, filepath.Join(src, "a.txt")); got != "A\n" {
 		t.Errorf("the source changed: a.txt = %q", got)
 	}
-	if exists(worker.CopyPath(e.work(), "ok", 1)) {
+	if exists(worker.TreePath(e.work(), "ok", 1)) {
 		t.Error("the workspace of a task that succeeded was kept")
 	}
-	kept := worker.CopyPath(e.work(), "bad", 1)
+	kept := worker.TreePath(e.work(), "bad", 1)
 	if got := readFile(t, filepath.Join(kept, "a.txt")); got != "A\nedited\n" {
 		t.Errorf("the failed task's workspace holds a.txt = %q; want its edit kept for inspection", got)
 	}
@@ -147,7 +147,7 @@ func TestWorkCopyWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.drain(t, worker.Config{Policy: e.policy(t, "sh", "cat", "stat"), Keep: worker.KeepAlways})
-	second := worker.CopyPath(e.work(), "bad", 2)
+	second := worker.TreePath(e.work(), "bad", 2)
 	if got := readFile(t, filepath.Join(second, "a.txt")); got != "A\nedited\n" {
 		t.Errorf("attempt 2's a.txt = %q; want a fresh copy with one edit", got)
 	}
@@ -164,7 +164,7 @@ func TestWorkKeepPolicies(t *testing.T) {
 	spec := &queue.RunSpec{Workspace: queue.WorkspaceCopy}
 	e.enqueueRun(t, "fails", spec, "sh", "-c", "exit 1")
 	e.drain(t, worker.Config{Keep: worker.KeepNever})
-	if exists(worker.CopyPath(e.work(), "fails", 1)) {
+	if exists(worker.TreePath(e.work(), "fails", 1)) {
 		t.Error("keep never left a failed task's workspace")
 	}
 	e.enqueueRun(t, "works", spec, "sh", "-c", "test -e f")
@@ -172,10 +172,10 @@ func TestWorkKeepPolicies(t *testing.T) {
 	if e.status(t, "works").State != queue.StateSucceeded {
 		t.Fatalf("works = %+v", e.status(t, "works"))
 	}
-	if !exists(filepath.Join(worker.CopyPath(e.work(), "works", 1), "f")) {
+	if !exists(filepath.Join(worker.TreePath(e.work(), "works", 1), "f")) {
 		t.Error("keep always removed a workspace")
 	}
-	if exists(filepath.Join(worker.CopyPath(e.work(), "works", 1), ".artq")) {
+	if exists(filepath.Join(worker.TreePath(e.work(), "works", 1), ".artq")) {
 		t.Error("a copy of the whole workspace holds the per-attempt workspaces")
 	}
 	if _, err := worker.Work(bg, e.q, worker.Config{Policy: e.pol, Keep: "sometimes", Mode: worker.Drain}); exitcode.Of(err) != exitcode.Usage {
@@ -188,8 +188,8 @@ func TestWorkKeepPolicies(t *testing.T) {
 func TestWorkWorkspaceReplacesLeftover(t *testing.T) {
 	e := newEnv(t)
 	writeFile(t, filepath.Join(e.ws, "f"), "fresh", 0o600)
-	writeFile(t, filepath.Join(worker.CopyPath(e.work(), "again", 1), "f"), "stale", 0o600)
-	writeFile(t, filepath.Join(worker.CopyPath(e.work(), "again", 1), "junk"), "", 0o600)
+	writeFile(t, filepath.Join(worker.TreePath(e.work(), "again", 1), "f"), "stale", 0o600)
+	writeFile(t, filepath.Join(worker.TreePath(e.work(), "again", 1), "junk"), "", 0o600)
 	e.enqueueRun(t, "again", &queue.RunSpec{Workspace: queue.WorkspaceCopy}, "sh", "-c", `test "$(cat f)" = fresh && test ! -e junk`)
 	e.drain(t, worker.Config{})
 	if ts := e.status(t, "again"); ts.State != queue.StateSucceeded {
@@ -328,7 +328,7 @@ func TestWorkAcceptance(t *testing.T) {
 		t.Error("the acceptance of a failed command ran")
 	}
 	// The workspace of a task whose acceptance failed is kept.
-	if !exists(worker.CopyPath(e.work(), "unmet", 1)) || exists(worker.CopyPath(e.work(), "passes", 1)) {
+	if !exists(worker.TreePath(e.work(), "unmet", 1)) || exists(worker.TreePath(e.work(), "passes", 1)) {
 		t.Error("workspaces: want unmet's kept and passes' removed")
 	}
 }
@@ -405,10 +405,10 @@ func TestWorkWorktree(t *testing.T) {
 	if strings.Contains(list, "wt-1") {
 		t.Errorf("the succeeded task's worktree is still registered:\n%s", list)
 	}
-	if exists(worker.WorkspacePath(e.ws, "wt", 1)) {
+	if exists(worker.TreePath(e.work(), "wt", 1)) {
 		t.Error("the succeeded task's worktree is still on disk")
 	}
-	if !strings.Contains(list, "wtbad-1") || readFile(t, filepath.Join(worker.WorkspacePath(e.ws, "wtbad", 1), "tracked.txt")) != "v1\nv2\n" {
+	if !strings.Contains(list, "wtbad-1") || readFile(t, filepath.Join(worker.TreePath(e.work(), "wtbad", 1), "tracked.txt")) != "v1\nv2\n" {
 		t.Errorf("the failed task's worktree was not kept:\n%s", list)
 	}
 	if got := readFile(t, filepath.Join(repo, "tracked.txt")); got != "v1\n" {
