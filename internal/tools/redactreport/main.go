@@ -60,6 +60,7 @@ type options struct {
 	workers   int
 	examples  int
 	lines     int
+	fpOut     string
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	flag.IntVar(&o.workers, "workers", 2, "drafts redacted and scanned at once")
 	flag.IntVar(&o.examples, "examples", 12, "false-positive examples printed per tool")
 	flag.IntVar(&o.lines, "lines", 4, "source lines measured per secret (its first ones)")
+	flag.StringVar(&o.fpOut, "fp-out", "", "write every real-text draft artobs changes or gitleaks flags to this file, as JSON lines {draft, artobs, gitleaks}")
 	flag.Parse()
 	ok, err := run(o, os.Stdout)
 	if err != nil {
@@ -123,7 +125,13 @@ func run(o options, w io.Writer) (bool, error) {
 		return false, err
 	}
 	if len(drafts) > 0 {
-		ok = printFalsePositives(w, falsePositives(drafts, o.workers), o.examples) && ok
+		fp := falsePositives(drafts, o.workers)
+		if o.fpOut != "" {
+			if err := writeFalsePositives(o.fpOut, fp); err != nil {
+				return false, err
+			}
+		}
+		ok = printFalsePositives(w, fp, o.examples) && ok
 	}
 	return ok, nil
 }

@@ -96,6 +96,14 @@ func realText(o options) ([]string, error) {
 type fpResult struct {
 	n, art, gl, both int
 	artEx, glEx      []string
+	changed          []fpDraft // every draft either tool finds something in
+}
+
+// fpDraft is one real-text draft that artobs changed or gitleaks flagged.
+type fpDraft struct {
+	Draft    string `json:"draft"`
+	Artobs   string `json:"artobs,omitempty"`   // the redacted text, when changed
+	Gitleaks string `json:"gitleaks,omitempty"` // the first finding: rule and match
 }
 
 func falsePositives(drafts []string, workers int) *fpResult {
@@ -116,13 +124,22 @@ func falsePositives(drafts []string, workers int) *fpResult {
 				fs := append(sc.d.DetectString(raw), sc.d.DetectString(dec)...)
 				mu.Lock()
 				art, gl := secretRule(sum), len(fs) > 0
+				var rec fpDraft
 				if art {
 					res.art++
 					res.artEx = append(res.artEx, changedAt(d, out, sum))
+					var v struct{ Text string }
+					_ = json.Unmarshal(out, &v)
+					rec.Artobs = v.Text
 				}
 				if gl {
 					res.gl++
 					res.glEx = append(res.glEx, fs[0].RuleID+": "+fs[0].Match)
+					rec.Gitleaks = fs[0].RuleID + ": " + fs[0].Match
+				}
+				if art || gl {
+					rec.Draft = d
+					res.changed = append(res.changed, rec)
 				}
 				if art && gl {
 					res.both++
@@ -164,6 +181,23 @@ func changedAt(d string, out []byte, sum redact.Summary) string {
 		}
 	}
 	return fmt.Sprintf("%v", sum.Reasons())
+}
+
+// writeFalsePositives writes the drafts either tool finds something in,
+// one JSON object a line, sorted by draft.
+func writeFalsePositives(path string, r *fpResult) error {
+	sort.Slice(r.changed, func(i, j int) bool { return r.changed[i].Draft < r.changed[j].Draft })
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, d := range r.changed {
+		if err := enc.Encode(d); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("-fp-out: %v", err)
+	}
+	return nil
 }
 
 func printFalsePositives(w io.Writer, r *fpResult, examples int) bool {

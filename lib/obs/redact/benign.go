@@ -56,7 +56,7 @@ var knownObjects = []string{
 // that what it takes may be code, a reference or a placeholder.
 func nameBasedRule(r Rule) bool {
 	switch r {
-	case UnsafeKey, URLCredentials, URLQuerySecret, AuthHeader:
+	case UnsafeKey, URLCredentials, URLQuerySecret, AuthHeader, CurlAuthUser:
 		return true
 	}
 	t := table()
@@ -325,7 +325,7 @@ func isPlaceholder(v string) bool {
 		return false
 	}
 	switch {
-	case v[0] == ':' && len(v) > 1 && letters[v[1]] && nameLike(v[1:]):
+	case v[0] == ':' && len(v) > 1 && letters[v[1]] && nameLike(v[1:]) && wordy(v[1:]):
 		return true // ?circle-token=:circle-token
 	case v[0] == '<' && v[len(v)-1] == '>' && len(v) > 2 && nameLike(strings.Trim(v[1:len(v)-1], " ")):
 		return true

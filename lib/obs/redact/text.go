@@ -207,6 +207,9 @@ func findSecrets(s string, sp []span) []span {
 			end, rule = matchJWT(s, i)
 		case '-':
 			end, rule = matchPEM(s, i)
+			if end == 0 {
+				sp = curlUser(s, i, sp)
+			}
 			if end == 0 && prefixAt(s, i, "--") {
 				sp = flagValue(s, i, sp)
 				continue
@@ -511,18 +514,7 @@ func urlSpans(s string, i int, sp []span) []span {
 		e++
 	}
 	if at := strings.LastIndexByte(s[a:e], '@'); at >= 0 {
-		ui := s[a : a+at]
-		user := ui
-		if c := indexOutsideMarkers(ui, ':'); c >= 0 {
-			user = ui[:c]
-			pw := ui[c+1:]
-			if pw != "" && !IsMarker(pw) {
-				sp = append(sp, span{a: a + c + 1, b: a + at, rule: URLCredentials})
-			}
-		}
-		if tokenLikeUser(user) {
-			sp = append(sp, span{a: a, b: a + len(user), rule: URLCredentials})
-		}
+		sp = userinfoSpans(s, a, a+at, sp)
 	}
 	q := e
 	for q < len(s) && !urlStop[s[q]] && s[q] != '?' && s[q] != '#' {
@@ -533,6 +525,31 @@ func urlSpans(s string, i int, sp []span) []span {
 	}
 	if q < len(s) && s[q] == '#' {
 		sp, _ = paramSpans(s, q+1, false, sp)
+	}
+	return sp
+}
+
+// userinfoSpans masks the userinfo s[a:b] of a URL (or curl's -u value):
+// user:password goes whole, one marker for both halves (a user name is
+// half of a Basic credential, and some keys are written id:secret, as
+// Sidekiq's are), unless the password is a reference or a placeholder
+// (https://${USER}:${TOKEN}@, user:<password>); a user name alone only
+// when it looks like a token (https://TOKEN@host).
+func userinfoSpans(s string, a, b int, sp []span) []span {
+	ui := s[a:b]
+	user := ui
+	if c := indexOutsideMarkers(ui, ':'); c >= 0 {
+		user = ui[:c]
+		pw := ui[c+1:]
+		if pw != "" && !IsMarker(pw) && !isReference(s, a+c+1, b) && !benignValue(pw) {
+			if strings.Contains(user, markerPrefix) {
+				a += strings.LastIndex(user, "]") + 1 // TOKEN:x was redacted in part before: keep its marker
+			}
+			return append(sp, span{a: a, b: b, rule: URLCredentials})
+		}
+	}
+	if tokenLikeUser(user) {
+		sp = append(sp, span{a: a, b: a + len(user), rule: URLCredentials})
 	}
 	return sp
 }
@@ -806,6 +823,81 @@ func flagValue(s string, i int, sp []span) []span {
 		return sp
 	}
 	return valueSpan(s, k, sp)
+}
+
+// curlUser masks the user:password after curl's -u, --user, -U or
+// --proxy-user at i (-u user:pw, -u 'user:pw', --user=user:pw), whole: the
+// user is half of the Basic credential curl sends. The flag must follow
+// "curl" on the same command (at most five lines before, as gitleaks' rule
+// has it): elsewhere -u is docker's UID:GID or git's upstream. A value
+// without a password (curl prompts for it) or whose password is a
+// reference or placeholder stays.
+func curlUser(s string, i int, sp []span) []span {
+	if i > 0 && !isSpace(s[i-1]) {
+		return sp
+	}
+	j := i + 1
+	switch {
+	case prefixAt(s, j, "u") || prefixAt(s, j, "U"):
+		j++
+	case prefixAt(s, j, "-user"):
+		j += 5
+	case prefixAt(s, j, "-proxy-user"):
+		j += 11
+	default:
+		return sp
+	}
+	if j < len(s) && s[j] == '=' && s[j-1] == 'r' {
+		j++
+	} else {
+		k := j
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k == j {
+			return sp
+		}
+		j = k
+	}
+	if !afterCurl(s, i) {
+		return sp
+	}
+	a, b := j, j
+	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		a = j + 1
+		e := strings.IndexByte(s[a:], s[j])
+		if e < 0 {
+			return sp
+		}
+		b = a + e
+	} else {
+		for b < len(s) && !isSpace(s[b]) && s[b] != '"' && s[b] != '\'' && s[b] != '\\' && s[b] != '`' {
+			b++
+		}
+	}
+	c := indexOutsideMarkers(s[a:b], ':')
+	if c < 0 || a+c+1 == b || IsMarker(s[a+c+1:b]) || isReference(s, a+c+1, b) || benignValue(s[a+c+1:b]) {
+		return sp
+	}
+	if u := s[a : a+c]; strings.Contains(u, markerPrefix) {
+		a += strings.LastIndex(u, "]") + 1
+	}
+	return append(sp, span{a: a, b: b, rule: CurlAuthUser})
+}
+
+// afterCurl reports whether the word "curl" starts the command that the
+// flag at i belongs to: on the same line, or up to five lines before.
+func afterCurl(s string, i int) bool {
+	lo := max(0, i-1024)
+	k := strings.LastIndex(s[lo:i], "curl")
+	if k < 0 {
+		return false
+	}
+	k += lo
+	if (k > 0 && alnumUnder[s[k-1]]) || (k+4 < len(s) && alnumUnder[s[k+4]]) {
+		return false
+	}
+	return strings.Count(s[k:i], "\n") <= 5
 }
 
 // xmlElement masks the text of <password>S</password> (a secret-named
