@@ -124,7 +124,160 @@ func benignText(s string, a, b int) bool {
 	if isReference(s, a, vb) || benignValue(s[a:b]) || afterHashTag(s, a) {
 		return true
 	}
-	return !quoted && (isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]))
+	if quoted {
+		return typeUnion(s[a:b])
+	}
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b)
+}
+
+// prose reports whether the unquoted value s[a:b] after "name:" is the
+// first word of a sentence, not a secret: a word of letters (capitalised
+// at most, ≤ 16 letters, maybe in parentheses or with a trailing
+// apostrophe) that another word follows on the same line, which is not
+// the next name of a list of "name: value" pairs. "The debt outlives the
+// session: it is kept", "fencing token: the sequence of …", ":param
+// auth: (optional) Auth tuple". A password of one lower-case word before
+// more words ("password: letmein now") is given up for it; one with a
+// digit, a symbol or inner capitals is not.
+func prose(s string, a, b int) bool {
+	k := a
+	for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	if k == a || k == 0 || s[k-1] != ':' {
+		return false
+	}
+	e := b
+	if e < len(s) && s[e] == '\'' {
+		e++ // gitleaks' sample lines: the span stops at the quote
+	}
+	w := s[a:b]
+	if len(w) > 1 && w[0] == '(' && e < len(s) && s[e] == ')' {
+		w = w[1:] // "(optional)": the span stops at ')'
+		e++
+	}
+	if w == "" || len(w) > 16 {
+		return false
+	}
+	if len(w) <= 4 && strings.Trim(w, "0123456789") == "" {
+		// "apiPassword: 8 bytes": a length, not a PIN, when a unit follows.
+		return e+1 < len(s) && s[e] == ' ' && unitWord(s[e+1:])
+	}
+	for i := 0; i < len(w); i++ {
+		if !letters[w[i]] || (i > 0 && isUpper(w[i])) {
+			return false
+		}
+	}
+	if e+1 >= len(s) || s[e] != ' ' {
+		return false
+	}
+	next := s[e+1:]
+	n := 0
+	for n < len(next) && !isSpace(next[n]) {
+		n++
+	}
+	word := next[:n]
+	if word == "" || !(letters[word[0]] || formatVerb(word)) || strings.HasSuffix(word, ":") || strings.Contains(word, "=") {
+		return false
+	}
+	return true
+}
+
+// unitWord: s starts with a unit of size or time, as a word.
+func unitWord(s string) bool {
+	for _, u := range []string{"bytes", "byte", "characters", "chars", "digits", "letters", "bits", "seconds", "minutes", "hours", "days"} {
+		if strings.HasPrefix(s, u) && (len(s) == len(u) || !letters[s[len(u)]]) {
+			return true
+		}
+	}
+	return false
+}
+
+// formatVerb: a printf verb (%s, %v, %d, %-8q), possibly followed by
+// punctuation: a value a format string will fill in.
+func formatVerb(v string) bool {
+	v = strings.TrimRight(v, ",.;)")
+	if len(v) < 2 || v[0] != '%' {
+		return false
+	}
+	i := 1
+	for i < len(v) && strings.IndexByte("-+# 0", v[i]) >= 0 {
+		i++
+	}
+	for i < len(v) && (isDigit(v[i]) || v[i] == '.') {
+		i++
+	}
+	return i == len(v)-1 && letters[v[i]]
+}
+
+// secretVariable: an unquoted value that is itself a secret's name,
+// written as a variable (oldAuth, fake_token, githubToken): code passing
+// a secret on, not the secret.
+func secretVariable(v string) bool {
+	if len(v) < 4 || !isLower(v[0]) || !unsafeName(v) || !wordy(v) {
+		return false
+	}
+	sep := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '_' && i+1 < len(v) && isLower(v[i+1]):
+			sep = true
+		case isUpper(c) && i > 0 && isLower(v[i-1]):
+			sep = true
+		case !isLower(c) && !isDigit(c) && !isUpper(c) && c != '_':
+			return false
+		}
+	}
+	return sep
+}
+
+// typeUnion: a quoted type annotation, "AuthTypes | None".
+func typeUnion(v string) bool {
+	parts := strings.Split(v, " | ")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		switch p {
+		case "None", "null", "undefined", "nil":
+			continue
+		}
+		if !typeName(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// pathValue: a file path (/var/run/secrets/…/token, ./certs/key.pem):
+// where a secret is kept, not the secret. Its parts are lower-case names.
+func pathValue(v string) bool {
+	rest, ok := strings.CutPrefix(v, "/")
+	if !ok {
+		for _, p := range []string{"./", "../", "~/"} {
+			if r, ok2 := strings.CutPrefix(v, p); ok2 {
+				rest, ok = r, true
+				break
+			}
+		}
+	}
+	if !ok || !strings.Contains(rest, "/") {
+		return false
+	}
+	for _, part := range strings.Split(rest, "/") {
+		if part == "" || len(part) > 64 {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if c := part[i]; !isLower(c) && !isDigit(c) && c != '.' && c != '-' && c != '_' {
+				return false
+			}
+		}
+		if !wordy(part) {
+			return false
+		}
+	}
+	return true
 }
 
 // typeName: a Python or TypeScript annotation names a type, not a value
@@ -207,7 +360,7 @@ func benignValue(v string) bool {
 	if v == "" {
 		return false
 	}
-	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) || isFlag(v) ||
+	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) || isFlag(v) || pathValue(v) ||
 		(len(v) > 1 && (v[0] == '{' || v[0] == '[') && (v[1] == '\n' || v[1] == ' ' || v[1] == '"'))
 }
 
@@ -332,7 +485,7 @@ func isPlaceholder(v string) bool {
 	case len(v) >= 5 && strings.EqualFold(v[:5], "your_"), len(v) >= 5 && strings.EqualFold(v[:5], "your-"), len(v) >= 5 && strings.EqualFold(v[:5], "your "):
 		return true
 	}
-	if placeholderWord(v) {
+	if placeholderWord(v) || formatVerb(v) || v == "{}" || elided(v) {
 		return true
 	}
 	// xxxx…, ****, ……: nothing but mask characters (a prefix aside:
@@ -351,6 +504,22 @@ func isPlaceholder(v string) bool {
 		}
 	}
 	return n >= 3
+}
+
+// elided: an example cut short with an ellipsis ("…", `:xoxb-…`,
+// `sk-ant-…`), holding too little to be a secret: 8 letters and digits at
+// most.
+func elided(v string) bool {
+	if !strings.Contains(v, "…") {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(v); i++ {
+		if alnum[v[i]] {
+			n++
+		}
+	}
+	return n <= 8
 }
 
 // placeholderWord: v is one of placeholderWords (ignoring case, '-', '_'

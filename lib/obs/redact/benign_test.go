@@ -88,6 +88,38 @@ var benignLines = map[string][]string{
 		`API_KEY=xxxxxxxxxxxxxxxxxxxxxxxx`,
 		`OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`,
 	},
+	// Prose and code after a secret-like name, from real commits.
+	"prose and code": {
+		`		// Nothing to apply but a new session: fork does that.`,
+		`// session: it applies every restriction to itself and execs the program.`,
+		`The debt outlives the session: it is kept`,
+		`	// Claim is the claim's fencing token: the sequence of its started`,
+		`*  ` + "`apiPassword`" + `: The password to authenticate to the StorageOS API with.`,
+		`        :param auth: (optional) Auth tuple or callable to enable`,
+		`[Microsoft Learn, Add and manage application credentials: client secrets](https://learn.microsoft.com/)`,
+		`		t.Fatalf("a concurrent session: exit %d, %s", code, out)`,
+		`		t.Fatalf("status in the next session: %s", b)`,
+		`		t.Errorf("read_file ../../etc/passwd: %v; want an isError result", err)`,
+		`			panic("tinymodel: reply token is also a learnt token: " + r)`,
+		`  getpass.getpass("Password: ")` + "`), an index (`" + `os.environ["API_KEY"]` + "`)",
+		`	task.Env.Set = map[string]string{"GH_TOKEN": fakeToken}`,
+		`             requests.sessions.get_netrc_auth = old_auth`,
+		`	maxBytesPerToken = 8`,
+		`	srv := &truncatingServer{ctx: 1 << 30, bytesPerToken: 2}`,
+		`		"out", "out/secret", "out-rel/secret", "secret", "sub/upup", "loop",`,
+		`     511: ("network_authentication_required", "network_auth", "network_authentication"),`,
+		`  (` + "`tps.jsonl`" + `: one ` + "`" + `{"rule","secret","fixed_prefix","contexts"}` + "`" + ` per line,`,
+		`        String accountToken = getEnvOrDefault("K8S_ACCOUNT_TOKEN", "/var/run/secrets/kubernetes.io/serviceaccount/token");`,
+		`  (` + "`" + `getEnvOrDefault("K8S_ACCOUNT_TOKEN", "…")` + "`" + `).`,
+		`value holding a token goes whole (` + "`password: :xoxb-…`" + `); under a map key`,
+		`  annotations (` + "`" + `auth: "AuthTypes | None"` + "`" + `), Go struct fields`,
+		"`xxxx…`), so `sk_live_publishable_key_name` or `re_evaluate_all_rules` in",
+		"Google API keys, `AKIAXXXXXXXXXXXXXXXX`); gitleaks flags 12.",
+		"  first four; generated secrets: gitleaks' sample lines or three lines of",
+		"apiPassword:\t8 bytes",
+		"| `private-key` | a PEM block from `-----BEGIN … PRIVATE KEY-----` to its `END` line |",
+		"the header -----BEGIN RSA PRIVATE KEY----- starts a key",
+	},
 }
 
 func TestBenignLinesUntouched(t *testing.T) {
@@ -148,6 +180,24 @@ func TestBenignDoesNotHideSecrets(t *testing.T) {
 		{`password: :xoxb-7428522866191-7955817109800-dI5GN47JQ8aDF7OEHkecuaAo`, "dI5GN47JQ8aDF7OEHkecuaAo"},
 		{`Authorization: Bearer x9Kq2LmN4pR7sT1v${{ secrets.T }}`, "x9Kq2LmN4pR7sT1v"},
 		{`GITHUB_TOKEN: ${{ secrets.GITHUB_TOKEN }} ghp_jgdD8DG7oidj9N6QAhoIb8pBi15cz3goiuvM`, "jgdD8DG7oidj9N6QAhoIb8pBi15cz3goiuvM"},
+		// Not prose: a value with a digit or inner capitals, one at the
+		// end of the line, one followed by the next name of a list.
+		{`the session: s3ss10n is kept`, "s3ss10n"},
+		{`password: hunter2 was used`, "hunter2"},
+		{`password: HunTer was used`, "HunTer"},
+		{`login failed: password: letmein`, "letmein"},
+		{`user: bob password: letmein reason: expired`, "letmein"},
+		{`f("a", "b"); System.setProperty("X_TOKEN", "S3cr3tValue")`, "S3cr3tValue"},
+		{`keystore_password: cassandra`, "cassandra"},
+		{`password: Super_Secret`, "Super_Secret"},
+		{`password = "/Xk9q/Lm4T/q8zP"`, "Xk9q/Lm4T"},
+		{`AWS_ACCESS_KEY_ID=AKIAQWERTYUIOPASDFGH`, "QWERTYUIOPASDFGH"},
+		{`api_key: sk_live_4eC39HqLyjWDarjtT1zdp7dc`, "4eC39HqLyjWDarjtT1zdp7dc"},
+		{`token: ghp_jgdD8DG…`, "jgdD8DG"},
+		{`password: 8123 and more`, "8123"},
+		{"+-----BEGIN PRIVATE KEY-----\n+MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "MIIEvQIBADANBgkq"},
+		{`"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9ZxL`, "MIIEowIBAAKCAQEA"},
+		{"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,1A2B\n\nZm9vYmFy", "Zm9vYmFy"},
 	} {
 		var sum Summary
 		if out := r.Text(c.line, &sum); strings.Contains(out, c.secret) {

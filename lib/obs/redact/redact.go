@@ -961,5 +961,6 @@ func isSecretFlag(s string) bool {
 	if len(s) < 4 || s[0] != '-' || strings.IndexByte(s, '=') >= 0 || len(s) > maxKeyClassify {
 		return false
 	}
-	return unsafeName(strings.TrimLeft(s, "-"))
+	name := strings.TrimPrefix(s[1:], "-")
+	return letters[name[0]] && unsafeName(name) // "-----BEGIN PRIVATE KEY-----" is no flag
 }

@@ -268,8 +268,8 @@ func matchUpperA(s string, i int) (int, Rule) {
 	if len(s)-i >= 20 {
 		p := s[i : i+4]
 		if p == "AKIA" || p == "ASIA" || p == "ABIA" || p == "ACCA" || (p[:3] == "A3T" && upperDigit[p[3]]) {
-			if runOf(s[:i+20], i+4, upperDigit) == i+20 {
-				return i + 20, AWSAccessKey
+			if runOf(s[:i+20], i+4, upperDigit) == i+20 && strings.Count(s[i+4:i+20], s[i+4:i+5]) < 16 {
+				return i + 20, AWSAccessKey // AKIAXXXXXXXXXXXXXXXX is a placeholder
 			}
 		}
 	}
@@ -340,7 +340,8 @@ func matchSK(s string, i int, atBoundary bool) (int, Rule) {
 	case '_': // Stripe: sk_live_, rk_live_, sk_test_, rk_test_, sk_prod_
 		for _, env := range [...]string{"live_", "test_", "prod_"} {
 			if prefixAt(s, i+3, env) {
-				if e := runOf(s, i+8, alnum); e-(i+8) >= 10 {
+				// sk_live_publishable_key_name is a variable, not a key.
+				if e := runOf(s, i+8, alnum); e-(i+8) >= 10 && randomBody(s[i+8:runOf(s, e, alnumUnder)]) {
 					return e, StripeKey
 				}
 			}
@@ -402,13 +403,19 @@ func matchPEM(s string, i int) (int, Rule) {
 	}
 	head := s[i+11 : min(len(s), i+11+80)]
 	h := strings.Index(head, "-----")
-	if h < 0 || !strings.Contains(head[:h], "PRIVATE KEY") {
-		return 0, 0
+	if h < 0 || !strings.Contains(head[:h], "PRIVATE KEY") || runOf(head[:h], 0, pemLabel) != h {
+		return 0, 0 // a label is upper case: "-----BEGIN … PRIVATE KEY-----" in a document is not one
 	}
 	rest := i + 11 + h + 5
 	e := strings.Index(s[rest:], "-----END ")
 	if e < 0 {
-		return len(s), PrivateKey // cut output: the rest is key material
+		// Cut output: the rest is key material, if there is some (a line
+		// of base64 or an encrypted key's headers); a BEGIN line alone,
+		// quoted in prose, is not a key.
+		if !pemBody(s[rest:]) {
+			return 0, 0
+		}
+		return len(s), PrivateKey
 	}
 	e += rest + 9
 	t := strings.Index(s[e:min(len(s), e+80)], "-----")
@@ -417,6 +424,30 @@ func matchPEM(s string, i int) (int, Rule) {
 	}
 	return e + t + 5, PrivateKey
 }
+
+// pemLabel are the bytes of a PEM label (RFC 7468: "RSA PRIVATE KEY").
+var pemLabel = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ", false)
+
+// pemBody reports whether the text after a BEGIN line starts with key
+// material: within its first lines, a line of 16+ base64 characters or the
+// Proc-Type header of an encrypted legacy key. The lines may be indented
+// or prefixed as a diff or a quoted string writes them ("+", "\n").
+func pemBody(s string) bool {
+	s = strings.ReplaceAll(s[:min(len(s), 512)], `\n`, "\n")
+	for n, line := range strings.Split(s, "\n") {
+		if n > 3 {
+			break
+		}
+		line = strings.TrimLeft(line, " \t+-\"'>")
+		if strings.HasPrefix(line, "Proc-Type:") || runOf(line, 0, b64Std) >= 16 {
+			return true
+		}
+	}
+	return false
+}
+
+// b64Std: the standard base64 alphabet with padding.
+var b64Std = makeClass("+/=", true)
 
 // matchAuthorization handles "Authorization: <scheme> <credentials>" (and
 // Proxy-Authorization, and name = value forms). The scheme stays; the
@@ -643,8 +674,8 @@ func assignment(s string, i int, sp []span) []span {
 		}
 	}
 	ns, ne, quoted := nameBefore(s, j)
-	if op == ',' && !quoted {
-		return sp // only ("NAME", "value"): a comma is too common otherwise
+	if op == ',' && (!quoted || !firstArgument(s, ns)) {
+		return sp // only f("NAME", "value"): a comma is too common otherwise
 	}
 	name := s[ns:ne]
 	if typeWords[name] {
@@ -674,6 +705,11 @@ func assignment(s string, i int, sp []span) []span {
 	if op == ',' && (k >= len(s) || (s[k] != '"' && s[k] != '\'')) {
 		return sp
 	}
+	if k < len(s) && (s[k] == '"' || s[k] == '\'' || s[k] == '`') && closesLiteral(s, k) && insideString(s, ns, quoted, s[k]) {
+		// "Password: " + x, getpass("Password: "): the name is text in a
+		// string literal and the quote after it closes that literal.
+		return sp
+	}
 	if op == ':' {
 		// "name: string = value": the type, not the value.
 		e := runOf(s, k, ident)
@@ -698,6 +734,60 @@ func assignment(s string, i int, sp []span) []span {
 		}
 	}
 	return sp
+}
+
+// firstArgument: the quoted name starting at ns is the first argument of
+// a call, f("NAME", …), not an item of a list.
+func firstArgument(s string, ns int) bool {
+	k := ns - 1 // the opening quote
+	if k > 0 && s[k-1] == '\\' {
+		k--
+	}
+	for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	return k > 0 && s[k-1] == '('
+}
+
+// insideString reports whether the name starting at ns lies inside a
+// string literal quoted with q that opens earlier on its line: an odd
+// number of unescaped q before it (before its own opening quote, when the
+// name is quoted).
+func insideString(s string, ns int, quoted bool, q byte) bool {
+	end := ns
+	if quoted {
+		end--
+		if end > 0 && s[end-1] == '\\' {
+			return false // {\"token\": \"…\"}: escaped JSON, see valueSpan
+		}
+	}
+	ls := strings.LastIndexByte(s[:end], '\n') + 1
+	n := 0
+	for k := ls; k < end; k++ {
+		if s[k] == q && (k == 0 || s[k-1] != '\\') {
+			n++
+		}
+	}
+	return n%2 == 1
+}
+
+// closesLiteral: the quote at k is followed by what follows the end of a
+// string literal in code (")", ",", " + x", " % x", the end of the line),
+// not by a value.
+func closesLiteral(s string, k int) bool {
+	k++
+	if k >= len(s) || s[k] == '\n' || s[k] == '\r' {
+		return true
+	}
+	if strings.IndexByte("),;]}", s[k]) >= 0 {
+		return true
+	}
+	for _, op := range []string{" + ", "+", " % ", " . ", " .. ", " || "} {
+		if strings.HasPrefix(s[k:], op) {
+			return true
+		}
+	}
+	return false
 }
 
 // typeWords are type names that sit between a name and its '='.
