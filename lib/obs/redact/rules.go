@@ -38,6 +38,7 @@ const (
 	PrivateKey
 	AuthHeader
 	CurlAuthUser
+	RandomToken
 	Sensitive
 	Binary
 	Cycle
@@ -70,6 +71,7 @@ var ruleIDs = [numOwn]string{
 	PrivateKey:         "private-key",
 	AuthHeader:         "auth-header",
 	CurlAuthUser:       "curl-auth-user",
+	RandomToken:        "random-token",
 	Sensitive:          "sensitive",
 	Binary:             "binary",
 	Cycle:              "cycle",
@@ -102,6 +104,7 @@ var ownDescriptions = [numOwn]string{
 	PrivateKey:         "PEM private key blocks (-----BEGIN … PRIVATE KEY----- to the matching END line)",
 	AuthHeader:         "credentials in Authorization/Proxy-Authorization headers (any scheme) and in a bare 'Bearer <token>'",
 	CurlAuthUser:       "the user:password of curl's -u/--user/-U/--proxy-user, whole",
+	RandomToken:        "a bare string of 16+ characters that looks generated (lower-case letters and digits alternating, high entropy, no English letter pairs); not hex, UUIDs, ULIDs, slugs, integrity hashes or base64 blocks",
 	Sensitive:          "values the Draft names in its sensitive list",
 	Binary:             "strings and keys that are not valid UTF-8, and byte slices",
 	Cycle:              "a map or slice that contains itself (Go API only)",
