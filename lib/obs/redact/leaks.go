@@ -322,13 +322,15 @@ func compileAllowlists(als []allowlist) []*allowCheck {
 	return out
 }
 
-// artVersion is the version of the art module in this binary.
-func artVersion() string {
+// artVersion is the version of the art module in this binary, read once:
+// debug.ReadBuildInfo parses the binary's module list on every call, and
+// the rule table asks for every own and provider rule.
+var artVersion = sync.OnceValue(func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		return bi.Main.Version
 	}
 	return "(devel)"
-}
+})
 
 // leakScratch is a walker's reusable state for the gitleaks pass.
 type leakScratch struct {
