@@ -103,7 +103,7 @@ var ownDescriptions = [numOwn]string{
 	JWT:                "JSON Web Tokens (eyJ….eyJ….…)",
 	PrivateKey:         "PEM private key blocks (-----BEGIN … PRIVATE KEY----- to the matching END line)",
 	AuthHeader:         "credentials in Authorization/Proxy-Authorization headers (any scheme) and in a bare 'Bearer <token>'",
-	CurlAuthUser:       "the user:password of curl's -u/--user/-U/--proxy-user, whole",
+	CurlAuthUser:       "the user:password given to curl's -u (user) and -U (proxy user) options, long forms too, whole",
 	RandomToken:        "a bare string of 16+ characters that looks generated (lower-case letters and digits alternating, high entropy, no English letter pairs); not hex, UUIDs, ULIDs, slugs, integrity hashes or base64 blocks",
 	Sensitive:          "values the Draft names in its sensitive list",
 	Binary:             "strings and keys that are not valid UTF-8, and byte slices",
