@@ -99,9 +99,9 @@ type fpResult struct {
 	// keys: drafts artobs changes only for a private key block with key
 	// material in it (a key is a key, a test fixture's too; gitleaks finds
 	// one only with its END line, which the draft's cut can leave out).
-	keys int
-	artEx, glEx      []string
-	changed          []fpDraft // every draft either tool finds something in
+	keys        int
+	artEx, glEx []string
+	changed     []fpDraft // every draft either tool finds something in
 }
 
 // fpDraft is one real-text draft that artobs changed or gitleaks flagged.
