@@ -20,7 +20,8 @@ import (
 //     blob: certificates, hashes, encoded text are the decoder's);
 //   - it has lower-case letters and digits (upper case alone: ULIDs,
 //     base32 ids; no digit: words), and one of its '-'/'_' parts of 12+
-//     characters mixes them (ULIDs after a word, task-01J9ZK…, and slugs such as nginx-7c5ddbdf54-x2vq9,
+//     characters mixes them and is not a ULID (art's task ids are lower-case
+//     ULIDs; task-01J9ZK…), and slugs such as nginx-7c5ddbdf54-x2vq9,
 //     GHSA-xvch-5gv4-984h, nightly-2026-11-30 stay);
 //   - letters and digits alternate (a class change every 3.3 characters or
 //     more often) and its Shannon entropy is above 3.5 bits;
@@ -184,11 +185,35 @@ func inPEM(s string, a int) bool {
 // after a word, does not).
 func mixedPart(t string) bool {
 	for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' }) {
-		if len(p) >= 12 && strings.ContainsAny(p, "0123456789") && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
+		if len(p) >= 12 && !isULID(p) && strings.ContainsAny(p, "0123456789") && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
 			return true
 		}
 	}
 	return false
+}
+
+// isULID: 26 characters of Crockford's base32 (no i, l, o, u) in one case,
+// the first of them 0-7: a ULID, and the form of art's own task ids
+// (lib/queue's NewID, lower case), which events carry everywhere. The
+// first ten characters are the time, so ids of this century start "0".
+func isULID(p string) bool {
+	if len(p) != 26 || p[0] < '0' || p[0] > '7' {
+		return false
+	}
+	lower, upper := false, false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case isDigit(c):
+		case isLower(c) && strings.IndexByte("ilou", c) < 0:
+			lower = true
+		case isUpper(c) && strings.IndexByte("ILOU", c) < 0:
+			upper = true
+		default:
+			return false
+		}
+	}
+	return !(lower && upper)
 }
 
 // holdsUUID: t contains 8-4-4-4-12 hex digits (pvc-480952e7-f8e0-…).
