@@ -24,12 +24,13 @@ import (
 //     ULIDs; task-01J9ZK…), and slugs such as nginx-7c5ddbdf54-x2vq9,
 //     GHSA-xvch-5gv4-984h, nightly-2026-11-30 stay);
 //   - letters and digits alternate (a class change every 3.3 characters or
-//     more often) and its Shannon entropy is above 3.5 bits;
+//     more often, three runs of digits or more) and its Shannon entropy is
+//     above 3.5 bits;
 //   - at most 35% of its letter pairs are common English pairs (th, er,
 //     in …): BenchmarkReadBatch100k, TestIPv6Loopback are names;
 //   - it is not hex (git hashes, digests, ids: a secret of hex digits
 //     needs a name or a prefix), does not hold a UUID, is not a Gerrit
-//     Change-Id (I + 40 hex), an integrity hash (sha512-…, h1:…), public
+//     Change-Id (I + 40 hex), hex after a short tag (0x…), an integrity hash (sha512-…, h1:…), public
 //     material (DER in base64, an SSH key blob, a bech32 public key or
 //     address, a line inside a PEM block), a line of a base64 block
 //     (lines of one length) or base64 of text.
@@ -146,6 +147,9 @@ func randomToken(t string) bool {
 	if hex || lower == 0 || digit == 0 || float64(changes) < randomChanges*float64(len(t)) {
 		return false
 	}
+	if digitRuns(t) < 3 || hexAfterTag(t) {
+		return false // an identifier (sigV4SigningNameKey, ColumnTypeEnum16) or a tagged hash
+	}
 	if pairs > 0 && float64(common) > randomWordy*float64(pairs) {
 		return false
 	}
@@ -178,6 +182,34 @@ func inPEM(s string, a int) bool {
 	lo := max(0, a-4096)
 	k := strings.LastIndex(s[lo:a], "-----BEGIN ")
 	return k >= 0 && !strings.Contains(s[lo+k:a], "-----END ")
+}
+
+// digitRuns counts the runs of digits in t: a generated token has digits
+// all along it (a third of a lower-case-and-digit alphabet), a name a
+// written one or two (huffmanMaxSize26, newDefaultV4Signer).
+func digitRuns(t string) int {
+	n := 0
+	for i := 0; i < len(t); i++ {
+		if isDigit(t[i]) && (i == 0 || !isDigit(t[i-1])) {
+			n++
+		}
+	}
+	return n
+}
+
+// hexAfterTag: hex digits after a tag of up to three letters (0x…, a
+// doxygen anchor ga…): a number or a hash.
+func hexAfterTag(t string) bool {
+	for k := 1; k <= 3 && k < len(t); k++ {
+		if !letters[t[k-1]] && t[k-1] != '0' {
+			return false
+		}
+		rest := t[k:]
+		if len(rest) >= 16 && strings.Trim(strings.ToLower(rest), "0123456789abcdef") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // mixedPart: one of the '-'/'_' separated parts of t, 12+ characters

@@ -50,9 +50,10 @@ func TestRandomTokenFound(t *testing.T) {
 		}
 	}
 	// The shape tests give up some random strings (a run of English
-	// pairs, too few class changes); most must go.
-	if found*100 < n*85 {
-		t.Errorf("random tokens found: %d of %d, want ≥ 85%%", found, n)
+	// pairs, too few class changes, fewer than three runs of digits: a
+	// short token of both cases has few digits); most must go.
+	if found*100 < n*75 {
+		t.Errorf("random tokens found: %d of %d, want ≥ 75%%", found, n)
 	}
 }
 
@@ -100,6 +101,10 @@ func TestRandomTokenSpares(t *testing.T) {
 		"-----BEGIN CERTIFICATE-----\nMIIDKjCCAhICAQAwbTELMAkGA1UEBhMCVVMxCzAJBgNVBAgMAkRFMSMwIQYDVQQK\nBQAwajELMAkGA1UEBhMCVVMxIzAhBgNVBAoMGlB5dGhvbiBTb2Z0d2FyZSBGb3Vu",
 		"dGFpbmVyL3NpZ21hdmlydXMyNC9wcm9qZWN0L3JlcXVlc3RzL29yZy9wc2F0aA==",
 		"x86_64-unknown-linux-gnu aarch64-apple-darwin20",
+		// Names in code, from real Go sources.
+		"func newDefaultV4Signer(huffmanMaxSize26 int) { sigV4SigningNameKey{}; arrayApproxEqualFloat16(x) }",
+		"DirectSocketDNSQueryTypeIpv4 postProcLMS1_byte S3UnlockBucketPolicy LightPaleGreenBlue6",
+		"const k = 0x02a2e85470d6fd96 // see group__API.html#gaa1b8970169fd4883a6dc4a8f43f19b67",
 		"internal-my-elb-1234567890abcdef.us-east-1.elb.amazonaws.com",
 		"/var/lib/docker/overlay2/l/Q4K3ZLD2ZQ5JV6GXN5Q7Y3YQ5P/diff",
 	} {
