@@ -94,6 +94,62 @@ func realText(o options) ([]string, error) {
 	return drafts, nil
 }
 
+// sourceExt are the source files of -src.
+var sourceExt = []string{".go", ".py", ".js", ".ts", ".java", ".rb", ".rs", ".c", ".sh"}
+
+// sourceText cuts the source files under the -src directories (sorted by
+// path, tests, testdata, fixtures and gitleaks' sources left out) into
+// drafts of draftLines lines, up to -src-max: code as tools print it in
+// diffs, errors and agent observations.
+func sourceText(o options) ([]string, error) {
+	var drafts []string
+	for _, dir := range o.src {
+		var files []string
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			n := d.Name()
+			if d.IsDir() {
+				if n == "testdata" || n == "fixtures" || n == "test" || n == "tests" || n == ".git" || strings.Contains(p, "gitleaks") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.Contains(n, "_test.") || strings.HasPrefix(n, "test_") {
+				return nil
+			}
+			for _, e := range sourceExt {
+				if strings.HasSuffix(n, e) {
+					files = append(files, p)
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("-src %s: %v", dir, err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			if len(drafts) >= o.srcMax {
+				return drafts, nil
+			}
+			b, err := os.ReadFile(f)
+			if err != nil || len(b) > maxFile || bytes.IndexByte(b, 0) >= 0 {
+				continue
+			}
+			lines := strings.Split(string(b), "\n")
+			for i := 0; i < len(lines) && len(drafts) < o.srcMax; i += draftLines {
+				if d := strings.Join(lines[i:min(len(lines), i+draftLines)], "\n"); strings.TrimSpace(d) != "" {
+					drafts = append(drafts, d)
+				}
+			}
+		}
+	}
+	return drafts, nil
+}
+
 type fpResult struct {
 	n, art, gl, both int
 	// keys: drafts artobs changes only for a private key block with key
@@ -203,14 +259,14 @@ func writeFalsePositives(path string, r *fpResult) error {
 		}
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("-fp-out: %v", err)
+		return fmt.Errorf("%s: %v", path, err)
 	}
 	return nil
 }
 
-func printFalsePositives(w io.Writer, r *fpResult, examples int) bool {
+func printFalsePositives(w io.Writer, what string, r *fpResult, examples int) bool {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "## false positives on real text")
+	fmt.Fprintln(tw, "## false positives on "+what)
 	fmt.Fprintln(tw, "drafts\tchanged by artobs\tflagged by gitleaks\tboth\t")
 	mark := ""
 	if r.art > r.gl {

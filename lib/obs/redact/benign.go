@@ -125,9 +125,43 @@ func benignText(s string, a, b int) bool {
 		return true
 	}
 	if quoted {
-		return typeUnion(s[a:b])
+		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) // "MSI_SECRET": a variable's name
 	}
-	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b)
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b) ||
+		smallNumber(s[a:vb]) || literalField(s, a, b)
+}
+
+// smallNumber: an integer of three digits at most (ApiKey: 0, apiKeySASLAuth
+// = 36: an enum or a count; a secret of 1,000 values is none).
+func smallNumber(v string) bool {
+	v = strings.TrimRight(v, ",;)")
+	return v != "" && len(v) <= 3 && strings.Trim(v, "0123456789") == ""
+}
+
+// literalField: an identifier (letters only) that ends its line after a
+// comma, the field of a composite literal (Credential: cc,), or that is
+// the name itself ("htpasswd": htpasswd,).
+func literalField(s string, a, b int) bool {
+	e := a
+	for e < len(s) && (letters[s[e]] || s[e] == '_') {
+		e++
+	}
+	if e == a || e != b {
+		return false // the whole value, not the start of one (token123)
+	}
+	if e+1 <= len(s) && e < len(s) && s[e] == ',' && (e+1 == len(s) || s[e+1] == '\n' || s[e+1] == '\r') {
+		return true
+	}
+	// The name: the identifier before the operator, after its quote.
+	k := a
+	for k > 0 && strings.IndexByte(" \t:=\"'", s[k-1]) >= 0 {
+		k--
+	}
+	n := k
+	for n > 0 && (alnumUnder[s[n-1]]) {
+		n--
+	}
+	return k > n && strings.EqualFold(s[n:k], s[a:e])
 }
 
 // prose reports whether the unquoted value s[a:b] after "name:" is the
@@ -147,11 +181,19 @@ func prose(s string, a, b int) bool {
 	if k == a || k == 0 || s[k-1] != ':' {
 		return false
 	}
+	// The span may run over the whole rest of a quoted line ("auth:
+	// token expired" in an error message): its first word is the value.
+	if sp := strings.IndexByte(s[a:b], ' '); sp > 0 {
+		b = a + sp
+	}
 	e := b
 	if e < len(s) && s[e] == '\'' {
 		e++ // gitleaks' sample lines: the span stops at the quote
 	}
 	w := s[a:b]
+	if formatVerb(w) {
+		w = "x" // "credentials: %q missing …": a verb, then words
+	}
 	if len(w) > 1 && w[0] == '(' && e < len(s) && s[e] == ')' {
 		w = w[1:] // "(optional)": the span stops at ')'
 		e++
@@ -660,7 +702,10 @@ func versionPart(p string) bool {
 // index, an attribute of a known object or a chain of three, an operator
 // expression, or a keyword.
 func isCode(s string, a, b int) bool {
-	for _, kw := range []string{"new ", "await ", "lambda", "function(", "function (", "fn(", "func(", "()", "None", "nil", "null", "undefined", "true", "false", "True", "False"} {
+	if strings.HasPrefix(s[a:], "(*") {
+		return true // a Go conversion: (*AzureCLICredential)(nil)
+	}
+	for _, kw := range []string{"new ", "await ", "lambda", "function(", "function (", "fn(", "func(", "()", "None", "nil", "null", "undefined", "true", "false", "True", "False", "range ", "make(", "map[", "[]"} {
 		if strings.HasPrefix(s[a:], kw) && (a+len(kw) >= len(s) || !alnumUnder[s[a+len(kw)]] || !alnumUnder[kw[len(kw)-1]]) {
 			return true
 		}
@@ -688,12 +733,16 @@ func isCode(s string, a, b int) bool {
 	if k < len(s) && s[k] == '{' && (len(segs) >= 2 || addr) {
 		return true // a composite literal: &syscall.Credential{…}
 	}
+	if k < len(s) && strings.HasPrefix(s[k:], "{}") {
+		return true // an empty composite literal: idToken2{}
+	}
 	if e < b {
 		return false // more value after the chain: not a plain reference
 	}
-	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]))) {
-		return true // an attribute: config.api_key, self.token
+	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]) || isLower(segs[0][0]) && isUpper(segs[1][0]))) {
+		return true // an attribute: config.api_key, self.token, resp.RefreshToken
 	}
+
 	// An operator expression: a + b, x or "", a ?? b, cond ? a : b.
 	if k > e && k < len(s) {
 		// "| " and "= " after a type: password: bytes | str = None.
