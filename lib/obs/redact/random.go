@@ -32,7 +32,9 @@ import (
 //     needs a name or a prefix), does not hold a UUID, is not a Gerrit
 //     Change-Id (I + 40 hex), hex after a short tag (0x…), an integrity hash (sha512-…, h1:…), public
 //     material (DER in base64, an SSH key blob, a bech32 public key or
-//     address, a line inside a PEM block), a line of a base64 block
+//     address, a line inside a PEM block), an API object id (a lower-case
+//     word and '_' or '-' before it: toolu_…, msg_…, req_…), a line of a
+//     base64 block
 //     (lines of one length) or base64 of text.
 const (
 	randomMin     = 16
@@ -153,7 +155,7 @@ func randomToken(t string) bool {
 	if pairs > 0 && float64(common) > randomWordy*float64(pairs) {
 		return false
 	}
-	if !mixedPart(t) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) {
+	if !mixedPart(t) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
 		return false
 	}
 	return shannonEntropy(t) > randomEntropy
@@ -210,6 +212,24 @@ func hexAfterTag(t string) bool {
 		}
 	}
 	return false
+}
+
+// objectID: a lower-case word of 2 to 12 letters, then '_' or '-', then
+// the id: the object ids APIs hand out and agent transcripts are full of
+// (toolu_01A09q…, msg_01XF…, req_011C…, call_8fJ2…, file-9GqW…,
+// thread_7Hk2…, cus_…). Keys with such a prefix are the provider formats'
+// (ghp_, sk_live_, xoxb-, glpat- …), which find them by the prefix.
+func objectID(t string) bool {
+	k := strings.IndexAny(t, "_-")
+	if k < 2 || k > 12 || k+1 >= len(t) {
+		return false
+	}
+	for i := 0; i < k; i++ {
+		if !isLower(t[i]) {
+			return false
+		}
+	}
+	return alnum[t[k+1]]
 }
 
 // mixedPart: one of the '-'/'_' separated parts of t, 12+ characters

@@ -101,6 +101,9 @@ func TestRandomTokenSpares(t *testing.T) {
 		"-----BEGIN CERTIFICATE-----\nMIIDKjCCAhICAQAwbTELMAkGA1UEBhMCVVMxCzAJBgNVBAgMAkRFMSMwIQYDVQQK\nBQAwajELMAkGA1UEBhMCVVMxIzAhBgNVBAoMGlB5dGhvbiBTb2Z0d2FyZSBGb3Vu",
 		"dGFpbmVyL3NpZ21hdmlydXMyNC9wcm9qZWN0L3JlcXVlc3RzL29yZy9wc2F0aA==",
 		"x86_64-unknown-linux-gnu aarch64-apple-darwin20",
+		// API object ids, as agent transcripts carry them.
+		"toolu_01A09q90qw90lq917835lq9 req_011CRZ6fLgR3dK5q8YvW9nQ2 run_4a8Kd92LmQx7Zp3Vb6Ty1Nc5",
+		"file-9GqW4zLk2mP8xR5tY7uV3nB1 thread_7Hk2Lm9Pq4Rs8Tv1Wx3Yz6Bc srvtoolu_014hJH82Qum7Td6UV8gDXThB",
 		// Names in code, from real Go sources.
 		"func newDefaultV4Signer(huffmanMaxSize26 int) { sigV4SigningNameKey{}; arrayApproxEqualFloat16(x) }",
 		"DirectSocketDNSQueryTypeIpv4 postProcLMS1_byte S3UnlockBucketPolicy LightPaleGreenBlue6",
