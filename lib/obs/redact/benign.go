@@ -205,8 +205,20 @@ func prose(s string, a, b int) bool {
 		// "apiPassword: 8 bytes": a length, not a PIN, when a unit follows.
 		return e+1 < len(s) && s[e] == ' ' && unitWord(s[e+1:])
 	}
+	// A message that opens a string literal ("credentials: HTTP request
+	// …", "credentials: `command` field …", Go's "pkg: message" errors) may
+	// start with an acronym or a quoted word; elsewhere the word is plain.
+	// Mixed case stays suspect everywhere ("password: HunterTwo was …").
+	literal := messageStart(s, k-1)
+	if literal {
+		w = strings.Trim(w, "`\"'\\")
+	}
+	if w == "" {
+		return false
+	}
+	acronym := literal && len(w) <= 6 && strings.ToUpper(w) == w
 	for i := 0; i < len(w); i++ {
-		if !letters[w[i]] || (i > 0 && isUpper(w[i])) {
+		if !letters[w[i]] || (i > 0 && isUpper(w[i]) && !acronym) {
 			return false
 		}
 	}
@@ -219,10 +231,23 @@ func prose(s string, a, b int) bool {
 		n++
 	}
 	word := next[:n]
+	if literal {
+		word = strings.TrimLeft(word, "`\"'\\")
+	}
 	if word == "" || !(letters[word[0]] || formatVerb(word)) || strings.HasSuffix(word, ":") || strings.Contains(word, "=") {
 		return false
 	}
 	return true
+}
+
+// messageStart: the name ending at the ':' at c opens a string literal
+// ("auth: …", `auth: …`), as Go's error messages start with their package.
+func messageStart(s string, c int) bool {
+	n := c
+	for n > 0 && alnumUnder[s[n-1]] {
+		n--
+	}
+	return n < c && n > 0 && (s[n-1] == '"' || s[n-1] == '`')
 }
 
 // unitWord: s starts with a unit of size or time, as a word.
