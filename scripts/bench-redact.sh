@@ -50,16 +50,23 @@ for which in base new; do
 done
 # Wall and CPU (user+sys) time of 20 runs, per run; CPU time is the
 # steadier figure on a loaded machine.
+# "floor" is the same binary doing no redaction (`artobs --help`): the
+# cost of exec, page-in and runtime start on this machine at this load,
+# which no change to the rules can remove.
 TIMEFORMAT='%R %U %S'
 for r in $(seq "$rounds"); do
 	for which in base new; do
 		t=$({ time (for _ in $(seq 20); do "$tmp/${which}bin/artobs" redact <"$tmp/draft.jsonl" >/dev/null; done); } 2>&1)
 		echo "$which $t"
 	done
+	t=$({ time (for _ in $(seq 20); do "$tmp/newbin/artobs" --help >/dev/null 2>&1; done); } 2>&1)
+	echo "floor $t"
 done >"$tmp/times"
-for which in base new; do
+for which in base new floor; do
 	grep "^$which " "$tmp/times" | awk '{ printf "%f %f\n", $2 * 50, ($3 + $4) * 50 }' >"$tmp/$which.ms"
 	wall=$(cut -d' ' -f1 "$tmp/$which.ms" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
 	cpu=$(cut -d' ' -f2 "$tmp/$which.ms" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-	printf '%-5s artobs redact, one draft, cold process: median %.1f ms wall, %.1f ms CPU per run\n' "$which" "$wall" "$cpu"
+	what="artobs redact, one draft"
+	[ "$which" = floor ] && what="artobs --help (new)      "
+	printf '%-5s %s, cold process: median %.1f ms wall, %.1f ms CPU per run\n' "$which" "$what" "$wall" "$cpu"
 done

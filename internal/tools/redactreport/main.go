@@ -55,11 +55,15 @@ type options struct {
 	fpGit     multi
 	fpDir     multi
 	fpMax     int
+	src       multi
+	srcMax    int
+	srcOut    string
 	gitMax    int
 	check     bool
 	workers   int
 	examples  int
 	lines     int
+	fpOut     string
 }
 
 func main() {
@@ -69,11 +73,15 @@ func main() {
 	flag.Var(&o.fpGit, "fp-git", "a git repository whose `git log -p` is real text for the false-positive count (repeatable)")
 	flag.Var(&o.fpDir, "fp-dir", "a directory searched for go.sum, package-lock.json and YAML manifests (repeatable)")
 	flag.IntVar(&o.fpMax, "fp-max", 20000, "at most this many real-text drafts")
+	flag.Var(&o.src, "src", "a directory searched for source code (.go .py .js .ts .java .rb .rs .c .sh, no tests), measured as a second real-text set (repeatable)")
+	flag.IntVar(&o.srcMax, "src-max", 20000, "at most this many source-code drafts")
+	flag.StringVar(&o.srcOut, "src-out", "", "as -fp-out, for the source-code drafts")
 	flag.IntVar(&o.gitMax, "git-max", 400, "commits of each -fp-git repository")
 	flag.BoolVar(&o.check, "check", false, "exit 1 unless the targets hold (see docs/artobs.md)")
 	flag.IntVar(&o.workers, "workers", 2, "drafts redacted and scanned at once")
 	flag.IntVar(&o.examples, "examples", 12, "false-positive examples printed per tool")
 	flag.IntVar(&o.lines, "lines", 4, "source lines measured per secret (its first ones)")
+	flag.StringVar(&o.fpOut, "fp-out", "", "write every real-text draft artobs changes or gitleaks flags to this file, as JSON lines {draft, artobs, gitleaks}")
 	flag.Parse()
 	ok, err := run(o, os.Stdout)
 	if err != nil {
@@ -108,7 +116,7 @@ func run(o options, w io.Writer) (bool, error) {
 		}
 		secrets = append(secrets, g...)
 	}
-	if len(secrets) == 0 && len(o.fpGit)+len(o.fpDir) == 0 {
+	if len(secrets) == 0 && len(o.fpGit)+len(o.fpDir)+len(o.src) == 0 {
 		return false, errors.New("nothing to measure: give -corpus, -generated, -fp-git or -fp-dir")
 	}
 	for i := range secrets {
@@ -123,7 +131,26 @@ func run(o options, w io.Writer) (bool, error) {
 		return false, err
 	}
 	if len(drafts) > 0 {
-		ok = printFalsePositives(w, falsePositives(drafts, o.workers), o.examples) && ok
+		fp := falsePositives(drafts, o.workers)
+		if o.fpOut != "" {
+			if err := writeFalsePositives(o.fpOut, fp); err != nil {
+				return false, err
+			}
+		}
+		ok = printFalsePositives(w, "real text", fp, o.examples) && ok
+	}
+	code, err := sourceText(o)
+	if err != nil {
+		return false, err
+	}
+	if len(code) > 0 {
+		fp := falsePositives(code, o.workers)
+		if o.srcOut != "" {
+			if err := writeFalsePositives(o.srcOut, fp); err != nil {
+				return false, err
+			}
+		}
+		ok = printFalsePositives(w, "source code", fp, o.examples) && ok
 	}
 	return ok, nil
 }

@@ -22,8 +22,9 @@ import (
 // package-lock.json files and YAML manifests found under directories (the
 // Go module cache, node_modules of an npm install). Directories named
 // testdata or fixtures are skipped, as are this repository's redaction
-// fixtures (lib/obs/redact, testdata/obs, internal/tools/redactreport):
-// they hold fake secrets on purpose. Each draft is up to draftLines lines of one file or one commit.
+// fixtures (lib/obs/redact, testdata/obs, internal/tools/redactreport) and
+// the document that explains redaction by example (docs/artobs.md): they
+// hold fake secrets, and quote what redaction does to them, on purpose. Each draft is up to draftLines lines of one file or one commit.
 
 const (
 	draftLines = 8
@@ -45,7 +46,7 @@ func realText(o options) ([]string, error) {
 		args := []string{"-C", repo, "log", "-p", "--no-color", "--no-ext-diff", fmt.Sprintf("-n%d", o.gitMax)}
 		if bare, _ := exec.Command("git", "-C", repo, "rev-parse", "--is-bare-repository").Output(); strings.TrimSpace(string(bare)) == "false" {
 			// A work tree can take pathspecs (a fetched snapshot is bare).
-			args = append(args, "--", ".", ":(exclude)lib/obs/redact", ":(exclude)testdata/obs", ":(exclude)internal/tools/redactreport", ":(exclude)**/testdata/**")
+			args = append(args, "--", ".", ":(exclude)lib/obs/redact", ":(exclude)testdata/obs", ":(exclude)internal/tools/redactreport", ":(exclude)docs/artobs.md", ":(exclude)**/testdata/**")
 		}
 		out, err := exec.Command("git", args...).Output()
 		if err != nil {
@@ -93,9 +94,77 @@ func realText(o options) ([]string, error) {
 	return drafts, nil
 }
 
+// sourceExt are the source files of -src.
+var sourceExt = []string{".go", ".py", ".js", ".ts", ".java", ".rb", ".rs", ".c", ".sh"}
+
+// sourceText cuts the source files under the -src directories (sorted by
+// path, tests, testdata, fixtures and gitleaks' sources left out) into
+// drafts of draftLines lines, up to -src-max: code as tools print it in
+// diffs, errors and agent observations.
+func sourceText(o options) ([]string, error) {
+	var drafts []string
+	for _, dir := range o.src {
+		var files []string
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			n := d.Name()
+			if d.IsDir() {
+				if n == "testdata" || n == "fixtures" || n == "test" || n == "tests" || n == ".git" || strings.Contains(p, "gitleaks") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.Contains(n, "_test.") || strings.HasPrefix(n, "test_") {
+				return nil
+			}
+			for _, e := range sourceExt {
+				if strings.HasSuffix(n, e) {
+					files = append(files, p)
+					break
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("-src %s: %v", dir, err)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			if len(drafts) >= o.srcMax {
+				return drafts, nil
+			}
+			b, err := os.ReadFile(f)
+			if err != nil || len(b) > maxFile || bytes.IndexByte(b, 0) >= 0 {
+				continue
+			}
+			lines := strings.Split(string(b), "\n")
+			for i := 0; i < len(lines) && len(drafts) < o.srcMax; i += draftLines {
+				if d := strings.Join(lines[i:min(len(lines), i+draftLines)], "\n"); strings.TrimSpace(d) != "" {
+					drafts = append(drafts, d)
+				}
+			}
+		}
+	}
+	return drafts, nil
+}
+
 type fpResult struct {
 	n, art, gl, both int
-	artEx, glEx      []string
+	// keys: drafts artobs changes only for a private key block with key
+	// material in it (a key is a key, a test fixture's too; gitleaks finds
+	// one only with its END line, which the draft's cut can leave out).
+	keys        int
+	artEx, glEx []string
+	changed     []fpDraft // every draft either tool finds something in
+}
+
+// fpDraft is one real-text draft that artobs changed or gitleaks flagged.
+type fpDraft struct {
+	Draft    string `json:"draft"`
+	Artobs   string `json:"artobs,omitempty"`   // the redacted text, when changed
+	Gitleaks string `json:"gitleaks,omitempty"` // the first finding: rule and match
 }
 
 func falsePositives(drafts []string, workers int) *fpResult {
@@ -116,13 +185,25 @@ func falsePositives(drafts []string, workers int) *fpResult {
 				fs := append(sc.d.DetectString(raw), sc.d.DetectString(dec)...)
 				mu.Lock()
 				art, gl := secretRule(sum), len(fs) > 0
+				var rec fpDraft
 				if art {
 					res.art++
+					if r := sum.Reasons(); len(r) == 1 && r["private-key"] > 0 {
+						res.keys++
+					}
 					res.artEx = append(res.artEx, changedAt(d, out, sum))
+					var v struct{ Text string }
+					_ = json.Unmarshal(out, &v)
+					rec.Artobs = v.Text
 				}
 				if gl {
 					res.gl++
 					res.glEx = append(res.glEx, fs[0].RuleID+": "+fs[0].Match)
+					rec.Gitleaks = fs[0].RuleID + ": " + fs[0].Match
+				}
+				if art || gl {
+					rec.Draft = d
+					res.changed = append(res.changed, rec)
 				}
 				if art && gl {
 					res.both++
@@ -166,9 +247,26 @@ func changedAt(d string, out []byte, sum redact.Summary) string {
 	return fmt.Sprintf("%v", sum.Reasons())
 }
 
-func printFalsePositives(w io.Writer, r *fpResult, examples int) bool {
+// writeFalsePositives writes the drafts either tool finds something in,
+// one JSON object a line, sorted by draft.
+func writeFalsePositives(path string, r *fpResult) error {
+	sort.Slice(r.changed, func(i, j int) bool { return r.changed[i].Draft < r.changed[j].Draft })
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, d := range r.changed {
+		if err := enc.Encode(d); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+func printFalsePositives(w io.Writer, what string, r *fpResult, examples int) bool {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "## false positives on real text")
+	fmt.Fprintln(tw, "## false positives on "+what)
 	fmt.Fprintln(tw, "drafts\tchanged by artobs\tflagged by gitleaks\tboth\t")
 	mark := ""
 	if r.art > r.gl {
@@ -176,6 +274,7 @@ func printFalsePositives(w io.Writer, r *fpResult, examples int) bool {
 	}
 	fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\n", r.n, r.art, r.gl, r.both, mark)
 	tw.Flush()
+	fmt.Fprintf(w, "  of the drafts artobs changes, %d only for a private key block with key material (counted above; a test fixture's key is a key)\n", r.keys)
 	for _, e := range r.artEx[:min(len(r.artEx), examples)] {
 		fmt.Fprintf(w, "  artobs: %.200s\n", e)
 	}

@@ -56,7 +56,7 @@ var knownObjects = []string{
 // that what it takes may be code, a reference or a placeholder.
 func nameBasedRule(r Rule) bool {
 	switch r {
-	case UnsafeKey, URLCredentials, URLQuerySecret, AuthHeader:
+	case UnsafeKey, URLCredentials, URLQuerySecret, AuthHeader, CurlAuthUser:
 		return true
 	}
 	t := table()
@@ -124,7 +124,227 @@ func benignText(s string, a, b int) bool {
 	if isReference(s, a, vb) || benignValue(s[a:b]) || afterHashTag(s, a) {
 		return true
 	}
-	return !quoted && (isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]))
+	if quoted {
+		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) // "MSI_SECRET": a variable's name
+	}
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b) ||
+		smallNumber(s[a:vb]) || literalField(s, a, b)
+}
+
+// smallNumber: an integer of three digits at most (ApiKey: 0, apiKeySASLAuth
+// = 36: an enum or a count; a secret of 1,000 values is none).
+func smallNumber(v string) bool {
+	v = strings.TrimRight(v, ",;)")
+	return v != "" && len(v) <= 3 && strings.Trim(v, "0123456789") == ""
+}
+
+// literalField: an identifier (letters only) that ends its line after a
+// comma, the field of a composite literal (Credential: cc,), or that is
+// the name itself ("htpasswd": htpasswd,).
+func literalField(s string, a, b int) bool {
+	e := a
+	for e < len(s) && (letters[s[e]] || s[e] == '_') {
+		e++
+	}
+	if e == a || e != b {
+		return false // the whole value, not the start of one (token123)
+	}
+	if e+1 <= len(s) && e < len(s) && s[e] == ',' && (e+1 == len(s) || s[e+1] == '\n' || s[e+1] == '\r') {
+		return true
+	}
+	// The name: the identifier before the operator, after its quote.
+	k := a
+	for k > 0 && strings.IndexByte(" \t:=\"'", s[k-1]) >= 0 {
+		k--
+	}
+	n := k
+	for n > 0 && (alnumUnder[s[n-1]]) {
+		n--
+	}
+	return k > n && strings.EqualFold(s[n:k], s[a:e])
+}
+
+// prose reports whether the unquoted value s[a:b] after "name:" is the
+// first word of a sentence, not a secret: a word of letters (capitalised
+// at most, ≤ 16 letters, maybe in parentheses or with a trailing
+// apostrophe) that another word follows on the same line, which is not
+// the next name of a list of "name: value" pairs. "The debt outlives the
+// session: it is kept", "fencing token: the sequence of …", ":param
+// auth: (optional) Auth tuple". A password of one lower-case word before
+// more words ("password: letmein now") is given up for it; one with a
+// digit, a symbol or inner capitals is not.
+func prose(s string, a, b int) bool {
+	k := a
+	for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	if k == a || k == 0 || s[k-1] != ':' {
+		return false
+	}
+	// The span may run over the whole rest of a quoted line ("auth:
+	// token expired" in an error message): its first word is the value.
+	if sp := strings.IndexByte(s[a:b], ' '); sp > 0 {
+		b = a + sp
+	}
+	e := b
+	if e < len(s) && s[e] == '\'' {
+		e++ // gitleaks' sample lines: the span stops at the quote
+	}
+	w := s[a:b]
+	if formatVerb(w) {
+		w = "x" // "credentials: %q missing …": a verb, then words
+	}
+	if len(w) > 1 && w[0] == '(' && e < len(s) && s[e] == ')' {
+		w = w[1:] // "(optional)": the span stops at ')'
+		e++
+	}
+	if w == "" || len(w) > 16 {
+		return false
+	}
+	if len(w) <= 4 && strings.Trim(w, "0123456789") == "" {
+		// "apiPassword: 8 bytes": a length, not a PIN, when a unit follows.
+		return e+1 < len(s) && s[e] == ' ' && unitWord(s[e+1:])
+	}
+	// A message that opens a string literal ("credentials: HTTP request
+	// …", "credentials: `command` field …", Go's "pkg: message" errors) may
+	// start with an acronym or a quoted word; elsewhere the word is plain.
+	// Mixed case stays suspect everywhere ("password: HunterTwo was …").
+	literal := messageStart(s, k-1)
+	if literal {
+		w = strings.Trim(w, "`\"'\\")
+	}
+	if w == "" {
+		return false
+	}
+	acronym := literal && len(w) <= 6 && strings.ToUpper(w) == w
+	for i := 0; i < len(w); i++ {
+		if !letters[w[i]] || (i > 0 && isUpper(w[i]) && !acronym) {
+			return false
+		}
+	}
+	if e+1 >= len(s) || s[e] != ' ' {
+		return false
+	}
+	next := s[e+1:]
+	n := 0
+	for n < len(next) && !isSpace(next[n]) {
+		n++
+	}
+	word := next[:n]
+	if literal {
+		word = strings.TrimLeft(word, "`\"'\\")
+	}
+	if word == "" || !(letters[word[0]] || formatVerb(word)) || strings.HasSuffix(word, ":") || strings.Contains(word, "=") {
+		return false
+	}
+	return true
+}
+
+// messageStart: the name ending at the ':' at c opens a string literal
+// ("auth: …", `auth: …`), as Go's error messages start with their package.
+func messageStart(s string, c int) bool {
+	n := c
+	for n > 0 && alnumUnder[s[n-1]] {
+		n--
+	}
+	return n < c && n > 0 && (s[n-1] == '"' || s[n-1] == '`')
+}
+
+// unitWord: s starts with a unit of size or time, as a word.
+func unitWord(s string) bool {
+	for _, u := range []string{"bytes", "byte", "characters", "chars", "digits", "letters", "bits", "seconds", "minutes", "hours", "days"} {
+		if strings.HasPrefix(s, u) && (len(s) == len(u) || !letters[s[len(u)]]) {
+			return true
+		}
+	}
+	return false
+}
+
+// formatVerb: a printf verb (%s, %v, %d, %-8q), possibly followed by
+// punctuation: a value a format string will fill in.
+func formatVerb(v string) bool {
+	v = strings.TrimRight(v, ",.;)")
+	if len(v) < 2 || v[0] != '%' {
+		return false
+	}
+	i := 1
+	for i < len(v) && strings.IndexByte("-+# 0", v[i]) >= 0 {
+		i++
+	}
+	for i < len(v) && (isDigit(v[i]) || v[i] == '.') {
+		i++
+	}
+	return i == len(v)-1 && letters[v[i]]
+}
+
+// secretVariable: an unquoted value that is itself a secret's name,
+// written as a variable (oldAuth, fake_token, githubToken): code passing
+// a secret on, not the secret.
+func secretVariable(v string) bool {
+	if len(v) < 4 || !isLower(v[0]) || !unsafeName(v) || !wordy(v) {
+		return false
+	}
+	sep := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '_' && i+1 < len(v) && isLower(v[i+1]):
+			sep = true
+		case isUpper(c) && i > 0 && isLower(v[i-1]):
+			sep = true
+		case !isLower(c) && !isDigit(c) && !isUpper(c) && c != '_':
+			return false
+		}
+	}
+	return sep
+}
+
+// typeUnion: a quoted type annotation, "AuthTypes | None".
+func typeUnion(v string) bool {
+	parts := strings.Split(v, " | ")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		switch p {
+		case "None", "null", "undefined", "nil":
+			continue
+		}
+		if !typeName(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// pathValue: a file path (/var/run/secrets/…/token, ./certs/key.pem):
+// where a secret is kept, not the secret. Its parts are lower-case names.
+func pathValue(v string) bool {
+	rest, ok := strings.CutPrefix(v, "/")
+	if !ok {
+		for _, p := range []string{"./", "../", "~/"} {
+			if r, ok2 := strings.CutPrefix(v, p); ok2 {
+				rest, ok = r, true
+				break
+			}
+		}
+	}
+	if !ok || !strings.Contains(rest, "/") {
+		return false
+	}
+	for _, part := range strings.Split(rest, "/") {
+		if part == "" || len(part) > 64 {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if c := part[i]; !isLower(c) && !isDigit(c) && c != '.' && c != '-' && c != '_' {
+				return false
+			}
+		}
+		if !wordy(part) {
+			return false
+		}
+	}
+	return true
 }
 
 // typeName: a Python or TypeScript annotation names a type, not a value
@@ -207,7 +427,7 @@ func benignValue(v string) bool {
 	if v == "" {
 		return false
 	}
-	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) || isFlag(v) ||
+	return isPlaceholder(v) || isIntegrity(v) || isVersion(v) || punctOnly(v) || isFlag(v) || pathValue(v) ||
 		(len(v) > 1 && (v[0] == '{' || v[0] == '[') && (v[1] == '\n' || v[1] == ' ' || v[1] == '"'))
 }
 
@@ -325,14 +545,14 @@ func isPlaceholder(v string) bool {
 		return false
 	}
 	switch {
-	case v[0] == ':' && len(v) > 1 && letters[v[1]] && nameLike(v[1:]):
+	case v[0] == ':' && len(v) > 1 && letters[v[1]] && nameLike(v[1:]) && wordy(v[1:]):
 		return true // ?circle-token=:circle-token
 	case v[0] == '<' && v[len(v)-1] == '>' && len(v) > 2 && nameLike(strings.Trim(v[1:len(v)-1], " ")):
 		return true
 	case len(v) >= 5 && strings.EqualFold(v[:5], "your_"), len(v) >= 5 && strings.EqualFold(v[:5], "your-"), len(v) >= 5 && strings.EqualFold(v[:5], "your "):
 		return true
 	}
-	if placeholderWord(v) {
+	if placeholderWord(v) || formatVerb(v) || v == "{}" || elided(v) {
 		return true
 	}
 	// xxxx…, ****, ……: nothing but mask characters (a prefix aside:
@@ -351,6 +571,22 @@ func isPlaceholder(v string) bool {
 		}
 	}
 	return n >= 3
+}
+
+// elided: an example cut short with an ellipsis ("…", `:xoxb-…`,
+// `sk-ant-…`), holding too little to be a secret: 8 letters and digits at
+// most.
+func elided(v string) bool {
+	if !strings.Contains(v, "…") {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(v); i++ {
+		if alnum[v[i]] {
+			n++
+		}
+	}
+	return n <= 8
 }
 
 // placeholderWord: v is one of placeholderWords (ignoring case, '-', '_'
@@ -491,7 +727,10 @@ func versionPart(p string) bool {
 // index, an attribute of a known object or a chain of three, an operator
 // expression, or a keyword.
 func isCode(s string, a, b int) bool {
-	for _, kw := range []string{"new ", "await ", "lambda", "function(", "function (", "fn(", "func(", "()", "None", "nil", "null", "undefined", "true", "false", "True", "False"} {
+	if strings.HasPrefix(s[a:], "(*") {
+		return true // a Go conversion: (*AzureCLICredential)(nil)
+	}
+	for _, kw := range []string{"new ", "await ", "lambda", "function(", "function (", "fn(", "func(", "()", "None", "nil", "null", "undefined", "true", "false", "True", "False", "range ", "make(", "map[", "[]"} {
 		if strings.HasPrefix(s[a:], kw) && (a+len(kw) >= len(s) || !alnumUnder[s[a+len(kw)]] || !alnumUnder[kw[len(kw)-1]]) {
 			return true
 		}
@@ -519,12 +758,16 @@ func isCode(s string, a, b int) bool {
 	if k < len(s) && s[k] == '{' && (len(segs) >= 2 || addr) {
 		return true // a composite literal: &syscall.Credential{…}
 	}
+	if k < len(s) && strings.HasPrefix(s[k:], "{}") {
+		return true // an empty composite literal: idToken2{}
+	}
 	if e < b {
 		return false // more value after the chain: not a plain reference
 	}
-	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]))) {
-		return true // an attribute: config.api_key, self.token
+	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]) || isLower(segs[0][0]) && isUpper(segs[1][0]))) {
+		return true // an attribute: config.api_key, self.token, resp.RefreshToken
 	}
+
 	// An operator expression: a + b, x or "", a ?? b, cond ? a : b.
 	if k > e && k < len(s) {
 		// "| " and "= " after a type: password: bytes | str = None.

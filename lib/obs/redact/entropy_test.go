@@ -32,7 +32,7 @@ func TestEntropyGate(t *testing.T) {
 		}
 		text := strings.Replace(s.text, s.secret, low, 1)
 		lr.ensure()
-		m := lr.re.FindStringSubmatchIndex(text)
+		m := lr.re().FindStringSubmatchIndex(text)
 		g := lr.src.SecretGroup
 		if g == 0 && len(m) > 2 {
 			g = 1
@@ -84,8 +84,41 @@ func lowEntropy(s string) string {
 // leakSpans does before it runs a rule, for tests that run one rule alone.
 func keywordOccurrences(ls *leakSet, sc *leakScratch, text string) {
 	sc.occ = sc.occ[:0]
-	ls.trie.Walk(sc.lowered(text), func(end, n, pattern int64) bool {
-		sc.occ = append(sc.occ, occurrence{int32(end - n + 1), int32(pattern)})
-		return true
+	ls.kw.each(sc.lowered(text), func(pos, pattern int32) {
+		sc.occ = append(sc.occ, occurrence{pos, pattern})
 	})
+}
+
+// TestKeywordSetFindsEveryOccurrence: the two-byte table finds what a
+// plain search for each keyword finds, overlapping and repeated
+// occurrences included, on the keywords' own text run together.
+func TestKeywordSetFindsEveryOccurrence(t *testing.T) {
+	ls := table().leaks
+	words := ls.kw.words
+	text := strings.ToLower(strings.Join(words, "") + " x" + strings.Join(words, "-") + "k")
+	want := map[[2]int32]bool{}
+	for wi, w := range words {
+		for i := 0; i+len(w) <= len(text); i++ {
+			if text[i:i+len(w)] == w {
+				want[[2]int32{int32(i), int32(wi)}] = true
+			}
+		}
+	}
+	got := map[[2]int32]bool{}
+	ls.kw.each([]byte(text), func(pos, pattern int32) { got[[2]int32{pos, pattern}] = true })
+	if len(got) != len(want) {
+		t.Errorf("found %d occurrences, want %d", len(got), len(want))
+	}
+	for o := range want {
+		if !got[o] {
+			t.Errorf("missed %q at %d", words[o[1]], o[0])
+		}
+	}
+	// A one-byte keyword is found where it starts a pair.
+	k := newKeywordSet([]string{"q", "ab"})
+	var n int
+	k.each([]byte("xqab qz"), func(pos, pattern int32) { n++ })
+	if n != 3 {
+		t.Errorf("one-byte keyword: %d occurrences, want 3", n)
+	}
 }

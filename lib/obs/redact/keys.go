@@ -71,6 +71,10 @@ func unsafeName(name string) bool {
 		return false
 	}
 	last, prev := lastWords(name)
+	switch prev {
+	case "per", "max", "min", "num":
+		return false // bytesPerToken, max_token: a quantity of tokens
+	}
 	for _, s := range lastWordSuffixes {
 		if strings.HasSuffix(last, s) {
 			return true

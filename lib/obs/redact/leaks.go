@@ -97,11 +97,15 @@ type leakRule struct {
 	cost     int // allowlist regexes and stop words: the larger, the later it runs
 	once     sync.Once
 
-	re     *regexp.Regexp // the rule's regex, as configured
+	// re is the rule's regex as configured, compiled when asked for: a
+	// rule with a lazy prefix runs fast, which finds the same (see
+	// speedUp), and one compilation is what a cold process pays.
+	re     func() *regexp.Regexp
 	fast   *regexp.Regexp // re without its lazy leading prefix (see speedUp)
 	filter *regexp.Regexp // a necessary condition for fast, or nil
-	// filterAll is filter unanchored (the same when not windowed).
-	filterAll *regexp.Regexp
+	// filterAll is filter unanchored (the same when not windowed),
+	// compiled when text that is not ASCII needs it.
+	filterAll func() *regexp.Regexp
 	prefix    *regexp.Regexp // the stripped prefix's character class, or nil
 	maxPre    int            // its maximum repeat count
 	// When every match of filter starts with one of the rule's keywords
@@ -125,7 +129,7 @@ type leakRule struct {
 
 type leakSet struct {
 	rules   []*leakRule
-	trie    *ahocorasick.Trie
+	kw      *keywordSet
 	kwRules [][]int32 // keyword (pattern) index → rules having it
 	always  []int32   // rules without keywords
 	global  func() []*allowCheck
@@ -146,7 +150,7 @@ func loadLeaks(t *ruleTable) *leakSet {
 			ls.add(t, pr, kwIndex, &keywords)
 		}
 	}
-	ls.trie = ahocorasick.NewTrieBuilder().AddStrings(keywords).Build()
+	ls.kw = newKeywordSet(keywords)
 	// Rules run in this order; the ones with the largest allowlists
 	// (generic-api-key's) go last, so that a secret a specific rule has
 	// already found skips their checks (see covered).
@@ -213,13 +217,66 @@ func (ls *leakSet) add(t *ruleTable, pr *patternRule, kwIndex map[string]int, ke
 	}
 }
 
-// fragmentGroups lists the capture groups of re that are named or lie
-// under a repetition (see leakRule.fragments).
-func fragmentGroups(re *regexp.Regexp) []int {
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
-	if err != nil {
-		return nil
+// keywordSet finds every occurrence of the rules' keywords (lower case,
+// two bytes or more) in lower-cased text: a table indexed by a keyword's
+// first two bytes holds the keywords starting with them, and each
+// position of the text costs a lookup; the few positions whose two bytes
+// start a keyword compare those keywords. (gitleaks' keywords have two
+// bytes or more; a one-byte keyword would not be seen as the text's last
+// byte.) It finds what an Aho-Corasick
+// automaton over the same words finds, overlaps included, and costs a
+// fraction of building one: a process redacting one draft builds it once
+// (about 250 words).
+type keywordSet struct {
+	words  []string
+	bucket *[1 << 16]uint16 // first two bytes → index into lists (0: none)
+	lists  [][]int32        // keyword indexes
+}
+
+func newKeywordSet(words []string) *keywordSet {
+	k := &keywordSet{words: words, bucket: new([1 << 16]uint16), lists: [][]int32{nil}}
+	add := func(p uint16, i int) {
+		b := k.bucket[p]
+		if b == 0 {
+			b = uint16(len(k.lists))
+			k.bucket[p] = b
+			k.lists = append(k.lists, nil)
+		}
+		k.lists[b] = append(k.lists[b], int32(i))
 	}
+	for i, w := range words {
+		switch len(w) {
+		case 0:
+		case 1: // every pair it starts (a one-byte keyword at the very end is not seen)
+			for c := range 256 {
+				add(uint16(w[0])<<8|uint16(c), i)
+			}
+		default:
+			add(uint16(w[0])<<8|uint16(w[1]), i)
+		}
+	}
+	return k
+}
+
+// each calls fn for every occurrence of a keyword in text, by position.
+func (k *keywordSet) each(text []byte, fn func(pos, pattern int32)) {
+	for i := 0; i+1 < len(text); i++ {
+		b := k.bucket[uint16(text[i])<<8|uint16(text[i+1])]
+		if b == 0 {
+			continue
+		}
+		for _, w := range k.lists[b] {
+			word := k.words[w]
+			if len(text)-i >= len(word) && string(text[i:i+len(word)]) == word {
+				fn(int32(i), w)
+			}
+		}
+	}
+}
+
+// fragmentGroups lists the capture groups of a parsed regex that are named or lie
+// under a repetition (see leakRule.fragments).
+func fragmentGroups(tree *syntax.Regexp) []int {
 	var out []int
 	var walk func(t *syntax.Regexp, repeated bool)
 	walk = func(t *syntax.Regexp, repeated bool) {
@@ -265,13 +322,15 @@ func compileAllowlists(als []allowlist) []*allowCheck {
 	return out
 }
 
-// artVersion is the version of the art module in this binary.
-func artVersion() string {
+// artVersion is the version of the art module in this binary, read once:
+// debug.ReadBuildInfo parses the binary's module list on every call, and
+// the rule table asks for every own and provider rule.
+var artVersion = sync.OnceValue(func() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		return bi.Main.Version
 	}
 	return "(devel)"
-}
+})
 
 // leakScratch is a walker's reusable state for the gitleaks pass.
 type leakScratch struct {
@@ -308,15 +367,14 @@ func (ls *leakSet) leakSpans(sc *leakScratch, s string, lo, hi int, sp []span, c
 	sc.occ = sc.occ[:0]
 	lower := sc.lowered(s)
 	gen := sc.gen
-	ls.trie.Walk(lower, func(end, n, pattern int64) bool {
-		sc.occ = append(sc.occ, occurrence{int32(end - n + 1), int32(pattern)})
+	ls.kw.each(lower, func(pos, pattern int32) {
+		sc.occ = append(sc.occ, occurrence{pos, pattern})
 		for _, ri := range ls.kwRules[pattern] {
 			if sc.seen[ri] != gen {
 				sc.seen[ri] = gen
 				sc.queue = append(sc.queue, ri)
 			}
 		}
-		return true
 	})
 	slices.SortFunc(sc.queue, func(a, b int32) int { return int(ls.rank[a] - ls.rank[b]) })
 	for _, ri := range sc.queue {
@@ -350,14 +408,23 @@ func (sc *leakScratch) lowered(s string) []byte {
 // ensure compiles the rule on first use.
 func (lr *leakRule) ensure() {
 	lr.once.Do(func() {
-		lr.re = regexp.MustCompile(lr.src.Regex)
-		lr.fast, lr.group, lr.entropy = lr.re, lr.src.SecretGroup, lr.src.Entropy
+		src := lr.src.Regex
+		lr.re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
+		lr.group, lr.entropy = lr.src.SecretGroup, lr.src.Entropy
 		als := lr.src.Allowlists
 		lr.allow = sync.OnceValue(func() []*allowCheck { return compileAllowlists(als) })
-		if lr.group <= 0 {
-			lr.fragments = fragmentGroups(lr.re)
+		tree, err := syntax.Parse(src, syntax.Perl)
+		if err != nil {
+			lr.fast = lr.re() // panics, naming the regex, as compiling it would
+			return
 		}
-		lr.speedUp(lr.src.Keywords)
+		if lr.group <= 0 {
+			lr.fragments = fragmentGroups(tree)
+		}
+		lr.speedUp(tree, lr.src.Keywords)
+		if lr.fast == nil {
+			lr.fast = lr.re()
+		}
 	})
 }
 
@@ -428,7 +495,7 @@ func (lr *leakRule) find(ls *leakSet, sc *leakScratch, s string, lo, hi int, sp 
 // the unanchored form runs over all of s.
 func (lr *leakRule) filterMatch(sc *leakScratch, s string) bool {
 	if !lr.windowed || !sc.ascii {
-		return lr.filterAll.MatchString(s)
+		return lr.filterAll().MatchString(s)
 	}
 	for _, o := range sc.occ {
 		if !slices.Contains(lr.kws, o.pattern) {
@@ -667,11 +734,7 @@ func hex4(s string, i int) (rune, bool) {
 // Go's regexp runs a leading {0,50} repeat and a {10,150} secret as dozens
 // of NFA threads at every byte; without them the rules cost what their
 // keywords cost.
-func (lr *leakRule) speedUp(keywords []string) {
-	tree, err := syntax.Parse(lr.re.String(), syntax.Perl)
-	if err != nil {
-		return
-	}
+func (lr *leakRule) speedUp(tree *syntax.Regexp, keywords []string) {
 	cat := tree
 	if cat.Op != syntax.OpConcat || len(cat.Sub) < 2 {
 		return
@@ -684,7 +747,7 @@ func (lr *leakRule) speedUp(keywords []string) {
 		pre, err1 := regexp.Compile(cls.String())
 		rest := &syntax.Regexp{Op: syntax.OpConcat, Flags: cat.Flags, Sub: subs[1:]}
 		fast, err2 := regexp.Compile(rest.String())
-		if err1 == nil && err2 == nil && fast.NumSubexp() == lr.re.NumSubexp() {
+		if err1 == nil && err2 == nil && fast.NumSubexp() == tree.MaxCap() {
 			lr.fast, lr.prefix, lr.maxPre = fast, pre, p.Max
 			subs = subs[1:]
 		}
@@ -700,20 +763,26 @@ func (lr *leakRule) speedUp(keywords []string) {
 		return
 	}
 	f := &syntax.Regexp{Op: syntax.OpConcat, Flags: cat.Flags, Sub: subs[:end]}
-	filter, err := regexp.Compile(f.String())
-	if err != nil || maxWidth(f) == 0 {
+	if maxWidth(f) == 0 {
 		return // an assertion alone ("\b") filters nothing
 	}
-	lr.filter, lr.filterAll = filter, filter
+	fs := f.String()
 	if w := maxWidth(f); w >= 0 && keywordLed(subs[0], keywords) {
 		// maxWidth counts runes; a rune is at most 4 bytes, but windows
 		// are used on ASCII text only, where a rune is a byte. The
 		// window starts at the keyword, where a match must start: the
 		// filter is anchored there.
-		if anchored, err := regexp.Compile(`^(?:` + f.String() + `)`); err == nil {
+		if anchored, err := regexp.Compile(`^(?:` + fs + `)`); err == nil {
 			lr.filter, lr.windowed, lr.filterW = anchored, true, w
+			lr.filterAll = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(fs) })
+			return
 		}
 	}
+	filter, err := regexp.Compile(fs)
+	if err != nil {
+		return
+	}
+	lr.filter, lr.filterAll = filter, func() *regexp.Regexp { return filter }
 }
 
 // keywordLed reports whether every string re matches starts, ignoring case,

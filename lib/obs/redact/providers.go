@@ -34,7 +34,10 @@ type TokenFormat struct {
 	lead      int // bytes of the token before the prefix (an infix format)
 	check     func(tok string) bool
 	fix       func(tok string) string
-	re        *regexp.Regexp
+	// re is the anchored Pattern, compiled at the format's first
+	// candidate: a process that redacts one draft compiles the few its
+	// text triggers, not all of them.
+	re func() *regexp.Regexp
 }
 
 // Prefixes are the literal strings that trigger the format.
@@ -296,7 +299,8 @@ var providerSet = sync.OnceValue(func() *providers {
 	}
 	var ts [256][]trig
 	for i, f := range ps.formats {
-		f.re = regexp.MustCompile(`^(?:` + f.Pattern + `)`)
+		pattern := `^(?:` + f.Pattern + `)`
+		f.re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 		for _, pre := range f.prefixes {
 			ts[pre[0]] = append(ts[pre[0]], trig{int16(i), pre})
 			if len(pre) == 1 {
@@ -395,7 +399,7 @@ func providerSpans(s string, sp []span) []span {
 			if a < 0 || (f.lead > 0 && !leadOK(s, a, i)) {
 				continue
 			}
-			m := f.re.FindStringIndex(s[a:])
+			m := f.re().FindStringIndex(s[a:])
 			if m == nil {
 				continue
 			}

@@ -163,6 +163,7 @@ func (w *walker) scan(s string, sum *Summary) string {
 func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
 	sp = providerSpans(s, sp)
+	sp = randomSpans(s, sp)
 	sp = table().leaks.scan(&w.lk, name, s, sp)
 	sp = dropBenign(s, sp)
 	sp = w.decodedSpans(s, sp)
@@ -961,5 +962,6 @@ func isSecretFlag(s string) bool {
 	if len(s) < 4 || s[0] != '-' || strings.IndexByte(s, '=') >= 0 || len(s) > maxKeyClassify {
 		return false
 	}
-	return unsafeName(strings.TrimLeft(s, "-"))
+	name := strings.TrimPrefix(s[1:], "-")
+	return letters[name[0]] && unsafeName(name) // "-----BEGIN PRIVATE KEY-----" is no flag
 }

@@ -37,6 +37,8 @@ const (
 	JWT
 	PrivateKey
 	AuthHeader
+	CurlAuthUser
+	RandomToken
 	Sensitive
 	Binary
 	Cycle
@@ -68,6 +70,8 @@ var ruleIDs = [numOwn]string{
 	JWT:                "jwt",
 	PrivateKey:         "private-key",
 	AuthHeader:         "auth-header",
+	CurlAuthUser:       "curl-auth-user",
+	RandomToken:        "random-token",
 	Sensitive:          "sensitive",
 	Binary:             "binary",
 	Cycle:              "cycle",
@@ -82,7 +86,7 @@ var ruleIDs = [numOwn]string{
 // ownDescriptions says what each of art's own rules catches.
 var ownDescriptions = [numOwn]string{
 	UnsafeKey:          "a value named like a secret: map keys, name=value and name: value in text, and the argument after --name in argv, for names ending in password, passwd, passphrase, secret, token, cookie, credential(s), authorization, auth, session, api key, private key, access key, secret key, client secret, session id …",
-	URLCredentials:     "the password in scheme://user:password@host",
+	URLCredentials:     "the user:password of scheme://user:password@host, whole, and a user name that is a token (scheme://TOKEN@host)",
 	URLQuerySecret:     "secret query parameters in URLs (token, access_token, api_key, password, sig, signature, X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, key …)",
 	AWSAccessKey:       "AWS access key ids (AKIA, ASIA, ABIA, ACCA, A3T… followed by 16 characters)",
 	GitHubPAT:          "GitHub personal access tokens (ghp_…, github_pat_…)",
@@ -99,6 +103,8 @@ var ownDescriptions = [numOwn]string{
 	JWT:                "JSON Web Tokens (eyJ….eyJ….…)",
 	PrivateKey:         "PEM private key blocks (-----BEGIN … PRIVATE KEY----- to the matching END line)",
 	AuthHeader:         "credentials in Authorization/Proxy-Authorization headers (any scheme) and in a bare 'Bearer <token>'",
+	CurlAuthUser:       "the user:password given to curl's -u (user) and -U (proxy user) options, long forms too, whole",
+	RandomToken:        "a bare string of 16+ characters that looks generated (lower-case letters and digits alternating, high entropy, no English letter pairs); not hex, UUIDs, ULIDs, slugs, integrity hashes or base64 blocks",
 	Sensitive:          "values the Draft names in its sensitive list",
 	Binary:             "strings and keys that are not valid UTF-8, and byte slices",
 	Cycle:              "a map or slice that contains itself (Go API only)",

@@ -207,6 +207,9 @@ func findSecrets(s string, sp []span) []span {
 			end, rule = matchJWT(s, i)
 		case '-':
 			end, rule = matchPEM(s, i)
+			if end == 0 {
+				sp = curlUser(s, i, sp)
+			}
 			if end == 0 && prefixAt(s, i, "--") {
 				sp = flagValue(s, i, sp)
 				continue
@@ -265,8 +268,8 @@ func matchUpperA(s string, i int) (int, Rule) {
 	if len(s)-i >= 20 {
 		p := s[i : i+4]
 		if p == "AKIA" || p == "ASIA" || p == "ABIA" || p == "ACCA" || (p[:3] == "A3T" && upperDigit[p[3]]) {
-			if runOf(s[:i+20], i+4, upperDigit) == i+20 {
-				return i + 20, AWSAccessKey
+			if runOf(s[:i+20], i+4, upperDigit) == i+20 && strings.Count(s[i+4:i+20], s[i+4:i+5]) < 16 {
+				return i + 20, AWSAccessKey // AKIAXXXXXXXXXXXXXXXX is a placeholder
 			}
 		}
 	}
@@ -337,7 +340,8 @@ func matchSK(s string, i int, atBoundary bool) (int, Rule) {
 	case '_': // Stripe: sk_live_, rk_live_, sk_test_, rk_test_, sk_prod_
 		for _, env := range [...]string{"live_", "test_", "prod_"} {
 			if prefixAt(s, i+3, env) {
-				if e := runOf(s, i+8, alnum); e-(i+8) >= 10 {
+				// sk_live_publishable_key_name is a variable, not a key.
+				if e := runOf(s, i+8, alnum); e-(i+8) >= 10 && randomBody(s[i+8:runOf(s, e, alnumUnder)]) {
 					return e, StripeKey
 				}
 			}
@@ -399,13 +403,19 @@ func matchPEM(s string, i int) (int, Rule) {
 	}
 	head := s[i+11 : min(len(s), i+11+80)]
 	h := strings.Index(head, "-----")
-	if h < 0 || !strings.Contains(head[:h], "PRIVATE KEY") {
-		return 0, 0
+	if h < 0 || !strings.Contains(head[:h], "PRIVATE KEY") || runOf(head[:h], 0, pemLabel) != h {
+		return 0, 0 // a label is upper case: "-----BEGIN … PRIVATE KEY-----" in a document is not one
 	}
 	rest := i + 11 + h + 5
 	e := strings.Index(s[rest:], "-----END ")
 	if e < 0 {
-		return len(s), PrivateKey // cut output: the rest is key material
+		// Cut output: the rest is key material, if there is some (a line
+		// of base64 or an encrypted key's headers); a BEGIN line alone,
+		// quoted in prose, is not a key.
+		if !pemBody(s[rest:]) {
+			return 0, 0
+		}
+		return len(s), PrivateKey
 	}
 	e += rest + 9
 	t := strings.Index(s[e:min(len(s), e+80)], "-----")
@@ -414,6 +424,30 @@ func matchPEM(s string, i int) (int, Rule) {
 	}
 	return e + t + 5, PrivateKey
 }
+
+// pemLabel are the bytes of a PEM label (RFC 7468: "RSA PRIVATE KEY").
+var pemLabel = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ", false)
+
+// pemBody reports whether the text after a BEGIN line starts with key
+// material: within its first lines, a line of 16+ base64 characters or the
+// Proc-Type header of an encrypted legacy key. The lines may be indented
+// or prefixed as a diff or a quoted string writes them ("+", "\n").
+func pemBody(s string) bool {
+	s = strings.ReplaceAll(s[:min(len(s), 512)], `\n`, "\n")
+	for n, line := range strings.Split(s, "\n") {
+		if n > 3 {
+			break
+		}
+		line = strings.TrimLeft(line, " \t+-\"'>")
+		if strings.HasPrefix(line, "Proc-Type:") || runOf(line, 0, b64Std) >= 16 {
+			return true
+		}
+	}
+	return false
+}
+
+// b64Std: the standard base64 alphabet with padding.
+var b64Std = makeClass("+/=", true)
 
 // matchAuthorization handles "Authorization: <scheme> <credentials>" (and
 // Proxy-Authorization, and name = value forms). The scheme stays; the
@@ -511,18 +545,7 @@ func urlSpans(s string, i int, sp []span) []span {
 		e++
 	}
 	if at := strings.LastIndexByte(s[a:e], '@'); at >= 0 {
-		ui := s[a : a+at]
-		user := ui
-		if c := indexOutsideMarkers(ui, ':'); c >= 0 {
-			user = ui[:c]
-			pw := ui[c+1:]
-			if pw != "" && !IsMarker(pw) {
-				sp = append(sp, span{a: a + c + 1, b: a + at, rule: URLCredentials})
-			}
-		}
-		if tokenLikeUser(user) {
-			sp = append(sp, span{a: a, b: a + len(user), rule: URLCredentials})
-		}
+		sp = userinfoSpans(s, a, a+at, sp)
 	}
 	q := e
 	for q < len(s) && !urlStop[s[q]] && s[q] != '?' && s[q] != '#' {
@@ -533,6 +556,31 @@ func urlSpans(s string, i int, sp []span) []span {
 	}
 	if q < len(s) && s[q] == '#' {
 		sp, _ = paramSpans(s, q+1, false, sp)
+	}
+	return sp
+}
+
+// userinfoSpans masks the userinfo s[a:b] of a URL (or curl's -u value):
+// user:password goes whole, one marker for both halves (a user name is
+// half of a Basic credential, and some keys are written id:secret, as
+// Sidekiq's are), unless the password is a reference or a placeholder
+// (https://${USER}:${TOKEN}@, user:<password>); a user name alone only
+// when it looks like a token (https://TOKEN@host).
+func userinfoSpans(s string, a, b int, sp []span) []span {
+	ui := s[a:b]
+	user := ui
+	if c := indexOutsideMarkers(ui, ':'); c >= 0 {
+		user = ui[:c]
+		pw := ui[c+1:]
+		if pw != "" && !IsMarker(pw) && !isReference(s, a+c+1, b) && !benignValue(pw) {
+			if strings.Contains(user, markerPrefix) {
+				a += strings.LastIndex(user, "]") + 1 // TOKEN:x was redacted in part before: keep its marker
+			}
+			return append(sp, span{a: a, b: b, rule: URLCredentials})
+		}
+	}
+	if tokenLikeUser(user) {
+		sp = append(sp, span{a: a, b: a + len(user), rule: URLCredentials})
 	}
 	return sp
 }
@@ -626,8 +674,8 @@ func assignment(s string, i int, sp []span) []span {
 		}
 	}
 	ns, ne, quoted := nameBefore(s, j)
-	if op == ',' && !quoted {
-		return sp // only ("NAME", "value"): a comma is too common otherwise
+	if op == ',' && (!quoted || !firstArgument(s, ns)) {
+		return sp // only f("NAME", "value"): a comma is too common otherwise
 	}
 	name := s[ns:ne]
 	if typeWords[name] {
@@ -657,6 +705,11 @@ func assignment(s string, i int, sp []span) []span {
 	if op == ',' && (k >= len(s) || (s[k] != '"' && s[k] != '\'')) {
 		return sp
 	}
+	if k < len(s) && (s[k] == '"' || s[k] == '\'' || s[k] == '`') && closesLiteral(s, k) && insideString(s, ns, quoted, s[k]) {
+		// "Password: " + x, getpass("Password: "): the name is text in a
+		// string literal and the quote after it closes that literal.
+		return sp
+	}
 	if op == ':' {
 		// "name: string = value": the type, not the value.
 		e := runOf(s, k, ident)
@@ -681,6 +734,60 @@ func assignment(s string, i int, sp []span) []span {
 		}
 	}
 	return sp
+}
+
+// firstArgument: the quoted name starting at ns is the first argument of
+// a call, f("NAME", …), not an item of a list.
+func firstArgument(s string, ns int) bool {
+	k := ns - 1 // the opening quote
+	if k > 0 && s[k-1] == '\\' {
+		k--
+	}
+	for k > 0 && (s[k-1] == ' ' || s[k-1] == '\t') {
+		k--
+	}
+	return k > 0 && s[k-1] == '('
+}
+
+// insideString reports whether the name starting at ns lies inside a
+// string literal quoted with q that opens earlier on its line: an odd
+// number of unescaped q before it (before its own opening quote, when the
+// name is quoted).
+func insideString(s string, ns int, quoted bool, q byte) bool {
+	end := ns
+	if quoted {
+		end--
+		if end > 0 && s[end-1] == '\\' {
+			return false // {\"token\": \"…\"}: escaped JSON, see valueSpan
+		}
+	}
+	ls := strings.LastIndexByte(s[:end], '\n') + 1
+	n := 0
+	for k := ls; k < end; k++ {
+		if s[k] == q && (k == 0 || s[k-1] != '\\') {
+			n++
+		}
+	}
+	return n%2 == 1
+}
+
+// closesLiteral: the quote at k is followed by what follows the end of a
+// string literal in code (")", ",", " + x", " % x", the end of the line),
+// not by a value.
+func closesLiteral(s string, k int) bool {
+	k++
+	if k >= len(s) || s[k] == '\n' || s[k] == '\r' {
+		return true
+	}
+	if strings.IndexByte("),;]}", s[k]) >= 0 {
+		return true
+	}
+	for _, op := range []string{" + ", "+", " % ", " . ", " .. ", " || "} {
+		if strings.HasPrefix(s[k:], op) {
+			return true
+		}
+	}
+	return false
 }
 
 // typeWords are type names that sit between a name and its '='.
@@ -806,6 +913,81 @@ func flagValue(s string, i int, sp []span) []span {
 		return sp
 	}
 	return valueSpan(s, k, sp)
+}
+
+// curlUser masks the user:password after curl's -u, --user, -U or
+// --proxy-user at i (-u user:pw, -u 'user:pw', --user=user:pw), whole: the
+// user is half of the Basic credential curl sends. The flag must follow
+// "curl" on the same command (at most five lines before, as gitleaks' rule
+// has it): elsewhere -u is docker's UID:GID or git's upstream. A value
+// without a password (curl prompts for it) or whose password is a
+// reference or placeholder stays.
+func curlUser(s string, i int, sp []span) []span {
+	if i > 0 && !isSpace(s[i-1]) {
+		return sp
+	}
+	j := i + 1
+	switch {
+	case prefixAt(s, j, "u") || prefixAt(s, j, "U"):
+		j++
+	case prefixAt(s, j, "-user"):
+		j += 5
+	case prefixAt(s, j, "-proxy-user"):
+		j += 11
+	default:
+		return sp
+	}
+	if j < len(s) && s[j] == '=' && s[j-1] == 'r' {
+		j++
+	} else {
+		k := j
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k == j {
+			return sp
+		}
+		j = k
+	}
+	if !afterCurl(s, i) {
+		return sp
+	}
+	a, b := j, j
+	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+		a = j + 1
+		e := strings.IndexByte(s[a:], s[j])
+		if e < 0 {
+			return sp
+		}
+		b = a + e
+	} else {
+		for b < len(s) && !isSpace(s[b]) && s[b] != '"' && s[b] != '\'' && s[b] != '\\' && s[b] != '`' {
+			b++
+		}
+	}
+	c := indexOutsideMarkers(s[a:b], ':')
+	if c < 0 || a+c+1 == b || IsMarker(s[a+c+1:b]) || isReference(s, a+c+1, b) || benignValue(s[a+c+1:b]) {
+		return sp
+	}
+	if u := s[a : a+c]; strings.Contains(u, markerPrefix) {
+		a += strings.LastIndex(u, "]") + 1
+	}
+	return append(sp, span{a: a, b: b, rule: CurlAuthUser})
+}
+
+// afterCurl reports whether the word "curl" starts the command that the
+// flag at i belongs to: on the same line, or up to five lines before.
+func afterCurl(s string, i int) bool {
+	lo := max(0, i-1024)
+	k := strings.LastIndex(s[lo:i], "curl")
+	if k < 0 {
+		return false
+	}
+	k += lo
+	if (k > 0 && alnumUnder[s[k-1]]) || (k+4 < len(s) && alnumUnder[s[k+4]]) {
+		return false
+	}
+	return strings.Count(s[k:i], "\n") <= 5
 }
 
 // xmlElement masks the text of <password>S</password> (a secret-named

@@ -60,8 +60,8 @@ func TestURLCredentials(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"https://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@api.example.com/x",
 			"https://[REDACTED:url-credentials]@api.example.com/x"},
-		{"https://hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789:x-oauth-basic@host/", "https://[REDACTED:url-credentials]:[REDACTED:url-credentials]@host/"},
-		{"postgres://app:s3cret-pw@db:5432/app", "postgres://app:[REDACTED:url-credentials]@db:5432/app"},
+		{"https://hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789:x-oauth-basic@host/", "https://[REDACTED:url-credentials]@host/"},
+		{"postgres://app:s3cret-pw@db:5432/app", "postgres://[REDACTED:url-credentials]@db:5432/app"},
 		{"ssh://git@github.com/art-runtime/art.git", "ssh://git@github.com/art-runtime/art.git"},
 		{"git+ssh://deploy-bot@host/repo", "git+ssh://deploy-bot@host/repo"},
 		{"https://app/cb#access_token=ya29.a0AfH6SMBx-long-token&token_type=Bearer&expires_in=3599",

@@ -1,0 +1,383 @@
+package redact
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// The random-token rule finds a secret by its shape alone: a bare string
+// that looks generated, as API keys, client secrets and access tokens of
+// most providers do when they carry no prefix. gitleaks finds those only
+// after a keyword ("heroku_api_key = …"); a draft often has the token
+// alone (a value, an argument, a line of output).
+//
+// A token is a maximal run of letters, digits and "_-" (with trailing "="
+// padding), bounded by other bytes. It is taken when, measured on
+// gitleaks' published samples and on real text (scripts/redact-report.sh;
+// docs/artobs.md gives both figures):
+//
+//   - it is 16 to 256 characters long and holds no '+' or '/' (a base64
+//     blob: certificates, hashes, encoded text are the decoder's);
+//   - it has lower-case letters and digits (upper case alone: ULIDs,
+//     base32 ids; no digit: words), and one of its '-'/'_' parts of 12+
+//     characters mixes them and is not a ULID (art's task ids are lower-case
+//     ULIDs; task-01J9ZK…), and slugs such as nginx-7c5ddbdf54-x2vq9,
+//     GHSA-xvch-5gv4-984h, nightly-2026-11-30 stay);
+//   - letters and digits alternate (a class change every 3.3 characters or
+//     more often, three runs of digits or more) and its Shannon entropy is
+//     above 3.5 bits;
+//   - at most 35% of its letter pairs are common English pairs (th, er,
+//     in …): BenchmarkReadBatch100k, TestIPv6Loopback are names;
+//   - it is not hex (git hashes, digests, ids: a secret of hex digits
+//     needs a name or a prefix), does not hold a UUID, is not a Gerrit
+//     Change-Id (I + 40 hex), hex after a short tag (0x…), an integrity hash (sha512-…, h1:…), public
+//     material (DER in base64, an SSH key blob, a bech32 public key or
+//     address, a line inside a PEM block), an API object id (a lower-case
+//     word and '_' or '-' before it: toolu_…, msg_…, req_…), a line of a
+//     base64 block
+//     (lines of one length) or base64 of text.
+const (
+	randomMin     = 16
+	randomMax     = 256
+	randomEntropy = 3.5
+	randomWordy   = 0.35
+	randomChanges = 0.3
+)
+
+// randomChar: the bytes of a token the rule looks at.
+var randomChar = makeClass("_-", true)
+
+// commonPairs are the 80 most frequent letter pairs of English text.
+var commonPairs = func() *[26 * 26]bool {
+	var t [26 * 26]bool
+	for _, p := range strings.Fields("th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so rs un lo wa ge ie wh") {
+		t[int(p[0]-'a')*26+int(p[1]-'a')] = true
+	}
+	return &t
+}()
+
+// randomSpans appends the spans of random-looking tokens in s.
+func randomSpans(s string, sp []span) []span {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '[' {
+			if n := markerLen(s[i:]); n > 0 {
+				i += n - 1
+			}
+			continue
+		}
+		if !randomChar[c] {
+			continue
+		}
+		a := i
+		b := runOf(s, i, randomChar)
+		i = b - 1
+		// A token neither starts nor ends with '-' or '_' (a diff's "-",
+		// an option's "--", a name's "_").
+		for a < b && (s[a] == '-' || s[a] == '_') {
+			a++
+		}
+		for b > a && (s[b-1] == '-' || s[b-1] == '_') {
+			b--
+		}
+		if b-a < randomMin || b-a > randomMax {
+			continue
+		}
+		// Bounded: not part of a base64 blob, a path, a host name or a
+		// file name, nor glued to non-ASCII text.
+		if (a > 0 && (s[a-1] == '+' || s[a-1] == '/' || s[a-1] == '\\' || s[a-1] == '.' || s[a-1] >= 0x80)) ||
+			(b < len(s) && (s[b] == '+' || s[b] == '/' || s[b] >= 0x80)) ||
+			(b+1 < len(s) && s[b] == '.' && letters[s[b+1]]) {
+			continue
+		}
+		e := b
+		for e < len(s) && e-b < 2 && s[e] == '=' {
+			e++
+		}
+		if e < len(s) && e > b && (tokenChar[s[e]] || s[e] == '+' || s[e] == '/') {
+			e = b // "=value": an assignment, not padding
+		}
+		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) {
+			continue
+		}
+		sp = append(sp, span{a: a, b: e, rule: RandomToken})
+	}
+	return sp
+}
+
+// randomToken applies the shape tests to one token (see above).
+func randomToken(t string) bool {
+	var lower, upper, digit, changes, pairs, common int
+	kind := func(c byte) int {
+		switch {
+		case isLower(c):
+			return 0
+		case isUpper(c):
+			return 1
+		case isDigit(c):
+			return 2
+		}
+		return 3
+	}
+	hex := true
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch kind(c) {
+		case 0:
+			lower++
+		case 1:
+			upper++
+		case 2:
+			digit++
+		}
+		if !isHex(c) && c != '-' {
+			hex = false
+		}
+		if i > 0 {
+			if kind(c) != kind(t[i-1]) {
+				changes++
+			}
+			x, y := c|0x20, t[i-1]|0x20
+			if letters[c] && letters[t[i-1]] {
+				pairs++
+				if commonPairs[int(y-'a')*26+int(x-'a')] {
+					common++
+				}
+			}
+		}
+	}
+	if hex || lower == 0 || digit == 0 || float64(changes) < randomChanges*float64(len(t)) {
+		return false
+	}
+	if digitRuns(t) < 3 || hexAfterTag(t) {
+		return false // an identifier (sigV4SigningNameKey, ColumnTypeEnum16) or a tagged hash
+	}
+	if pairs > 0 && float64(common) > randomWordy*float64(pairs) {
+		return false
+	}
+	if !mixedPart(t) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
+		return false
+	}
+	return shannonEntropy(t) > randomEntropy
+}
+
+// publicForm: the token starts the way public material does: DER in
+// base64 ("MI…", "MC…": certificates, public keys), an SSH public key blob
+// ("AAAA…": a length-prefixed key type), a bech32 public key or address
+// (age1…, npub1…, bc1…), an integrity hash (sha512-…).
+func publicForm(t string) bool {
+	if t[0] == 'M' && t[1] >= 'A' && t[1] <= 'I' {
+		return true
+	}
+	for _, p := range []string{"AAAA", "age1", "npub1", "bc1q", "bc1p", "tb1q", "ltc1", "addr1", "sha1-", "sha256-", "sha384-", "sha512-"} {
+		if strings.HasPrefix(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// inPEM: position a lies inside a PEM block whose BEGIN line is at most
+// 4 KiB before it (a certificate's or a public key's body; private keys
+// are the private-key rule's).
+func inPEM(s string, a int) bool {
+	lo := max(0, a-4096)
+	k := strings.LastIndex(s[lo:a], "-----BEGIN ")
+	return k >= 0 && !strings.Contains(s[lo+k:a], "-----END ")
+}
+
+// digitRuns counts the runs of digits in t: a generated token has digits
+// all along it (a third of a lower-case-and-digit alphabet), a name a
+// written one or two (huffmanMaxSize26, newDefaultV4Signer).
+func digitRuns(t string) int {
+	n := 0
+	for i := 0; i < len(t); i++ {
+		if isDigit(t[i]) && (i == 0 || !isDigit(t[i-1])) {
+			n++
+		}
+	}
+	return n
+}
+
+// hexAfterTag: hex digits after a tag of up to three letters (0x…, a
+// doxygen anchor ga…): a number or a hash.
+func hexAfterTag(t string) bool {
+	for k := 1; k <= 3 && k < len(t); k++ {
+		if !letters[t[k-1]] && t[k-1] != '0' {
+			return false
+		}
+		rest := t[k:]
+		if len(rest) >= 16 && strings.Trim(strings.ToLower(rest), "0123456789abcdef") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// objectID: a lower-case word of 2 to 12 letters, then '_' or '-', then
+// the id: the object ids APIs hand out and agent transcripts are full of
+// (toolu_01A09q…, msg_01XF…, req_011C…, call_8fJ2…, file-9GqW…,
+// thread_7Hk2…, cus_…). Keys with such a prefix are the provider formats'
+// (ghp_, sk_live_, xoxb-, glpat- …), which find them by the prefix.
+func objectID(t string) bool {
+	k := strings.IndexAny(t, "_-")
+	if k < 2 || k > 12 || k+1 >= len(t) {
+		return false
+	}
+	for i := 0; i < k; i++ {
+		if !isLower(t[i]) {
+			return false
+		}
+	}
+	return alnum[t[k+1]]
+}
+
+// mixedPart: one of the '-'/'_' separated parts of t, 12+ characters
+// long, holds both lower-case letters and digits (task-01J9ZK…, a ULID
+// after a word, does not).
+func mixedPart(t string) bool {
+	for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' }) {
+		if len(p) >= 12 && !isULID(p) && strings.ContainsAny(p, "0123456789") && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
+			return true
+		}
+	}
+	return false
+}
+
+// isULID: 26 characters of Crockford's base32 (no i, l, o, u) in one case,
+// the first of them 0-7: a ULID, and the form of art's own task ids
+// (lib/queue's NewID, lower case), which events carry everywhere. The
+// first ten characters are the time, so ids of this century start "0".
+func isULID(p string) bool {
+	if len(p) != 26 || p[0] < '0' || p[0] > '7' {
+		return false
+	}
+	lower, upper := false, false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case isDigit(c):
+		case isLower(c) && strings.IndexByte("ilou", c) < 0:
+			lower = true
+		case isUpper(c) && strings.IndexByte("ILOU", c) < 0:
+			upper = true
+		default:
+			return false
+		}
+	}
+	return !(lower && upper)
+}
+
+// holdsUUID: t contains 8-4-4-4-12 hex digits (pvc-480952e7-f8e0-…).
+func holdsUUID(t string) bool {
+	for i := 0; i+36 <= len(t); i++ {
+		if isUUID(t[i : i+36]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isUUID(u string) bool {
+	for i := 0; i < 36; i++ {
+		switch i {
+		case 8, 13, 18, 23:
+			if u[i] != '-' {
+				return false
+			}
+		default:
+			if !isHex(u[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// gerritChangeID: "I" followed by 40 hex digits.
+func gerritChangeID(t string) bool {
+	return len(t) == 41 && t[0] == 'I' && isHexRun(t[1:])
+}
+
+// hashTagged: the token follows an integrity tag (h1:, sha512-…).
+func hashTagged(s string, a int) bool {
+	for _, tag := range []string{"h1:", "sha1-", "sha256-", "sha384-", "sha512-", "sha256:"} {
+		if a >= len(tag) && s[a-len(tag):a] == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// base64Block: the token is a whole line of a block of base64 lines of
+// one length (a certificate, a key file, an encoded blob), cut into lines
+// as PEM and MIME cut them.
+func base64Block(s string, a, b int) bool {
+	ls := strings.LastIndexByte(s[:a], '\n') + 1
+	le := strings.IndexByte(s[b:], '\n')
+	if le < 0 {
+		le = len(s)
+	} else {
+		le += b
+	}
+	if lineBody(s[ls:a]) != "" || strings.TrimRight(s[b:le], "\r") != "" {
+		return false
+	}
+	n := b - a
+	same := func(line string, last bool) bool {
+		line = strings.TrimRight(lineBody(line), "\r")
+		k := runOf(line, 0, b64Std)
+		// A block's lines have one length; its last may be shorter.
+		return k == len(line) && (k == n || last && k > n && k >= 40)
+	}
+	if ls > 0 {
+		ps := strings.LastIndexByte(s[:ls-1], '\n') + 1
+		if same(s[ps:ls-1], true) {
+			return true
+		}
+	}
+	if le < len(s) {
+		ne := strings.IndexByte(s[le+1:], '\n')
+		if ne < 0 {
+			ne = len(s)
+		} else {
+			ne += le + 1
+		}
+		return same(s[le+1:ne], false)
+	}
+	return false
+}
+
+// lineBody is a line without its diff marker ("+", "-" or " " of a
+// unified diff) and indentation.
+func lineBody(line string) string {
+	if line != "" && (line[0] == '+' || line[0] == '-' || line[0] == ' ') {
+		line = line[1:]
+	}
+	return strings.TrimLeft(line, " \t")
+}
+
+// base64Text: the token is base64 (either alphabet) of text, 90% of its
+// bytes printable ASCII (a line cut from an encoded file ends mid-rune):
+// encoded text, which the decoder scans, not a key. Random bytes are
+// printable ASCII about a third of the time.
+func base64Text(t string) bool {
+	t = strings.TrimRight(t, "=")
+	t = t[:len(t)/4*4]
+	for _, enc := range []*base64.Encoding{base64.RawURLEncoding, base64.RawStdEncoding} {
+		d, err := enc.DecodeString(t)
+		if err != nil || len(d) < 8 {
+			continue
+		}
+		n := 0
+		for _, c := range d {
+			if c >= 0x20 && c < 0x7f || c == '\n' || c == '\t' {
+				n++
+			}
+		}
+		if n*10 >= len(d)*9 {
+			return true
+		}
+	}
+	return false
+}
