@@ -13,6 +13,7 @@ type VerifyCmd struct {
 	Dir      string `arg:"" name:"dir" help:"Release directory written by artrelease build."`
 	Repo     string `name:"repo" placeholder:"REPO" help:"Also rebuild the manifest's commit from this repository and require byte-identical files."`
 	Contract string `name:"contract" placeholder:"FILE" help:"The ReleaseContract file a release built with --contract was built under (its sha256 must be the manifest's)."`
+	Strict   bool   `name:"strict" help:"Exit 1 when any field could not be checked (without --repo: tags, history, nested module versions; without the contract: licence, supplier)."`
 }
 
 // Help shows an example.
@@ -26,13 +27,21 @@ provenance names exactly these artifacts. With --repo it also rebuilds from
 the repository and compares bytes. A release built with --contract FILE needs
 the same --contract FILE here.
 
+What the files alone cannot prove — the tag and previous tag, the changes the
+notes list, a nested module's version (all from the repository), and the
+licence and supplier of a release built with --contract FILE when that file is
+not given — is listed per field (UNCHECKED lines, "unchecked" in JSON);
+--strict makes any such field a failure. With --repo nothing stays unchecked.
+
 Prints a report (JSON, or one line per problem with -o text). Exits 0 when
-everything verifies, 1 on any mismatch, 4 when DIR does not exist.
+everything verifies, 1 on any mismatch (with --strict, also on any unchecked
+field), 4 when DIR does not exist.
 
 Example:
   artrelease verify dist/
   artrelease verify dist/ --repo .
-  artrelease verify dist/ --repo . --contract release.json`
+  artrelease verify dist/ --repo . --contract release.json
+  artrelease verify dist/ --strict -o text   # exit 1: tags, notes unchecked`
 }
 
 // Run verifies.
@@ -42,7 +51,7 @@ func (c *VerifyCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	}
 	em := events(std, g)
 	defer em.Close()
-	rep, err := release.Verify(ctx, release.VerifyOptions{Dir: c.Dir, Repo: c.Repo, ContractFile: c.Contract})
+	rep, err := release.Verify(ctx, release.VerifyOptions{Dir: c.Dir, Repo: c.Repo, ContractFile: c.Contract, Strict: c.Strict})
 	attrs := map[string]any{"dir": c.Dir}
 	if rep != nil {
 		attrs["name"], attrs["version"], attrs["commit"] = rep.Name, rep.Version, rep.Commit
@@ -66,10 +75,16 @@ func (c *VerifyCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 			for _, p := range rep.Problems {
 				fmt.Fprintf(std.Out, "FAIL %s\n", p)
 			}
+			for _, u := range rep.Unchecked {
+				fmt.Fprintf(std.Out, "UNCHECKED %s\n", u)
+			}
 			if rep.OK {
 				fmt.Fprintf(std.Out, "OK %s %s: %d files verified", rep.Name, rep.Version, len(rep.Files))
 				if rep.Rebuilt {
 					fmt.Fprint(std.Out, ", identical to a rebuild")
+				}
+				if n := len(rep.Unchecked); n > 0 {
+					fmt.Fprintf(std.Out, ", %d fields unchecked", n)
 				}
 				fmt.Fprintln(std.Out)
 			}

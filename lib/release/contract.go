@@ -67,6 +67,10 @@ type Contract struct {
 	// Submodules is "refuse" (default) or "omit" (gitlinks are left out of
 	// the archive and listed in the manifest).
 	Submodules string `json:"submodules,omitempty"`
+	// Supplier is the organization that publishes the release: the SBOM's
+	// supplier of the source package and its Organization creator. Empty:
+	// derived from the module path (supplierOf).
+	Supplier string `json:"supplier,omitempty"`
 }
 
 // VersionPolicy maps tags to versions.
@@ -157,6 +161,9 @@ func (c *Contract) Validate() error {
 		if err := checkTreePath(c.Notes.Changelog); err != nil {
 			return jsonx.Errorf("contract.notes.changelog", "%v", err)
 		}
+	}
+	if c.Supplier != "" && (strings.TrimSpace(c.Supplier) != c.Supplier || strings.ContainsAny(c.Supplier, "\n\r()") || len(c.Supplier) > 128) {
+		return jsonx.Errorf("contract.supplier", "%q must be an organization name: one line, at most 128 bytes, no parentheses, no leading or trailing space", c.Supplier)
 	}
 	if !slices.Contains(SubmodulePolicies, c.Submodules) {
 		return jsonx.Errorf("contract.submodules", "unknown policy %q (want %s)", c.Submodules, strings.Join(SubmodulePolicies, " or "))

@@ -49,6 +49,9 @@ const (
 var (
 	// ErrMismatch is a release directory that does not verify (exit 1).
 	ErrMismatch = exitcode.Sentinel(exitcode.Failed, "release does not verify")
+	// ErrUnchecked is a strict verify that could not check every field
+	// without the repository (exit 1).
+	ErrUnchecked = exitcode.Sentinel(exitcode.Failed, "fields not checked (strict)")
 	// ErrNotReproducible is two builds of one commit that differ (exit 1).
 	ErrNotReproducible = exitcode.Sentinel(exitcode.Failed, "builds are not byte-identical")
 	// ErrTagRefused is a tag that may not be published (exit 1).

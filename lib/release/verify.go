@@ -36,7 +36,21 @@ type VerifyReport struct {
 	Files    []string  `json:"files"`
 	Rebuilt  bool      `json:"rebuilt"`
 	Problems []Problem `json:"problems"`
+	// Unchecked lists what the files alone cannot prove — what only the
+	// repository (tags, history) or the contract knows — one entry per
+	// field, so a reader sees what a pass without --repo did not cover.
+	// Empty after a rebuild, which compares every byte.
+	Unchecked []Unchecked `json:"unchecked"`
 }
+
+// Unchecked is one field verify could not check, and why.
+type Unchecked struct {
+	File  string `json:"file"`
+	Field string `json:"field"`
+	Why   string `json:"why"`
+}
+
+func (u Unchecked) String() string { return u.File + ": " + u.Field + ": " + u.Why }
 
 // Problem is one way a release directory fails to verify.
 type Problem struct {
@@ -60,6 +74,9 @@ type VerifyOptions struct {
 	// built under: its sha256 must be the manifest's, and the SBOM check and
 	// the rebuild use it instead of the archive's release.json.
 	ContractFile string
+	// Strict fails (ErrUnchecked, exit 1) when any field could not be
+	// checked, instead of only listing it.
+	Strict bool
 }
 
 // Verify re-derives everything a release directory claims, from the files
@@ -75,7 +92,7 @@ type VerifyOptions struct {
 // It returns the report and, when anything failed, an error wrapping
 // ErrMismatch (exit 1). A directory that does not exist is ErrNotFound.
 func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
-	rep := &VerifyReport{Dir: o.Dir, Files: []string{}, Problems: []Problem{}}
+	rep := &VerifyReport{Dir: o.Dir, Files: []string{}, Problems: []Problem{}, Unchecked: []Unchecked{}}
 	fi, err := os.Stat(o.Dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -106,8 +123,12 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 			return rep, err
 		}
 		rep.Rebuilt = true
+		rep.Unchecked = []Unchecked{} // the rebuild compared every byte
 	}
-	rep.OK = len(rep.Problems) == 0
+	rep.OK = len(rep.Problems) == 0 && (!o.Strict || len(rep.Unchecked) == 0)
+	if len(rep.Problems) == 0 && !rep.OK {
+		return rep, fmt.Errorf("%s: %w: %d fields (first: %s)", o.Dir, ErrUnchecked, len(rep.Unchecked), rep.Unchecked[0])
+	}
 	if !rep.OK {
 		first := rep.Problems[0]
 		more := ""
@@ -148,6 +169,11 @@ func sbomSource(p string) bool {
 
 // maxSBOMSource bounds what verify holds in memory per file.
 const maxSBOMSource = 64 << 20
+
+// unchecked records a field the files alone cannot prove.
+func (v *verifier) unchecked(file, field, format string, args ...any) {
+	v.rep.Unchecked = append(v.rep.Unchecked, Unchecked{File: file, Field: field, Why: fmt.Sprintf(format, args...)})
+}
 
 func (v *verifier) problem(file, format string, args ...any) {
 	v.rep.Problems = append(v.rep.Problems, Problem{File: file, Msg: fmt.Sprintf(format, args...)})
@@ -230,6 +256,13 @@ func (v *verifier) run() {
 	}
 	v.manifest = &m
 	v.rep.Name, v.rep.Version, v.rep.Commit = m.Name, m.Version, m.Commit
+	v.unchecked(ManifestName, "commit, tree", "the archive is not compared with the repository's objects; needs --repo")
+	if m.Tag != "" {
+		v.unchecked(ManifestName, "tag", "%s names this commit only in the repository; needs --repo", m.Tag)
+	}
+	if m.PreviousTag != "" {
+		v.unchecked(ManifestName, "previous_tag", "%s is the nearest earlier release tag only in the repository's history; needs --repo", m.PreviousTag)
+	}
 	if sums != nil {
 		want := []string{ManifestName}
 		for _, a := range m.Artifacts {
@@ -509,30 +542,48 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 	m := v.manifest
 	mt, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
 	src := doc.Packages[0]
-	c := Contract{Name: m.Name, License: src.LicenseDeclared}
+	c := Contract{Name: m.Name, License: src.LicenseDeclared, Supplier: strings.TrimPrefix(src.Supplier, "Organization: ")}
+	if src.Supplier == spdxNoAssertion {
+		c.Supplier = ""
+	}
 	contract := v.contractData
 	if contract == nil {
 		contract = v.treeData[ContractPath]
 	}
+	haveContract := false
 	if contract != nil {
 		sum := sha256.Sum256(contract)
 		if hex.EncodeToString(sum[:]) == m.Contract.SHA256 {
 			if cc, err := DecodeContract(contract); err == nil {
-				c.License, c.Module = cc.License, cc.Module
+				c.License, c.Module, c.Supplier = cc.License, cc.Module, cc.Supplier
+				haveContract = true
 			}
 		} else if v.contractFile != "" {
 			v.problem(ManifestName, "contract %s has sha256 %s, the release was built under %s", v.contractFile, hex.EncodeToString(sum[:]), m.Contract.SHA256)
 		}
+	}
+	if !haveContract {
+		why := "taken from the SBOM: the release was built under a contract that is not the archive's release.json; pass it as --contract FILE"
+		v.unchecked(a.Name, "source licenseDeclared", "%s", why)
+		v.unchecked(a.Name, "source supplier", "%s", why)
 	}
 	dirs, work, err := moduleDirs(v.treeFiles, v.treeData["go.work"])
 	if err != nil {
 		v.problem(a.Name, "cannot recompute from the archive: %v", err)
 		return
 	}
-	mods, err := parseTreeModules(dirs, work, func(p string) ([]byte, error) { return v.treeData[p], nil })
+	mods, stray, err := parseTreeModules(dirs, work, func(p string) ([]byte, error) { return v.treeData[p], nil })
 	if err != nil {
 		v.problem(a.Name, "cannot recompute from the archive: %v", err)
 		return
+	}
+	// A root go.mod names the module whatever the SBOM says (build refuses
+	// a contract module that differs from it).
+	if len(mods) > 0 && mods[0].Dir == "" {
+		if c.Module != "" && c.Module != mods[0].GoMod.Module {
+			v.problem(a.Name, "contract module %s, but the archive's go.mod declares %s", c.Module, mods[0].GoMod.Module)
+		}
+		c.Module = mods[0].GoMod.Module
 	}
 	srcVersion := ""
 	for _, ref := range src.ExternalRefs {
@@ -543,11 +594,9 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 			if c.Module == "" {
 				p, _, _ := strings.Cut(strings.TrimPrefix(ref.ReferenceLocator, "pkg:golang/"), "@")
 				c.Module = p
+				v.unchecked(a.Name, "source purl module path", "taken from the SBOM: the archive has no root go.mod and the contract is not available")
 			}
 		}
-	}
-	if len(mods) > 0 && mods[0].Dir == "" && c.Module == "" {
-		c.Module = mods[0].GoMod.Module
 	}
 	byID := map[string]SPDXPackage{}
 	for _, p := range doc.Packages {
@@ -571,6 +620,11 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 	}
 	if c.Module != "" {
 		checkVersion("source", srcVersion)
+		// The release version is the Go version less "v" and any
+		// +incompatible, tagged or not.
+		if semver.IsValid(srcVersion) && semver.Canonical(srcVersion) != "v"+m.Version {
+			v.problem(a.Name, "source purl version %s is not the release version %s", srcVersion, m.Version)
+		}
 	}
 	for i := range mods {
 		if mods[i].Dir == "" {
@@ -579,6 +633,7 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 		}
 		mods[i].Version = byID["SPDXRef-Package-module-"+spdxIDPart(mods[i].Dir)].VersionInfo
 		checkVersion(mods[i].GoMod.Module, mods[i].Version)
+		v.unchecked(a.Name, "module "+mods[i].GoMod.Module+" version", "%s taken from the SBOM: a nested module's version comes from its own tags; needs --repo", mods[i].Version)
 	}
 	id := &Identity{
 		Commit:    &Commit{ID: m.Commit, Tree: m.Tree, CommitterTime: mt.Unix()},
@@ -586,7 +641,7 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 		Version:   m.Version,
 		GoVersion: srcVersion,
 	}
-	want, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: archive.Name, ArchiveSHA256: archive.SHA256, Modules: mods})
+	want, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: archive.Name, ArchiveSHA256: archive.SHA256, Modules: mods, Stray: stray})
 	if err != nil {
 		v.problem(a.Name, "cannot recompute from the archive: %v", err)
 		return
@@ -642,6 +697,7 @@ func (v *verifier) notes(path string, a Artifact) {
 	if !bytes.HasPrefix(data, []byte("# "+m.Name+" "+m.Version+"\n")) || !bytes.Contains(data, []byte("`"+m.Commit+"`")) {
 		v.problem(a.Name, "does not open with the release's name, version and commit")
 	}
+	v.unchecked(a.Name, "changes listed", "the commits since the previous release come from the history; needs --repo")
 }
 
 func (v *verifier) provenance(path string, a Artifact) {
