@@ -366,6 +366,9 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		PreviousTag: id.Previous,
 		CommitTime:  commitTime(id.Time()),
 		Contract:    ContractRef{APIVersion: contract.APIVersion, SHA256: contractSHA},
+		// The second checksum file is named before the manifest is
+		// written, so SHA256SUMS (which covers the manifest) names it too.
+		ChecksumsFile: contract.ChecksumsFile,
 	}
 	prefix := contract.Name + "-" + id.Version
 
@@ -416,10 +419,21 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		m.Artifacts = append(m.Artifacts, a)
 	}
 
+	if len(contract.Binaries) > 0 {
+		c := *contract
+		c.Module = module
+		bb, err := buildBinaries(ctx, dir, filepath.Join(dir, aname), &c, id, progress)
+		if err != nil {
+			return nil, err
+		}
+		m.Go = bb.GoVersion
+		m.Artifacts = append(m.Artifacts, bb.Artifacts...)
+	}
+
 	if o.Provenance {
 		pname := provenanceName(contract.Name, id.Version)
 		progress("writing %s", pname)
-		data, err := buildProvenance(id, contractSHA, m.Artifacts)
+		data, err := buildProvenance(id, contractSHA, contract, m.Go, m.Artifacts)
 		if err != nil {
 			return nil, err
 		}
@@ -444,6 +458,11 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	}
 	if _, err := writeArtifact(dir, SumsName, "", FormatSums(sums)); err != nil {
 		return nil, err
+	}
+	if contract.ChecksumsFile != "" {
+		if _, err := writeArtifact(dir, contract.ChecksumsFile, "", FormatSums(sums)); err != nil {
+			return nil, err
+		}
 	}
 	if err := fsx.SyncDir(dir); err != nil {
 		return nil, err

@@ -156,7 +156,7 @@ func buildSBOM(in sbomInput) ([]byte, error) {
 	}
 	doc.CreationInfo.Comment = "Go modules: every go.mod of the source archive (outside testdata, vendor and dot/underscore directories) and every go.work member is a package of its own, " +
 		"depending on its go.mod requirements (direct and indirect) after replace directives; " +
-		"a module's SHA256 checksum is its go.sum h1 hash (SHA-256 of the golang.org/x/mod/sumdb/dirhash summary) in hex."
+		"a module's go.sum h1 hash is an OTHER external reference of type " + spdxGoSumRefType + " (it hashes the golang.org/x/mod/sumdb/dirhash summary, not a file, so it is no SPDX checksum)."
 
 	// The tree's modules: the root is the source package itself.
 	inTree := map[string]string{} // directory → SPDXID
@@ -381,12 +381,10 @@ func modulePackage(m GoModule, used map[string]int) (SPDXPackage, error) {
 		pkg.ExternalRefs = []SPDXExternalRef{purlRef(m.Path, m.Version)}
 	}
 	if m.H1 != "" {
-		hx, err := h1Hex(m.H1)
-		if err != nil {
+		if _, err := h1Hex(m.H1); err != nil {
 			return pkg, fmt.Errorf("go.sum %s@%s: %w", m.Path, m.Version, err)
 		}
-		pkg.Checksums = []SPDXChecksum{{Algorithm: "SHA256", ChecksumValue: hx}}
-		notes = append(notes, "checksum is go.sum "+m.H1)
+		pkg.ExternalRefs = append(pkg.ExternalRefs, goSumRef(m.H1))
 	} else if m.LocalDir == "" {
 		notes = append(notes, "no go.sum hash for the module's content")
 	}

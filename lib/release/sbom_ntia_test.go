@@ -54,6 +54,14 @@ func ntiaProblems(doc *spdx.Document) []string {
 	if doc.CreationInfo == nil || doc.CreationInfo.Created == "" {
 		probs = append(probs, "no timestamp (created)")
 	}
+	// What the document describes (the source archive, a binary) is
+	// identified by its file's checksum; every Go module also by a purl.
+	described := map[string]bool{}
+	for _, r := range doc.Relationships {
+		if r.Relationship == "DESCRIBES" {
+			described[string(r.RefB.ElementRefID)] = true
+		}
+	}
 	ids := map[string]bool{}
 	for _, p := range doc.Packages {
 		id := string(p.PackageSPDXIdentifier)
@@ -68,7 +76,7 @@ func ntiaProblems(doc *spdx.Document) []string {
 			probs = append(probs, p.PackageName+": identifier "+id+" not unique")
 		}
 		ids[id] = true
-		if id != spdxSourceID || len(p.PackageExternalReferences) > 0 {
+		if !described[id] || len(p.PackageExternalReferences) > 0 {
 			purl := false
 			for _, ref := range p.PackageExternalReferences {
 				purl = purl || ref.RefType == "purl" && strings.HasPrefix(ref.Locator, "pkg:golang/")
@@ -86,7 +94,7 @@ func ntiaProblems(doc *spdx.Document) []string {
 		switch r.Relationship {
 		case "DESCRIBES":
 			roots = append(roots, b)
-		case "DEPENDS_ON", "CONTAINS":
+		case "DEPENDS_ON", "CONTAINS", "STATIC_LINK":
 			edges[a] = append(edges[a], b)
 		}
 	}

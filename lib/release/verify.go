@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,14 +29,17 @@ import (
 // VerifyReport is the outcome of Verify: every problem found, not just the
 // first, so one run tells the whole story of a tampered directory.
 type VerifyReport struct {
-	Dir      string    `json:"dir"`
-	OK       bool      `json:"ok"`
-	Name     string    `json:"name,omitempty"`
-	Version  string    `json:"version,omitempty"`
-	Commit   string    `json:"commit,omitempty"`
-	Files    []string  `json:"files"`
-	Rebuilt  bool      `json:"rebuilt"`
-	Problems []Problem `json:"problems"`
+	Dir     string   `json:"dir"`
+	OK      bool     `json:"ok"`
+	Name    string   `json:"name,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Commit  string   `json:"commit,omitempty"`
+	Files   []string `json:"files"`
+	Rebuilt bool     `json:"rebuilt"`
+	// BinariesRebuilt is set when the binaries were built again from the
+	// source archive and compared.
+	BinariesRebuilt bool      `json:"binaries_rebuilt"`
+	Problems        []Problem `json:"problems"`
 	// Unchecked lists what the files alone cannot prove — what only the
 	// repository (tags, history) or the contract knows — one entry per
 	// field, so a reader sees what a pass without --repo did not cover.
@@ -77,6 +81,8 @@ type VerifyOptions struct {
 	// Strict fails (ErrUnchecked, exit 1) when any field could not be
 	// checked, instead of only listing it.
 	Strict bool
+	// SkipBinaries does not rebuild the binaries (listed as unchecked).
+	SkipBinaries bool
 }
 
 // Verify re-derives everything a release directory claims, from the files
@@ -118,11 +124,24 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 		v.contractFile, v.contractData = o.ContractFile, data
 	}
 	v.run()
+	if v.manifest != nil && len(rep.Problems) == 0 {
+		if _, ok := v.manifest.Artifact(ArtifactBinaryArchive); ok {
+			if o.Repo != "" {
+				// The rebuild from the repository builds them again.
+			} else if o.SkipBinaries {
+				v.unchecked(ManifestName, "binaries", "not rebuilt (skipped): their bytes are checked only against the manifest and SHA256SUMS")
+			} else if err := v.rebuildBinaries(ctx); err != nil {
+				return rep, err
+			}
+		}
+	}
 	if o.Repo != "" && v.manifest != nil && len(rep.Problems) == 0 {
 		if err := v.rebuild(ctx, o.Repo); err != nil {
 			return rep, err
 		}
 		rep.Rebuilt = true
+		_, hasBin := v.manifest.Artifact(ArtifactBinaryArchive)
+		rep.BinariesRebuilt = hasBin && len(rep.Problems) == 0
 		rep.Unchecked = []Unchecked{} // the rebuild compared every byte
 	}
 	rep.OK = len(rep.Problems) == 0 && (!o.Strict || len(rep.Unchecked) == 0)
@@ -149,6 +168,14 @@ type verifier struct {
 	manifest *Manifest
 	present  map[string]bool
 	digests  map[string]string // name → sha256 of the bytes on disk
+	extras   []string          // files SHA256SUMS does not list
+	// Binary SBOMs: the expected bytes by name, computed from each
+	// binary's build information, and the SBOM artifacts found.
+	binSBOMs     map[string][]byte
+	binSBOMFiles []Artifact
+	// sourceGoVersion is the source package's purl version (the release's
+	// Go version), once the SBOM was read.
+	sourceGoVersion string
 
 	contractFile string // --contract FILE
 	contractData []byte
@@ -229,7 +256,7 @@ func (v *verifier) run() {
 		}
 		for _, name := range v.rep.Files { // sorted, so the report is too
 			if _, ok := listed[name]; !ok && name != SumsName {
-				v.problem(name, "extra file (not in %s)", SumsName)
+				v.extras = append(v.extras, name)
 			}
 		}
 	}
@@ -238,6 +265,9 @@ func (v *verifier) run() {
 	if !v.present[ManifestName] {
 		if _, ok := listed[ManifestName]; !ok {
 			v.problem(ManifestName, "missing")
+		}
+		for _, name := range v.extras {
+			v.problem(name, "extra file (not in %s)", SumsName)
 		}
 		return
 	}
@@ -256,6 +286,16 @@ func (v *verifier) run() {
 	}
 	v.manifest = &m
 	v.rep.Name, v.rep.Version, v.rep.Commit = m.Name, m.Version, m.Commit
+	for _, name := range v.extras {
+		if name != m.ChecksumsFile {
+			v.problem(name, "extra file (not in %s)", SumsName)
+		} else if v.digests[name] != v.digests[SumsName] {
+			v.problem(name, "is not identical to %s", SumsName)
+		}
+	}
+	if m.ChecksumsFile != "" && !v.present[m.ChecksumsFile] {
+		v.problem(m.ChecksumsFile, "missing (named in the manifest)")
+	}
 	v.unchecked(ManifestName, "commit, tree", "the archive is not compared with the repository's objects; needs --repo")
 	if m.Tag != "" {
 		v.unchecked(ManifestName, "tag", "%s names this commit only in the repository; needs --repo", m.Tag)
@@ -286,7 +326,7 @@ func (v *verifier) run() {
 			}
 			continue
 		}
-		if want := expectedName(&m, a.Kind); want != a.Name {
+		if want := expectedName(&m, a); want != a.Name {
 			v.problem(a.Name, "a %s must be named %s", a.Kind, want)
 		}
 		path := filepath.Join(v.dir, a.Name)
@@ -305,14 +345,19 @@ func (v *verifier) run() {
 			v.notes(path, a)
 		case ArtifactProvenance:
 			v.provenance(path, a)
+		case ArtifactBinaryArchive:
+			v.binaryArchive(path, a)
+		case ArtifactBinarySBOM:
+			v.binarySBOM(path, a)
 		}
 	}
+	v.checkBinarySBOMs()
 	kinds := map[string]int{}
 	for _, a := range m.Artifacts {
 		kinds[a.Kind]++
 	}
 	for _, k := range ArtifactKinds {
-		if n := kinds[k]; n > 1 {
+		if n := kinds[k]; n > 1 && k != ArtifactBinaryArchive && k != ArtifactBinarySBOM {
 			v.problem(ManifestName, "%d artifacts of kind %s", n, k)
 		}
 	}
@@ -321,7 +366,18 @@ func (v *verifier) run() {
 	}
 }
 
-func expectedName(m *Manifest, kind string) string {
+func expectedName(m *Manifest, a Artifact) string {
+	p, _ := ParsePlatform(a.Platform)
+	switch a.Kind {
+	case ArtifactBinaryArchive:
+		return binArchiveName(m.Name, m.Version, p)
+	case ArtifactBinarySBOM:
+		return binarySBOMName(a.Binary, m.Version, p)
+	}
+	return expectedKindName(m, a.Kind)
+}
+
+func expectedKindName(m *Manifest, kind string) string {
 	switch kind {
 	case ArtifactArchive:
 		return archiveName(m.Name, m.Version)
@@ -618,6 +674,7 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 			}
 		}
 	}
+	v.sourceGoVersion = srcVersion
 	if c.Module != "" {
 		checkVersion("source", srcVersion)
 		// The release version is the Go version less "v" and any
@@ -716,10 +773,8 @@ func (v *verifier) provenance(path string, a Artifact) {
 	}
 	m := v.manifest
 	var want []string
-	for _, x := range m.Artifacts {
-		if x.Kind != ArtifactProvenance {
-			want = append(want, x.Name+"="+x.SHA256)
-		}
+	for _, x := range provenanceSubjects(m.Artifacts) {
+		want = append(want, x.Name+"="+x.Digest["sha256"])
 	}
 	var got []string
 	for _, s := range st.Subject {
@@ -729,6 +784,20 @@ func (v *verifier) provenance(path string, a Artifact) {
 	sort.Strings(got)
 	if !slices.Equal(want, got) {
 		v.problem(a.Name, "subjects %v are not the release's artifacts %v", got, want)
+	}
+	if ip := st.Predicate.BuildDefinition.InternalParameters; (m.Go != "") != (ip != nil) || ip != nil && ip.Toolchain != m.Go {
+		v.problem(a.Name, "does not name the toolchain %q that built the binaries", m.Go)
+	}
+	if c := v.releaseContract(); c != nil {
+		var want []BinaryParams
+		for _, b := range c.Binaries {
+			want = append(want, BinaryParams{Name: b.Name, Main: b.Main, Platforms: b.Platforms, Ldflags: b.Ldflags, Tags: b.Tags, Cgo: b.Cgo})
+		}
+		wb, _ := json.Marshal(want)
+		gb, _ := json.Marshal(st.Predicate.BuildDefinition.ExternalParameters.Binaries)
+		if !bytes.Equal(wb, gb) {
+			v.problem(a.Name, "binaries' build parameters %s are not the contract's %s", gb, wb)
+		}
 	}
 	p := st.Predicate.BuildDefinition.ExternalParameters
 	if st.Type != InTotoStatementType || st.PredicateType != SLSAProvenanceType ||
@@ -741,7 +810,13 @@ func (v *verifier) provenance(path string, a Artifact) {
 // sourceIs reports whether the provenance's only dependency is the
 // manifest's commit and tree.
 func sourceIs(deps []ResourceDescriptor, m *Manifest) bool {
-	return len(deps) == 1 && deps[0].Digest["gitCommit"] == m.Commit && deps[0].Digest["gitTree"] == m.Tree
+	if len(deps) == 0 || deps[0].Name != "source" || deps[0].Digest["gitCommit"] != m.Commit || deps[0].Digest["gitTree"] != m.Tree {
+		return false
+	}
+	if m.Go == "" {
+		return len(deps) == 1
+	}
+	return len(deps) == 2 && deps[1].Name == "toolchain" && deps[1].URI == "https://go.dev/dl/#"+m.Go
 }
 
 // rebuild builds the manifest's commit again and compares every file.
