@@ -263,6 +263,11 @@ func checkBinarySBOMs(t *testing.T, dir string) {
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Errorf("%s: SBOM modules\n%s\ngo version -m\n%s", bin, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
+		for _, p := range doc.Packages {
+			if p.Name == "golang.org/x/mod" && (p.LicenseDeclared != "BSD-3-Clause" || p.LicenseConcluded != "BSD-3-Clause") {
+				t.Errorf("golang.org/x/mod licence %q/%q, want BSD-3-Clause", p.LicenseDeclared, p.LicenseConcluded)
+			}
+		}
 		if bin == "bye" && (len(want) != 1 || !strings.Contains(want[0], xModH1)) {
 			t.Errorf("bye links %v, want golang.org/x/mod", want)
 		}
@@ -325,7 +330,8 @@ func rewriteBinArchive(t *testing.T, dir, contract, name string, edit func(map[s
 			if err != nil {
 				t.Fatal(err)
 			}
-			sb, err := buildBinarySBOM(binarySBOMInput{Contract: c, ID: id, Binary: f.Name, Platform: p, SHA256: f.SHA256, Info: bi})
+			lic, _ := moduleLicenses(os.Getenv("GOMODCACHE"), bi)
+			sb, err := buildBinarySBOM(binarySBOMInput{Contract: c, ID: id, Binary: f.Name, Platform: p, SHA256: f.SHA256, Info: bi, Licenses: lic})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -93,7 +93,8 @@ func buildBinaries(ctx context.Context, dir, archivePath string, c *Contract, id
 			if err != nil {
 				return nil, err
 			}
-			data, err := buildBinarySBOM(binarySBOMInput{Contract: c, ID: id, Binary: j.Bin.Name, Platform: p, SHA256: sum, Info: bi})
+			lic, _ := moduleLicenses(g.keep["GOMODCACHE"], bi)
+			data, err := buildBinarySBOM(binarySBOMInput{Contract: c, ID: id, Binary: j.Bin.Name, Platform: p, SHA256: sum, Info: bi, Licenses: lic})
 			if err != nil {
 				return nil, err
 			}

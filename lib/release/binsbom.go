@@ -35,8 +35,8 @@ type binarySBOMInput struct {
 	Platform Platform
 	SHA256   string // of the binary
 	Info     *debug.BuildInfo
-	// Licenses maps "path@version" to a detected licence (licences.go);
-	// nil: every licence NOASSERTION.
+	// Licenses maps "path@version" to the detected licence (licenses.go);
+	// absent or "": NOASSERTION.
 	Licenses map[string]string
 }
 
@@ -97,7 +97,7 @@ func buildBinarySBOM(in binarySBOMInput) ([]byte, error) {
 			Creators: creators(org),
 			Comment: "Modules: the Go build information embedded in the binary (debug/buildinfo): the modules it links, after replace directives. " +
 				"A module's go.sum h1 hash is an OTHER external reference of type " + spdxGoSumRefType + " (it hashes the dirhash summary, not a file, so it is no SPDX checksum). " +
-				"Licences: " + licenseRuleNone,
+				"Licences: " + licenseRule,
 		},
 		Packages: []SPDXPackage{bin},
 		Relationships: []SPDXRelationship{
@@ -171,5 +171,20 @@ func buildBinarySBOM(in binarySBOMInput) ([]byte, error) {
 	return encodeSBOM(doc)
 }
 
-// licenseRuleNone is the SBOM's statement when no licences were detected.
-const licenseRuleNone = "not detected: NOASSERTION."
+// moduleLicenses detects the licence of every module a binary links, from
+// the module cache; missing lists the modules not found there.
+func moduleLicenses(modCache string, bi *debug.BuildInfo) (licenses map[string]string, missing []string) {
+	licenses = map[string]string{}
+	for _, d := range bi.Deps {
+		path, version := d.Path, d.Version
+		if d.Replace != nil {
+			path, version = d.Replace.Path, d.Replace.Version
+		}
+		l, ok := detectLicense(modCache, path, version)
+		if !ok {
+			missing = append(missing, path+"@"+version)
+		}
+		licenses[path+"@"+version] = l
+	}
+	return licenses, missing
+}

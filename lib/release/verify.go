@@ -173,6 +173,7 @@ type verifier struct {
 	// binary's build information, and the SBOM artifacts found.
 	binSBOMs     map[string][]byte
 	binSBOMFiles []Artifact
+	modCache     *string // this machine's GOMODCACHE, once asked
 	// sourceGoVersion is the source package's purl version (the release's
 	// Go version), once the SBOM was read.
 	sourceGoVersion string

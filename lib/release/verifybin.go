@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"debug/buildinfo"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/mod/modfile"
@@ -69,7 +71,18 @@ func (v *verifier) expectBinarySBOM(a Artifact, f ArchiveFile, bin []byte) {
 	}
 	mt, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
 	id := &Identity{Commit: &Commit{ID: m.Commit, Tree: m.Tree, CommitterTime: mt.Unix()}, Tag: m.Tag, Version: m.Version, GoVersion: v.sourceGoVersion}
-	data, err := buildBinarySBOM(binarySBOMInput{Contract: c, ID: id, Binary: name, Platform: pl, SHA256: f.SHA256, Info: bi})
+	sname := binarySBOMName(name, m.Version, pl)
+	lic, missing := moduleLicenses(v.moduleCache(), bi)
+	if len(missing) > 0 {
+		// Not in this machine's module cache: the SBOM's word is taken,
+		// and said to be.
+		claimed := sbomLicenses(filepath.Join(v.dir, sname))
+		for _, k := range missing {
+			lic[k] = claimed[k]
+		}
+		v.unchecked(sname, "licences of "+strings.Join(missing, ", "), "not in this machine's module cache (go mod download them to check)")
+	}
+	data, err := buildBinarySBOM(binarySBOMInput{Contract: c, ID: id, Binary: name, Platform: pl, SHA256: f.SHA256, Info: bi, Licenses: lic})
 	if err != nil {
 		v.problem(a.Name, "member %s: %v", f.Name, err)
 		return
@@ -77,7 +90,38 @@ func (v *verifier) expectBinarySBOM(a Artifact, f ArchiveFile, bin []byte) {
 	if v.binSBOMs == nil {
 		v.binSBOMs = map[string][]byte{}
 	}
-	v.binSBOMs[binarySBOMName(name, m.Version, pl)] = data
+	v.binSBOMs[sname] = data
+}
+
+// moduleCache is this machine's GOMODCACHE ("" without a go command).
+func (v *verifier) moduleCache() string {
+	if v.modCache == nil {
+		mc := ""
+		if g, err := findGo(context.Background()); err == nil {
+			mc = g.keep["GOMODCACHE"]
+		}
+		v.modCache = &mc
+	}
+	return *v.modCache
+}
+
+// sbomLicenses maps "path@version" to the licence an SBOM file declares.
+func sbomLicenses(p string) map[string]string {
+	out := map[string]string{}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return out
+	}
+	var doc SPDXDocument
+	if json.Unmarshal(data, &doc) != nil {
+		return out
+	}
+	for _, pkg := range doc.Packages {
+		if pkg.LicenseDeclared != spdxNoAssertion {
+			out[pkg.Name+"@"+pkg.VersionInfo] = pkg.LicenseDeclared
+		}
+	}
+	return out
 }
 
 // binarySBOM records a binary SBOM for checkBinarySBOMs.
