@@ -49,6 +49,9 @@ var NoteGroupings = []string{GroupConventional, GroupNone}
 // contract that built a release is the one committed with it.
 type Contract struct {
 	jsonx.TypeMeta
+	// Comment is the "//" member: notes for the people editing the file
+	// (JSON has no comments). artrelease ignores it.
+	Comment []string `json:"//,omitempty"`
 	// Name is the release name: the archive is NAME-VERSION.tar.gz and every
 	// path in it starts with NAME-VERSION/.
 	Name string `json:"name"`
