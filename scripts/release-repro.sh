@@ -19,14 +19,10 @@ trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/bin/artrelease" ./cmd/artrelease
 art="$work/bin/artrelease"
 
+# release.json's binaries, for the platforms asked.
 list=""
 for p in "${platforms[@]}"; do list="$list${list:+, }\"$p\""; done
-bins=""
-for d in cmd/*/; do
-	n=$(basename "$d")
-	bins="$bins${bins:+, }{\"main\": \"./cmd/$n\", \"name\": \"$n\", \"platforms\": [$list]}"
-done
-printf '{"apiVersion": "art/v1alpha1", "kind": "ReleaseContract", "name": "art", "module": "github.com/art-runtime/art", "license": "Apache-2.0", "binaries": [%s], "archive_files": ["LICENSE", "README.md"], "checksums_file": "checksums.txt"}\n' "$bins" >"$work/contract.json"
+sed "s#\"platforms\": \[[^]]*\]#\"platforms\": [$list]#g" release.json >"$work/contract.json"
 commit=$(git rev-parse HEAD)
 
 echo "release-repro: $(go version | awk '{print $3}'), commit ${commit:0:12}, platforms ${platforms[*]}"
