@@ -70,6 +70,11 @@ func (c *VerifyCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 				rep.Problems[i].Msg = cli.Message(p.Err, c.FieldFlags())
 			}
 		}
+		for i, u := range rep.Unchecked {
+			if u.Reason != nil {
+				rep.Unchecked[i].Why = u.Reason.RenderHint(c.FieldFlags().Name)
+			}
+		}
 	}
 	if rep != nil && (rep.Name != "" || len(rep.Problems) > 0) {
 		if g.JSON(std) {

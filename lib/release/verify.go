@@ -52,6 +52,10 @@ type Unchecked struct {
 	File  string `json:"file"`
 	Field string `json:"field"`
 	Why   string `json:"why"`
+	// Reason renders Why with the caller's names for the options it
+	// refers to (exitcode.Ref "Repo", "ContractFile"): the CLI words them
+	// as its flags.
+	Reason *exitcode.Hinted `json:"-"`
 }
 
 func (u Unchecked) String() string { return u.File + ": " + u.Field + ": " + u.Why }
@@ -200,8 +204,12 @@ const maxSBOMSource = 64 << 20
 
 // unchecked records a field the files alone cannot prove.
 func (v *verifier) unchecked(file, field, format string, args ...any) {
-	v.rep.Unchecked = append(v.rep.Unchecked, Unchecked{File: file, Field: field, Why: fmt.Sprintf(format, args...)})
+	h := exitcode.WithHint(errUnchecked, format, args...).(*exitcode.Hinted)
+	v.rep.Unchecked = append(v.rep.Unchecked, Unchecked{File: file, Field: field, Why: h.Hint(), Reason: h})
 }
+
+// errUnchecked carries an Unchecked reason (exitcode.Hinted renders it).
+var errUnchecked = errors.New("unchecked")
 
 func (v *verifier) problem(file, format string, args ...any) {
 	v.rep.Problems = append(v.rep.Problems, Problem{File: file, Msg: fmt.Sprintf(format, args...)})
@@ -297,12 +305,12 @@ func (v *verifier) run() {
 	if m.ChecksumsFile != "" && !v.present[m.ChecksumsFile] {
 		v.problem(m.ChecksumsFile, "missing (named in the manifest)")
 	}
-	v.unchecked(ManifestName, "commit, tree", "the archive is not compared with the repository's objects; needs --repo")
+	v.unchecked(ManifestName, "commit, tree", "the archive is not compared with the repository's objects; needs %s", exitcode.Ref("Repo"))
 	if m.Tag != "" {
-		v.unchecked(ManifestName, "tag", "%s names this commit only in the repository; needs --repo", m.Tag)
+		v.unchecked(ManifestName, "tag", "%s names this commit only in the repository; needs %s", m.Tag, exitcode.Ref("Repo"))
 	}
 	if m.PreviousTag != "" {
-		v.unchecked(ManifestName, "previous_tag", "%s is the nearest earlier release tag only in the repository's history; needs --repo", m.PreviousTag)
+		v.unchecked(ManifestName, "previous_tag", "%s is the nearest earlier release tag only in the repository's history; needs %s", m.PreviousTag, exitcode.Ref("Repo"))
 	}
 	if sums != nil {
 		want := []string{ManifestName}
@@ -620,9 +628,9 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 		}
 	}
 	if !haveContract {
-		why := "taken from the SBOM: the release was built under a contract that is not the archive's release.json; pass it as --contract FILE"
-		v.unchecked(a.Name, "source licenseDeclared", "%s", why)
-		v.unchecked(a.Name, "source supplier", "%s", why)
+		why := "taken from the SBOM: the release was built under a contract that is not the archive's release.json; pass it as %s FILE"
+		v.unchecked(a.Name, "source licenseDeclared", why, exitcode.Ref("ContractFile"))
+		v.unchecked(a.Name, "source supplier", why, exitcode.Ref("ContractFile"))
 	}
 	dirs, work, err := moduleDirs(v.treeFiles, v.treeData["go.work"])
 	if err != nil {
@@ -651,7 +659,7 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 			if c.Module == "" {
 				p, _, _ := strings.Cut(strings.TrimPrefix(ref.ReferenceLocator, "pkg:golang/"), "@")
 				c.Module = p
-				v.unchecked(a.Name, "source purl module path", "taken from the SBOM: the archive has no root go.mod and the contract is not available")
+				v.unchecked(a.Name, "source purl module path", "taken from the SBOM: the archive has no root go.mod and the contract is not available (%s)", exitcode.Ref("ContractFile"))
 			}
 		}
 	}
@@ -691,7 +699,7 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 		}
 		mods[i].Version = byID["SPDXRef-Package-module-"+spdxIDPart(mods[i].Dir)].VersionInfo
 		checkVersion(mods[i].GoMod.Module, mods[i].Version)
-		v.unchecked(a.Name, "module "+mods[i].GoMod.Module+" version", "%s taken from the SBOM: a nested module's version comes from its own tags; needs --repo", mods[i].Version)
+		v.unchecked(a.Name, "module "+mods[i].GoMod.Module+" version", "%s taken from the SBOM: a nested module's version comes from its own tags; needs %s", mods[i].Version, exitcode.Ref("Repo"))
 	}
 	id := &Identity{
 		Commit:    &Commit{ID: m.Commit, Tree: m.Tree, CommitterTime: mt.Unix()},
@@ -755,7 +763,7 @@ func (v *verifier) notes(path string, a Artifact) {
 	if !bytes.HasPrefix(data, []byte("# "+m.Name+" "+m.Version+"\n")) || !bytes.Contains(data, []byte("`"+m.Commit+"`")) {
 		v.problem(a.Name, "does not open with the release's name, version and commit")
 	}
-	v.unchecked(a.Name, "changes listed", "the commits since the previous release come from the history; needs --repo")
+	v.unchecked(a.Name, "changes listed", "the commits since the previous release come from the history; needs %s", exitcode.Ref("Repo"))
 }
 
 func (v *verifier) provenance(path string, a Artifact) {

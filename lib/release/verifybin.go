@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // maxBinary bounds a binary archive member verify reads into memory.
@@ -66,7 +68,7 @@ func (v *verifier) expectBinarySBOM(a Artifact, f ArchiveFile, bin []byte) {
 	}
 	c := v.releaseContract()
 	if c == nil {
-		v.unchecked(binarySBOMName(name, m.Version, pl), "licenseDeclared, supplier", "the contract is not available; pass --contract FILE")
+		v.unchecked(binarySBOMName(name, m.Version, pl), "licenseDeclared, supplier", "the contract is not available; pass %s FILE", exitcode.Ref("ContractFile"))
 		return
 	}
 	mt, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
@@ -190,7 +192,7 @@ func (v *verifier) rebuildBinaries(ctx context.Context) error {
 	c := v.releaseContract()
 	src, ok := m.Artifact(ArtifactArchive)
 	if c == nil || !ok {
-		v.unchecked(ManifestName, "binaries", "not rebuilt: the contract is not available; pass --contract FILE")
+		v.unchecked(ManifestName, "binaries", "not rebuilt: the contract is not available; pass %s FILE", exitcode.Ref("ContractFile"))
 		return nil
 	}
 	c.Toolchain = m.Go // the rebuild must run the toolchain that built them

@@ -79,7 +79,7 @@ func (r *Repo) previousRelease(ctx context.Context, id *Identity, reachable []Re
 		cur = id.GoVersionOfTag(prefix)
 	}
 	ok := map[string]RefTag{}
-	args := []string{"describe", "--tags", "--abbrev=0"}
+	args := describeArgs()
 	for _, t := range reachable {
 		v, isRelease := tagVersion(t.Name, prefix)
 		if !isRelease || t.Commit == "" || t.Commit == id.Commit.ID || !precedes(v, cur, id.Tag == "") {
@@ -88,7 +88,7 @@ func (r *Repo) previousRelease(ctx context.Context, id *Identity, reachable []Re
 		ok[t.Name] = t
 		// A ref name cannot hold a glob character (git check-ref-format),
 		// so the exact name is a pattern matching only itself.
-		args = append(args, "--match", t.Name)
+		args = append(args, describeMatch, t.Name)
 	}
 	if len(ok) == 0 {
 		return nil
