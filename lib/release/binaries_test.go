@@ -405,3 +405,29 @@ func problemMentions(rep *VerifyReport, s string) bool {
 	}
 	return false
 }
+
+// TestVerifyOtherToolchain: a machine whose go command is not the
+// toolchain the manifest names cannot rebuild the binaries: verify says so
+// (exit 126, naming GOTOOLCHAIN) instead of calling the release wrong.
+func TestVerifyOtherToolchain(t *testing.T) {
+	skipWithoutGo(t)
+	c := strings.Replace(binContract, `, "windows/amd64"`, ``, 1)
+	c = strings.Replace(c, `,
+  "checksums_file": "checksums.txt"`, ``, 1)
+	r := binRepo(t, c)
+	out, _ := build(t, r.dir, "v1.0.0", false)
+	var m Manifest
+	data, _ := os.ReadFile(filepath.Join(out, ManifestName))
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Go = "go1.21.0"
+	mb, _ := jsonx.MarshalIndent(&m)
+	writeFile(t, filepath.Join(out, ManifestName), mb)
+	resign(t, out, false)
+	t.Setenv("GOTOOLCHAIN", "local")
+	_, err := Verify(context.Background(), VerifyOptions{Dir: out})
+	if exitcode.Of(err) != exitcode.Refused || !strings.Contains(err.Error(), "GOTOOLCHAIN") {
+		t.Errorf("verify under another toolchain: %v (exit %d)", err, exitcode.Of(err))
+	}
+}

@@ -208,6 +208,11 @@ func (v *verifier) rebuildBinaries(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		if exitcode.Of(err) == exitcode.Refused || exitcode.Of(err) == exitcode.ProgramNotFound {
+			// Not a verdict on the release: this machine cannot rebuild
+			// it (another toolchain, no go command).
+			return err
+		}
 		v.problem(ManifestName, "rebuilding the binaries from %s failed: %v", src.Name, err)
 		return nil
 	}
