@@ -58,17 +58,7 @@ type ExternalParameters struct {
 	ContractSHA256 string `json:"contractSHA256"`
 	// Binaries are the contract's binaries as built (none: a source-only
 	// release).
-	Binaries []BinaryParams `json:"binaries,omitempty"`
-}
-
-// BinaryParams is one binary's build parameters: what the contract asked.
-type BinaryParams struct {
-	Name      string   `json:"name"`
-	Main      string   `json:"main"`
-	Platforms []string `json:"platforms"`
-	Ldflags   []string `json:"ldflags,omitempty"`
-	Tags      []string `json:"tags,omitempty"`
-	Cgo       bool     `json:"cgo"`
+	Binaries []Binary `json:"binaries,omitempty"`
 }
 
 // InternalParameters are what artrelease itself fixes for every binary
@@ -134,9 +124,7 @@ func buildProvenance(id *Identity, contractSHA string, c *Contract, goVersion st
 	st.Subject = provenanceSubjects(artifacts)
 	if len(c.Binaries) > 0 {
 		bd := &st.Predicate.BuildDefinition
-		for _, b := range c.Binaries {
-			bd.ExternalParameters.Binaries = append(bd.ExternalParameters.Binaries, BinaryParams{Name: b.Name, Main: b.Main, Platforms: b.Platforms, Ldflags: b.Ldflags, Tags: b.Tags, Cgo: b.Cgo})
-		}
+		bd.ExternalParameters.Binaries = c.Binaries
 		bd.InternalParameters = &InternalParameters{Toolchain: goVersion, BuildFlags: binaryBuildFlags, Env: binaryBuildEnv}
 		bd.ResolvedDependencies = append(bd.ResolvedDependencies, ResourceDescriptor{Name: "toolchain", URI: "https://go.dev/dl/#" + goVersion})
 	}

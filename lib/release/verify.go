@@ -798,11 +798,7 @@ func (v *verifier) provenance(path string, a Artifact) {
 		v.problem(a.Name, "does not name the toolchain %q that built the binaries", m.Go)
 	}
 	if c := v.releaseContract(); c != nil {
-		var want []BinaryParams
-		for _, b := range c.Binaries {
-			want = append(want, BinaryParams{Name: b.Name, Main: b.Main, Platforms: b.Platforms, Ldflags: b.Ldflags, Tags: b.Tags, Cgo: b.Cgo})
-		}
-		wb, _ := json.Marshal(want)
+		wb, _ := json.Marshal(c.Binaries)
 		gb, _ := json.Marshal(st.Predicate.BuildDefinition.ExternalParameters.Binaries)
 		if !bytes.Equal(wb, gb) {
 			v.problem(a.Name, "binaries' build parameters %s are not the contract's %s", gb, wb)
