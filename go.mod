@@ -8,6 +8,7 @@ require (
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/github/go-spdx/v2 v2.8.0
 	github.com/google/jsonschema-go v0.4.3
+	github.com/google/licensecheck v0.3.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/natefinch/atomic v1.0.1
 	github.com/nats-io/nats.go v1.55.0
@@ -53,7 +54,6 @@ require (
 	github.com/fsnotify/fsnotify v1.8.0 // indirect
 	github.com/gitleaks/go-gitdiff v0.9.1 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
-	github.com/google/licensecheck v0.3.1 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/h2non/filetype v1.1.3 // indirect
 	github.com/hashicorp/errwrap v1.1.0 // indirect
