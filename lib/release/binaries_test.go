@@ -435,3 +435,32 @@ func linuxOnlyContract() string {
 	return strings.Replace(c, `,
   "checksums_file": "checksums.txt"`, ``, 1)
 }
+
+// TestVerifyBinariesDeleted: every binary archive and binary SBOM deleted,
+// with the manifest and SHA256SUMS re-signed, is refused without the
+// repository: the archive's contract still declares the binaries.
+func TestVerifyBinariesDeleted(t *testing.T) {
+	skipWithoutGo(t)
+	r := binRepo(t, linuxOnlyContract())
+	out, _ := build(t, r.dir, "v1.0.0", false)
+	var m Manifest
+	data, _ := os.ReadFile(filepath.Join(out, ManifestName))
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Artifacts = slices.DeleteFunc(m.Artifacts, func(a Artifact) bool {
+		if a.Kind == ArtifactBinaryArchive || a.Kind == ArtifactBinarySBOM {
+			os.Remove(filepath.Join(out, a.Name))
+			return true
+		}
+		return false
+	})
+	m.Go = ""
+	mb, _ := jsonx.MarshalIndent(&m)
+	writeFile(t, filepath.Join(out, ManifestName), mb)
+	resign(t, out, false)
+	rep, err := Verify(context.Background(), VerifyOptions{Dir: out})
+	if !errors.Is(err, ErrMismatch) || !problemMentions(rep, "the contract declares 2 binaries") {
+		t.Errorf("binaries deleted: %v %+v", err, rep)
+	}
+}

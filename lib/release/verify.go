@@ -129,7 +129,13 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 	}
 	v.run()
 	if v.manifest != nil && len(rep.Problems) == 0 {
-		if _, ok := v.manifest.Artifact(ArtifactBinaryArchive); ok {
+		_, hasBin := v.manifest.Artifact(ArtifactBinaryArchive)
+		if c := v.releaseContract(); c != nil && len(c.Binaries) > 0 && !hasBin {
+			// Every binary archive deleted, with the manifest and
+			// SHA256SUMS re-signed: the contract still declares them.
+			v.problem(ManifestName, "the contract declares %d binaries, the release has no binary archive", len(c.Binaries))
+		}
+		if hasBin {
 			if o.Repo != "" {
 				// The rebuild from the repository builds them again.
 			} else if o.SkipBinaries {
