@@ -7,6 +7,16 @@
 # this run (docs/performance.md). Target: <= 1.5.
 #
 #   scripts/bench-release.sh [RUNS] [GITDIR]
+#   scripts/bench-release.sh binaries [RUNS]
+#
+# The binaries mode times a release of this repository's seven programs
+# (cmd/*) for the four platforms its release.json names (darwin/amd64,
+# darwin/arm64, linux/amd64, linux/arm64: the tools are Unix-only) — source archive, SBOMs, notes, the builds from the
+# extracted archive, the per-platform archives and per-binary SBOMs —
+# against plain `go build -trimpath` of the same set in the worktree (one go
+# build per platform), both with the same warm build cache, interleaved,
+# medians, and the peak RSS of the largest process of each (GNU time %M).
+# Target: <= 1.2x.
 #
 # RUNS defaults to 9; artrelease comes from PATH, else is built. GITDIR, when
 # given, is a real repository (a bare snapshot works: full history and tags,
@@ -14,6 +24,11 @@
 # a generated --contract, instead of the module-cache import.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=source
+if [ "${1:-}" = binaries ]; then
+	mode=binaries
+	shift
+fi
 runs="${1:-9}"
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
@@ -28,6 +43,51 @@ fi
 # A git that reads no user or system configuration: the baseline must not
 # pick up a tar.tar.gz.command or a different compression level.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+
+if [ "$mode" = binaries ]; then
+	runs="${1:-3}"
+	# release.json declares the seven programs for the four platforms.
+	cp release.json "$work/bins.json"
+	commit=$(git rev-parse HEAD)
+	# %.0f: nanoseconds of a minute overflow awk's %d.
+	median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.0f", m}'; }
+	gobuild() { # out
+		local p
+		for p in darwin/amd64 darwin/arm64 linux/amd64 linux/arm64; do
+			GOOS=${p%/*} GOARCH=${p#*/} CGO_ENABLED=0 go build -trimpath -o "$1/${p/\//_}/" ./cmd/...
+		done
+	}
+	timed() { # file cmd...: appends "ns rss_kib"
+		local f=$1 t0 t1
+		shift
+		t0=$(date +%s%N)
+		/usr/bin/time -f %M -o "$work/rss" "$@" >/dev/null 2>"$work/err" || { cat "$work/err" >&2; exit 1; }
+		t1=$(date +%s%N)
+		echo "$((t1 - t0)) $(cat "$work/rss")" >>"$f"
+	}
+	export -f gobuild
+	echo "bench-release binaries: $(go version | awk '{print $3}'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+	# Warm-up: both fill the shared build cache for the four platforms.
+	bash -c "gobuild $work/gowarm"
+	artrelease build --ref "$commit" --contract "$work/bins.json" --out "$work/warm" --force >/dev/null
+	: >"$work/go.txt"
+	: >"$work/art.txt"
+	for i in $(seq "$runs"); do
+		rm -rf "$work/goout" "$work/out"
+		timed "$work/go.txt" bash -c "gobuild $work/goout"
+		timed "$work/art.txt" artrelease build --ref "$commit" --contract "$work/bins.json" --out "$work/out"
+		cmp -s "$work/out/SHA256SUMS" "$work/warm/SHA256SUMS" || { echo "bench: release builds differ" >&2; exit 1; }
+	done
+	g=$(awk '{print $1}' "$work/go.txt" | median)
+	a=$(awk '{print $1}' "$work/art.txt" | median)
+	grss=$(awk '{print $2}' "$work/go.txt" | sort -n | tail -1)
+	arss=$(awk '{print $2}' "$work/art.txt" | sort -n | tail -1)
+	nbin=$(find "$work/goout" -type f | wc -l)
+	awk -v g="$g" -v a="$a" -v gr="$grss" -v ar="$arss" -v r="$runs" -v n="$nbin" 'BEGIN {
+		printf "%d binaries: go build %.1f s (peak RSS %.0f MiB)   artrelease build %.1f s (peak RSS %.0f MiB)   ratio %.2fx   (median of %d)\n",
+			n, g/1e9, gr/1024, a/1e9, ar/1024, a/g, r }'
+	exit 0
+fi
 
 bigdir="${2:-}"
 if [ -n "$bigdir" ]; then
@@ -92,7 +152,10 @@ bench() { # name repo [contract]
 }
 
 echo "bench-release: $(go version | awk '{print $3}'), $(git --version), $(nproc) cores"
-bench "art (HEAD)" .
+# The source release only (release.json also declares the binaries, which
+# the binaries mode measures).
+printf '{"apiVersion": "art/v1alpha1", "kind": "ReleaseContract", "name": "art", "module": "github.com/art-runtime/art", "license": "Apache-2.0", "notes": {"changelog": "CHANGELOG.md"}}\n' >"$work/src.json"
+bench "art (HEAD)" . "$work/src.json"
 if [ -n "$bigdir" ]; then
 	bench "$(basename "$(dirname "$bigdir")")" "$bigdir" "$work/big.json"
 else

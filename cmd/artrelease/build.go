@@ -30,9 +30,23 @@ uncommitted and untracked files cannot reach an artifact) and writes into
                           modes 644/755, symlinks kept, no gzip name or time
   NAME-VERSION.spdx.json  SPDX 2.3 SBOM: the source and every go.mod module
   NOTES.md                changes since the previous release tag
+  NAME_VERSION_OS_ARCH.tar.gz (.zip for windows)
+                          with "binaries" in the contract: the programs
+                          built from the source archive for that platform,
+                          plus the contract's archive_files
+  BIN_VERSION_OS_ARCH.spdx.json  SBOM of one binary: the modules it links,
+                          their go.sum hashes and detected licences
   NAME-VERSION.intoto.json   with --provenance
-  manifest.json           commit, tree, tag, every size and sha256
-  SHA256SUMS              sha256sum -c compatible
+  manifest.json           commit, tree, tag, toolchain, every size and sha256
+  SHA256SUMS              sha256sum -c compatible (and checksums_file, e.g.
+                          checksums.txt, with the same lines)
+
+Binaries are built by the go command from the release's source archive
+extracted into a fresh directory (never the worktree): -trimpath,
+-buildvcs=false, -ldflags with -buildid=, GOFLAGS=-mod=readonly, GOWORK=off,
+GOENV=off, CGO_ENABLED=0 unless the binary says cgo; the module and build
+caches and GOPROXY are the caller's. A contract "toolchain" other than the
+go command's exits 126 naming GOTOOLCHAIN.
 
 The version is the tag's (REF itself, or the highest vX.Y.Z tag on the
 commit), else a Go pseudo-version (0.0.0-20260102150405-abcdef123456).
@@ -42,7 +56,8 @@ invalid contract exits 2.
 
 Example:
   artrelease build --ref v1.2.0 --out dist/
-  cd dist && sha256sum -c SHA256SUMS`
+  cd dist && sha256sum -c SHA256SUMS
+  GOTOOLCHAIN=go1.26.0 artrelease build --ref v1.2.0 --out dist/ --provenance`
 }
 
 // Run builds.

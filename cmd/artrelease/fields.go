@@ -21,7 +21,7 @@ func (*BuildCmd) FieldFlags() cli.Flags {
 func (*CheckCmd) FieldFlags() cli.Flags { return contractFields.With(cli.Flags{"Ref": "--ref"}) }
 
 // FieldFlags implements cli.FieldFlagger.
-func (*VerifyCmd) FieldFlags() cli.Flags { return contractFields }
+func (*VerifyCmd) FieldFlags() cli.Flags { return contractFields.With(cli.Flags{"Repo": "--repo"}) }
 
 // FieldFlags implements cli.FieldFlagger: release.VerifyTagOptions.
 func (*VerifyTagCmd) FieldFlags() cli.Flags { return contractFields.With(cli.Flags{"Main": "--main"}) }

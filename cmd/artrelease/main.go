@@ -20,6 +20,7 @@ type CLI struct {
 	Verify     VerifyCmd         `cmd:"" help:"Re-check every digest and invariant of a release directory; exit 1 on any mismatch."`
 	Check      CheckCmd          `cmd:"" help:"Read-only: validate the contract and prove two builds are byte-identical."`
 	VerifyTag  VerifyTagCmd      `cmd:"" name:"verify-tag" help:"Refuse a tag that is lightweight, unsigned, badly signed or not at main's tip."`
+	Init       InitCmd           `cmd:"" help:"Write a starting release.json for the repository (module, cmd/* mains, licence)."`
 	Completion cli.CompletionCmd `cmd:"" help:"Print a shell completion script."`
 }
 

@@ -21,7 +21,7 @@ var flagWord = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 // lib/ names fields; the CLI words them as flags (internal/cli.Flags).
 var libFlagAllowed = map[string][]string{
 	// git plumbing run by the release builder and the worker's worktrees.
-	"lib/release/git.go":       {"--batch", "--verify", "--quiet", "--end-of-options", "--git-dir", "--full-tree", "--format", "--merged"},
+	"lib/release/git.go":       {"--batch", "--verify", "--quiet", "--end-of-options", "--git-dir", "--full-tree", "--format", "--merged", "--tags", "--abbrev", "--match"},
 	"lib/release/verifytag.go": {"--end-of-options", "--tags", "--force"},
 	// git plumbing that tells a shallow clone, and the git fetch that
 	// makes it whole.

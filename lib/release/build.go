@@ -228,7 +228,7 @@ func readTreeFile(r *Repo, tree []TreeEntry, path string) ([]byte, bool, error) 
 
 // readTreeModules finds and parses the Go modules of a tree (moduleDirs),
 // reading every go.mod, go.sum and go.work from the object database.
-func readTreeModules(r *Repo, tree map[string]TreeEntry) ([]TreeModule, error) {
+func readTreeModules(r *Repo, tree map[string]TreeEntry) ([]TreeModule, []StrayGoMod, error) {
 	files := make(map[string]bool)
 	for p, e := range tree {
 		if e.Type == typeBlob && e.Mode != modeSymlink {
@@ -245,11 +245,11 @@ func readTreeModules(r *Repo, tree map[string]TreeEntry) ([]TreeModule, error) {
 	}
 	gowork, err := read("go.work")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dirs, work, err := moduleDirs(files, gowork)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return parseTreeModules(dirs, work, read)
 }
@@ -312,7 +312,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 
 	module := contract.Module
 	gv := newGoVersioner(r, commit, tree, tr.tags, all.tags)
-	mods, err := readTreeModules(r, gv.tree)
+	mods, stray, err := readTreeModules(r, gv.tree)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +341,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	if o.previous != nil {
 		err = r.setPrevious(ctx, id, *o.previous, tr.tags, all.tags)
 	} else {
-		err = r.previousLine(ctx, id, tr.tags, all.tags, contract.Version.Prefix())
+		err = r.previousRelease(ctx, id, tr.tags, contract.Version.Prefix())
 	}
 	if err != nil {
 		return nil, err
@@ -366,6 +366,9 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		PreviousTag: id.Previous,
 		CommitTime:  commitTime(id.Time()),
 		Contract:    ContractRef{APIVersion: contract.APIVersion, SHA256: contractSHA},
+		// The second checksum file is named before the manifest is
+		// written, so SHA256SUMS (which covers the manifest) names it too.
+		ChecksumsFile: contract.ChecksumsFile,
 	}
 	prefix := contract.Name + "-" + id.Version
 
@@ -392,7 +395,7 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		progress("writing %s", sname)
 		c := *contract
 		c.Module = module
-		data, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: aname, ArchiveSHA256: archive.SHA256, Modules: mods})
+		data, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: aname, ArchiveSHA256: archive.SHA256, Modules: mods, Stray: stray})
 		if err != nil {
 			return nil, err
 		}
@@ -416,10 +419,21 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 		m.Artifacts = append(m.Artifacts, a)
 	}
 
+	if len(contract.Binaries) > 0 {
+		c := *contract
+		c.Module = module
+		bb, err := buildBinaries(ctx, dir, filepath.Join(dir, aname), &c, id, progress)
+		if err != nil {
+			return nil, err
+		}
+		m.Go = bb.GoVersion
+		m.Artifacts = append(m.Artifacts, bb.Artifacts...)
+	}
+
 	if o.Provenance {
 		pname := provenanceName(contract.Name, id.Version)
 		progress("writing %s", pname)
-		data, err := buildProvenance(id, contractSHA, m.Artifacts)
+		data, err := buildProvenance(id, contractSHA, contract, m.Go, m.Artifacts)
 		if err != nil {
 			return nil, err
 		}
@@ -444,6 +458,11 @@ func buildInto(ctx context.Context, r *Repo, o BuildOptions, dir string) (*Manif
 	}
 	if _, err := writeArtifact(dir, SumsName, "", FormatSums(sums)); err != nil {
 		return nil, err
+	}
+	if contract.ChecksumsFile != "" {
+		if _, err := writeArtifact(dir, contract.ChecksumsFile, "", FormatSums(sums)); err != nil {
+			return nil, err
+		}
 	}
 	if err := fsx.SyncDir(dir); err != nil {
 		return nil, err

@@ -49,6 +49,9 @@ var NoteGroupings = []string{GroupConventional, GroupNone}
 // contract that built a release is the one committed with it.
 type Contract struct {
 	jsonx.TypeMeta
+	// Comment is the "//" member: notes for the people editing the file
+	// (JSON has no comments). artrelease ignores it.
+	Comment []string `json:"//,omitempty"`
 	// Name is the release name: the archive is NAME-VERSION.tar.gz and every
 	// path in it starts with NAME-VERSION/.
 	Name string `json:"name"`
@@ -67,6 +70,43 @@ type Contract struct {
 	// Submodules is "refuse" (default) or "omit" (gitlinks are left out of
 	// the archive and listed in the manifest).
 	Submodules string `json:"submodules,omitempty"`
+	// Supplier is the organization that publishes the release: the SBOM's
+	// supplier of the source package and its Organization creator. Empty:
+	// derived from the module path (supplierOf).
+	Supplier string `json:"supplier,omitempty"`
+	// Toolchain pins the Go toolchain that builds the binaries ("go1.26.0"):
+	// a build by any other refuses to start. Empty: whatever go is on PATH,
+	// recorded in the manifest and provenance.
+	Toolchain string `json:"toolchain,omitempty"`
+	// Binaries are the Go programs built from the source archive.
+	Binaries []Binary `json:"binaries,omitempty"`
+	// ArchiveFiles are tree paths (LICENSE, README.md) copied into every
+	// binary archive beside the binaries.
+	ArchiveFiles []string `json:"archive_files,omitempty"`
+	// ChecksumsFile, when set, is a second checksum file in the same format
+	// as SHA256SUMS under another name (goreleaser's "checksums.txt").
+	ChecksumsFile string `json:"checksums_file,omitempty"`
+}
+
+// Binary is one Go program of a release, built for each of its platforms.
+type Binary struct {
+	// Main is the main package's directory in the tree ("./cmd/x").
+	Main string `json:"main"`
+	// Name is the program's file name (".exe" is added for windows).
+	Name string `json:"name"`
+	// Platforms are GOOS/GOARCH pairs, optionally with the GOARCH variant
+	// (linux/arm/7, linux/amd64/v3).
+	Platforms []string `json:"platforms"`
+	// Ldflags are joined with spaces into go build's -ldflags (which splits
+	// them by its own quoting rules: quote a value holding a space);
+	// {{.Version}}, {{.Commit}} and {{.Tag}} are replaced by the release's.
+	// -buildid= is always added.
+	Ldflags []string `json:"ldflags,omitempty"`
+	// Tags are build tags.
+	Tags []string `json:"tags,omitempty"`
+	// Cgo builds with CGO_ENABLED=1 (default 0: a C toolchain is one more
+	// input a second machine must match).
+	Cgo bool `json:"cgo,omitempty"`
 }
 
 // VersionPolicy maps tags to versions.
@@ -157,6 +197,12 @@ func (c *Contract) Validate() error {
 		if err := checkTreePath(c.Notes.Changelog); err != nil {
 			return jsonx.Errorf("contract.notes.changelog", "%v", err)
 		}
+	}
+	if c.Supplier != "" && (strings.TrimSpace(c.Supplier) != c.Supplier || strings.ContainsAny(c.Supplier, "\n\r()") || len(c.Supplier) > 128) {
+		return jsonx.Errorf("contract.supplier", "%q must be an organization name: one line, at most 128 bytes, no parentheses, no leading or trailing space", c.Supplier)
+	}
+	if err := c.validateBinaries(); err != nil {
+		return err
 	}
 	if !slices.Contains(SubmodulePolicies, c.Submodules) {
 		return jsonx.Errorf("contract.submodules", "unknown policy %q (want %s)", c.Submodules, strings.Join(SubmodulePolicies, " or "))

@@ -2,7 +2,10 @@
 // a reader of Git objects through git plumbing, and the artifacts built from
 // one exact commit — a normalised source archive, an SPDX 2.3 SBOM, canonical
 // release notes, an optional in-toto/SLSA provenance statement, a manifest and
-// a SHA256SUMS file — plus the checks that prove them: Verify re-derives every
+// a SHA256SUMS file; with binaries in the contract, the Go programs built
+// from that source archive (gobuild.go), one deterministic archive per
+// platform and an SBOM per binary from what it links (binsbom.go) — plus
+// the checks that prove them: Verify re-derives every
 // digest and invariant of a release directory, Check builds twice and
 // compares, VerifyTag gates publication on a signed tag at main's tip.
 //
@@ -49,6 +52,9 @@ const (
 var (
 	// ErrMismatch is a release directory that does not verify (exit 1).
 	ErrMismatch = exitcode.Sentinel(exitcode.Failed, "release does not verify")
+	// ErrUnchecked is a strict verify that could not check every field
+	// without the repository (exit 1).
+	ErrUnchecked = exitcode.Sentinel(exitcode.Failed, "fields not checked (strict)")
 	// ErrNotReproducible is two builds of one commit that differ (exit 1).
 	ErrNotReproducible = exitcode.Sentinel(exitcode.Failed, "builds are not byte-identical")
 	// ErrTagRefused is a tag that may not be published (exit 1).

@@ -191,3 +191,41 @@ func FuzzCheckGitPath(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePlatform: a platform that parses prints back as itself.
+func FuzzParsePlatform(f *testing.F) {
+	for _, s := range []string{"linux/amd64", "linux/arm/7", "linux/amd64/v3", "windows/arm64", "linux", "/", "a/b/c/d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, ok := ParsePlatform(s)
+		if ok && p.String() != s {
+			t.Fatalf("%q parsed as %q", s, p.String())
+		}
+	})
+}
+
+// FuzzReadBinArchive: any bytes as a binary archive (tar.gz or zip) are
+// read or refused with an error, never a panic; what writeBinArchive
+// writes always reads back.
+func FuzzReadBinArchive(f *testing.F) {
+	dir := f.TempDir()
+	bin := filepath.Join(dir, "x")
+	os.WriteFile(bin, []byte("\x7fELF binary"), 0o755)
+	mt := time.Unix(1767366245, 0).UTC()
+	for _, z := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := writeBinArchive(&b, z, []binMember{{Name: "x", Mode: 0o755, Path: bin}}, mt); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b.Bytes(), z)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, z bool) {
+		p := filepath.Join(t.TempDir(), "a")
+		os.WriteFile(p, data, 0o644)
+		files, names, err := readBinArchive(p, z, mt, 1<<20)
+		if err == nil && len(files) != len(names) {
+			t.Fatalf("%d files, %d names", len(files), len(names))
+		}
+	})
+}

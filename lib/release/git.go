@@ -646,3 +646,9 @@ func (r *Repo) RevList(ctx context.Context, commit, exclude string) ([]string, e
 	}
 	return strings.Fields(string(out)), nil
 }
+
+// describeArgs is `git describe` naming the nearest tag only;
+// previousRelease adds one describeMatch per candidate tag.
+func describeArgs() []string { return []string{"describe", "--tags", "--abbrev=0"} }
+
+const describeMatch = "--match"

@@ -17,6 +17,15 @@ import (
 // config, no signing keys, no credential helpers), no system config, a
 // fixed identity, and then checks that no cat-file reader goroutine leaked.
 func TestMain(m *testing.M) {
+	// The go command's caches stay the machine's (the binary tests build
+	// with them, as a release build does): they are found from the real
+	// HOME, before it is replaced.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE").Output(); err == nil {
+		if v := strings.Fields(string(out)); len(v) == 2 {
+			os.Setenv("GOCACHE", v[0])
+			os.Setenv("GOMODCACHE", v[1])
+		}
+	}
 	home, err := os.MkdirTemp("", "release-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -32,6 +32,12 @@ type Manifest struct {
 	// OmittedSubmodules lists gitlink paths left out of the archive under
 	// the contract's "omit" policy.
 	OmittedSubmodules []string `json:"omitted_submodules,omitempty"`
+	// Go is the toolchain that built the binaries ("go1.26.0"); empty
+	// without binaries.
+	Go string `json:"go,omitempty"`
+	// ChecksumsFile is the contract's second checksum file, byte-identical
+	// to SHA256SUMS (goreleaser's checksums.txt).
+	ChecksumsFile string `json:"checksums_file,omitempty"`
 }
 
 // ContractRef identifies the contract a release was built under.
@@ -51,10 +57,32 @@ type Artifact struct {
 	// tar's do not.
 	TarSize   int64  `json:"tar_size,omitempty"`
 	TarSHA256 string `json:"tar_sha256,omitempty"`
+	// Platform is a binary archive's or binary SBOM's GOOS/GOARCH[/variant].
+	Platform string `json:"platform,omitempty"`
+	// Binary names the program a binary SBOM describes.
+	Binary string `json:"binary,omitempty"`
+	// Files are a binary archive's members with their digests.
+	Files []ArchiveFile `json:"files,omitempty"`
+}
+
+// ArchiveFile is one member of a binary archive.
+type ArchiveFile struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	// Binary is set for a built program (not an extra file of the tree).
+	Binary bool `json:"binary,omitempty"`
 }
 
 // ArtifactKinds lists every artifact kind a manifest may hold.
-var ArtifactKinds = []string{ArtifactArchive, ArtifactSBOM, ArtifactNotes, ArtifactProvenance}
+var ArtifactKinds = []string{ArtifactArchive, ArtifactSBOM, ArtifactNotes, ArtifactProvenance, ArtifactBinaryArchive, ArtifactBinarySBOM}
+
+// Artifact kinds of the binaries: one archive per platform, one SBOM per
+// binary and platform.
+const (
+	ArtifactBinaryArchive = "binary_archive"
+	ArtifactBinarySBOM    = "binary_sbom"
+)
 
 // DocumentKind implements jsonx.Document.
 func (*Manifest) DocumentKind() string { return KindManifest }
@@ -89,10 +117,16 @@ func (m *Manifest) Validate() error {
 	if len(m.Artifacts) == 0 {
 		return jsonx.Errorf("manifest.artifacts", "empty")
 	}
+	if m.Go != "" && !toolchainRE.MatchString(m.Go) {
+		return jsonx.Errorf("manifest.go", "%q is not a Go toolchain name", m.Go)
+	}
+	if m.ChecksumsFile != "" && (!checksumsRE.MatchString(m.ChecksumsFile) || m.ChecksumsFile == SumsName || m.ChecksumsFile == ManifestName) {
+		return jsonx.Errorf("manifest.checksums_file", "%q is not a checksum file name", m.ChecksumsFile)
+	}
 	seen := map[string]bool{}
 	for i, a := range m.Artifacts {
 		p := fmt.Sprintf("manifest.artifacts[%d]", i)
-		if !fileNmRE.MatchString(a.Name) || a.Name == ManifestName || a.Name == SumsName {
+		if !fileNmRE.MatchString(a.Name) || a.Name == ManifestName || a.Name == SumsName || a.Name == m.ChecksumsFile {
 			return jsonx.Errorf(p+".name", "%q is not an artifact file name", a.Name)
 		}
 		if seen[a.Name] {
@@ -113,6 +147,21 @@ func (m *Manifest) Validate() error {
 		}
 		if a.TarSHA256 != "" && !hex64RE.MatchString(a.TarSHA256) {
 			return jsonx.Errorf(p+".tar_sha256", "%q is not a SHA-256", a.TarSHA256)
+		}
+		binKind := a.Kind == ArtifactBinaryArchive || a.Kind == ArtifactBinarySBOM
+		if _, ok := ParsePlatform(a.Platform); binKind != ok || !binKind && a.Platform != "" {
+			return jsonx.Errorf(p+".platform", "%q: a GOOS/GOARCH is required for a binary archive or SBOM and only for one", a.Platform)
+		}
+		if (a.Kind == ArtifactBinarySBOM) != (a.Binary != "") {
+			return jsonx.Errorf(p+".binary", "required for a binary SBOM and only for one")
+		}
+		if (a.Kind == ArtifactBinaryArchive) != (len(a.Files) > 0) {
+			return jsonx.Errorf(p+".files", "required for a binary archive and only for one")
+		}
+		for j, f := range a.Files {
+			if !fileNmRE.MatchString(f.Name) || f.Size < 0 || !hex64RE.MatchString(f.SHA256) {
+				return jsonx.Errorf(fmt.Sprintf("%s.files[%d]", p, j), "%q is not a member name with a size and SHA-256", f.Name)
+			}
 		}
 	}
 	return nil

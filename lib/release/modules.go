@@ -79,29 +79,61 @@ func ignoredModuleDir(dir string) bool {
 	return false
 }
 
+// StrayGoMod is a file named go.mod in a subdirectory that the go command
+// would never load as a module of a build: it does not parse (a syntax
+// fixture, such as a highlighter's test file), or it declares no module.
+// The SBOM notes it; it never stops a release, since go build, go list and
+// go mod verify ignore it too. The root go.mod and every go.work member
+// must parse: the go command loads those.
+type StrayGoMod struct {
+	Path   string // the file's path in the tree
+	Reason string // the parser's one-line complaint
+}
+
 // parseTreeModules reads each module directory's go.mod and go.sum (read
-// returns a file's bytes, nil when absent).
-func parseTreeModules(dirs []string, work map[string]bool, read func(string) ([]byte, error)) ([]TreeModule, error) {
+// returns a file's bytes, nil when absent). A nested go.mod that is not a
+// module (StrayGoMod) is returned apart, not as an error.
+func parseTreeModules(dirs []string, work map[string]bool, read func(string) ([]byte, error)) ([]TreeModule, []StrayGoMod, error) {
 	var mods []TreeModule
+	var stray []StrayGoMod
 	for _, d := range dirs {
 		gm, err := read(path.Join(d, "go.mod"))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if d != "" && !work[d] {
+			if reason := notAModule(gm); reason != "" {
+				stray = append(stray, StrayGoMod{Path: d + "/go.mod", Reason: reason})
+				continue
+			}
 		}
 		gs, err := read(path.Join(d, "go.sum"))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		parsed, err := ParseGoMod(gm, gs)
 		if err != nil {
 			if d != "" {
-				return nil, exitcode.Wrap(exitcode.Of(err), prefixErr(d+"/", err))
+				return nil, nil, exitcode.Wrap(exitcode.Of(err), prefixErr(d+"/", err))
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		mods = append(mods, TreeModule{Dir: d, GoMod: parsed, WorkMember: work[d]})
 	}
-	return mods, nil
+	return mods, stray, nil
+}
+
+// notAModule says why a go.mod is no module the go command would load
+// ("" when it is one): it does not parse, or has no module directive.
+func notAModule(gomod []byte) string {
+	f, err := modfile.Parse("go.mod", gomod, nil)
+	if err != nil {
+		return "does not parse: " + firstLine(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if f.Module == nil {
+		return "declares no module"
+	}
+	return ""
 }
 
 type prefixedError struct {

@@ -94,6 +94,9 @@ type sbomInput struct {
 	// Modules are the Go modules of the tree (TreeModule), sorted by
 	// directory; the root module, when there is one, first.
 	Modules []TreeModule
+	// Stray are the go.mod files of the tree that are no module (noted in
+	// the source package's comment).
+	Stray []StrayGoMod
 }
 
 // buildSBOM returns the SBOM's bytes. Nothing in it comes from the machine
@@ -111,11 +114,15 @@ type sbomInput struct {
 // replacing module's path and its version at this commit.
 func buildSBOM(in sbomInput) ([]byte, error) {
 	c, id := in.Contract, in.ID
+	org := c.Supplier
+	if org == "" && c.Module != "" {
+		org = supplierOf(c.Module)
+	}
 	source := SPDXPackage{
 		SPDXID:                spdxSourceID,
 		Name:                  c.Name,
 		VersionInfo:           id.Version,
-		Supplier:              spdxNoAssertion,
+		Supplier:              spdxOrganization(org),
 		PackageFileName:       in.ArchiveName,
 		DownloadLocation:      spdxNoAssertion,
 		FilesAnalyzed:         false,
@@ -129,6 +136,7 @@ func buildSBOM(in sbomInput) ([]byte, error) {
 	if c.Module != "" {
 		source.ExternalRefs = []SPDXExternalRef{purlRef(c.Module, id.GoVersion)}
 	}
+	source.Comment = strayComment(in.Stray)
 	doc := SPDXDocument{
 		SPDXVersion: SPDXVersion,
 		DataLicense: spdxDataLicense,
@@ -136,7 +144,7 @@ func buildSBOM(in sbomInput) ([]byte, error) {
 		Name:        c.Name + "-" + id.Version,
 		CreationInfo: SPDXCreationInfo{
 			Created:  id.Time().Format(spdxTime),
-			Creators: []string{spdxCreator},
+			Creators: creators(org),
 		},
 		Packages: []SPDXPackage{source},
 		Relationships: []SPDXRelationship{
@@ -148,7 +156,7 @@ func buildSBOM(in sbomInput) ([]byte, error) {
 	}
 	doc.CreationInfo.Comment = "Go modules: every go.mod of the source archive (outside testdata, vendor and dot/underscore directories) and every go.work member is a package of its own, " +
 		"depending on its go.mod requirements (direct and indirect) after replace directives; " +
-		"a module's SHA256 checksum is its go.sum h1 hash (SHA-256 of the golang.org/x/mod/sumdb/dirhash summary) in hex."
+		"a module's go.sum h1 hash is an OTHER external reference of type " + spdxGoSumRefType + " (it hashes the golang.org/x/mod/sumdb/dirhash summary, not a file, so it is no SPDX checksum)."
 
 	// The tree's modules: the root is the source package itself.
 	inTree := map[string]string{} // directory → SPDXID
@@ -162,7 +170,7 @@ func buildSBOM(in sbomInput) ([]byte, error) {
 			SPDXID:                "SPDXRef-Package-module-" + spdxIDPart(tm.Dir),
 			Name:                  tm.GoMod.Module,
 			VersionInfo:           tm.Version,
-			Supplier:              spdxNoAssertion,
+			Supplier:              spdxOrganization(supplierOf(tm.GoMod.Module)),
 			DownloadLocation:      spdxNoAssertion,
 			FilesAnalyzed:         false,
 			LicenseConcluded:      spdxNoAssertion,
@@ -180,7 +188,7 @@ func buildSBOM(in sbomInput) ([]byte, error) {
 		rels = append(rels, SPDXRelationship{SPDXElementID: spdxSourceID, RelationshipType: "CONTAINS", RelatedSPDXElement: pkg.SPDXID})
 	}
 	if len(in.Modules) > 0 && in.Modules[0].Dir == "" && in.Modules[0].WorkMember {
-		doc.Packages[0].Comment = "the root Go module; a go.work member"
+		doc.Packages[0].Comment = joinNotes("the root Go module; a go.work member", doc.Packages[0].Comment)
 	}
 
 	// Required modules, one package per module version, shared.
@@ -289,6 +297,57 @@ func sbomNamespace(doc SPDXDocument) (string, error) {
 	return spdxNamespaceBase + doc.Name + "-" + uuidV5(uuidNamespaceURL, "sha256:"+hex.EncodeToString(sum[:])), nil
 }
 
+// supplierOf derives a Go module's supplier from its path: the host and
+// owner (github.com/art-runtime for github.com/art-runtime/art/v2,
+// golang.org/x for golang.org/x/mod), or the host alone for a two-element
+// path (go.uber.org for go.uber.org/goleak). It names the namespace the
+// module is published under — who controls that path — not a legal
+// entity; docs/artrelease.md says so.
+func supplierOf(modPath string) string {
+	el := strings.Split(modPath, "/")
+	if len(el) >= 3 {
+		return el[0] + "/" + el[1]
+	}
+	return el[0]
+}
+
+// spdxOrganization is an SPDX supplier or creator field, NOASSERTION when
+// no organization is known.
+func spdxOrganization(org string) string {
+	if org == "" {
+		return spdxNoAssertion
+	}
+	return "Organization: " + org
+}
+
+// creators are the tool and, when known, the publishing organization:
+// NTIA's SBOM author is who publishes the SBOM, not only what wrote it.
+func creators(org string) []string {
+	if org == "" {
+		return []string{spdxCreator}
+	}
+	return []string{"Organization: " + org, spdxCreator}
+}
+
+// strayComment notes the go.mod files that are not modules of the release.
+func strayComment(stray []StrayGoMod) string {
+	var notes []string
+	for _, s := range stray {
+		notes = append(notes, s.Path+" "+s.Reason)
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "not Go modules (the go command would not load them): " + strings.Join(notes, "; ")
+}
+
+func joinNotes(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}
+
 func sourceInfo(id *Identity) string {
 	s := "built from git commit " + id.Commit.ID + " (tree " + id.Commit.Tree + ")"
 	if id.Tag != "" {
@@ -301,7 +360,7 @@ func modulePackage(m GoModule, used map[string]int) (SPDXPackage, error) {
 	pkg := SPDXPackage{
 		Name:                  m.Path,
 		VersionInfo:           m.Version,
-		Supplier:              spdxNoAssertion,
+		Supplier:              spdxOrganization(supplierOf(m.Path)),
 		DownloadLocation:      spdxNoAssertion,
 		FilesAnalyzed:         false,
 		LicenseConcluded:      spdxNoAssertion,
@@ -322,12 +381,10 @@ func modulePackage(m GoModule, used map[string]int) (SPDXPackage, error) {
 		pkg.ExternalRefs = []SPDXExternalRef{purlRef(m.Path, m.Version)}
 	}
 	if m.H1 != "" {
-		hx, err := h1Hex(m.H1)
-		if err != nil {
+		if _, err := h1Hex(m.H1); err != nil {
 			return pkg, fmt.Errorf("go.sum %s@%s: %w", m.Path, m.Version, err)
 		}
-		pkg.Checksums = []SPDXChecksum{{Algorithm: "SHA256", ChecksumValue: hx}}
-		notes = append(notes, "checksum is go.sum "+m.H1)
+		pkg.ExternalRefs = append(pkg.ExternalRefs, goSumRef(m.H1))
 	} else if m.LocalDir == "" {
 		notes = append(notes, "no go.sum hash for the module's content")
 	}

@@ -35,18 +35,32 @@ func checkSBOM(t *testing.T, data []byte) {
 }
 
 // ntiaProblems lists what the NTIA minimum elements (2021) require and the
-// document lacks: for every component a supplier name (NOASSERTION is
-// SPDX's explicit "unknown", allowed), a name, a version and a unique
+// document lacks: for every component a supplier name (NOASSERTION, SPDX's
+// "unknown", is no name), a name, a version and a unique
 // identifier (a purl for every Go module); a dependency relationship
 // reaching every component from the described package; the SBOM's author
 // (a creator) and timestamp.
 func ntiaProblems(doc *spdx.Document) []string {
 	var probs []string
-	if doc.CreationInfo == nil || len(doc.CreationInfo.Creators) == 0 {
-		probs = append(probs, "no SBOM author (creators)")
+	author := false
+	if doc.CreationInfo != nil {
+		for _, c := range doc.CreationInfo.Creators {
+			author = author || c.CreatorType == "Organization" || c.CreatorType == "Person"
+		}
+	}
+	if !author {
+		probs = append(probs, "no SBOM author (an Organization or Person creator; a Tool is not an author)")
 	}
 	if doc.CreationInfo == nil || doc.CreationInfo.Created == "" {
 		probs = append(probs, "no timestamp (created)")
+	}
+	// What the document describes (the source archive, a binary) is
+	// identified by its file's checksum; every Go module also by a purl.
+	described := map[string]bool{}
+	for _, r := range doc.Relationships {
+		if r.Relationship == "DESCRIBES" {
+			described[string(r.RefB.ElementRefID)] = true
+		}
 	}
 	ids := map[string]bool{}
 	for _, p := range doc.Packages {
@@ -56,13 +70,13 @@ func ntiaProblems(doc *spdx.Document) []string {
 			probs = append(probs, id+": no name")
 		case p.PackageVersion == "":
 			probs = append(probs, p.PackageName+": no version")
-		case p.PackageSupplier == nil || p.PackageSupplier.Supplier == "":
+		case p.PackageSupplier == nil || p.PackageSupplier.Supplier == "" || p.PackageSupplier.Supplier == "NOASSERTION":
 			probs = append(probs, p.PackageName+": no supplier")
 		case ids[id]:
 			probs = append(probs, p.PackageName+": identifier "+id+" not unique")
 		}
 		ids[id] = true
-		if id != spdxSourceID || len(p.PackageExternalReferences) > 0 {
+		if !described[id] || len(p.PackageExternalReferences) > 0 {
 			purl := false
 			for _, ref := range p.PackageExternalReferences {
 				purl = purl || ref.RefType == "purl" && strings.HasPrefix(ref.Locator, "pkg:golang/")
@@ -80,7 +94,7 @@ func ntiaProblems(doc *spdx.Document) []string {
 		switch r.Relationship {
 		case "DESCRIBES":
 			roots = append(roots, b)
-		case "DEPENDS_ON", "CONTAINS":
+		case "DEPENDS_ON", "CONTAINS", "STATIC_LINK":
 			edges[a] = append(edges[a], b)
 		}
 	}
@@ -131,7 +145,10 @@ func TestNTIACheckCanFail(t *testing.T) {
 		name, old, new string
 		n              int
 	}{
-		{"no supplier", `"supplier": "NOASSERTION",`, ``, 1},
+		{"no supplier", `"supplier": "Organization: golang.org/x",`, ``, 1},
+		{"unknown supplier", `"supplier": "Organization: golang.org/x",`, `"supplier": "NOASSERTION",`, 1},
+		{"no author", `"Organization: example.com/Fixture",
+      "Tool: artrelease"`, `"Tool: artrelease"`, 1},
 		{"no version", `"versionInfo": "v1.3.2",`, ``, 1},
 		{"no edges", `"relationshipType": "DEPENDS_ON"`, `"relationshipType": "OTHER"`, -1},
 	} {

@@ -77,8 +77,9 @@ func TestSBOMValidatesAgainstSPDX23Schema(t *testing.T) {
 
 // TestSBOMDescribesFixtureGoMod checks the SBOM against the fixture go.mod
 // and go.sum: every requirement after replace, purls keeping the path's case
-// and escaping "+", go.sum h1 hashes in hex, indirect marked, a local
-// replacement without purl or checksum.
+// and escaping "+", go.sum h1 hashes as go-sum-h1 references (never as a
+// SHA256 checksum: h1 hashes no file), indirect marked, a local
+// replacement without purl or hash.
 func TestSBOMDescribesFixtureGoMod(t *testing.T) {
 	r := fixtureRepo(t)
 	out, m := build(t, r.dir, "HEAD", false)
@@ -91,14 +92,14 @@ func TestSBOMDescribesFixtureGoMod(t *testing.T) {
 	type want struct {
 		name, version, purl, sha, comment string
 	}
-	h := func(h1 string) string { x, _ := h1Hex(h1); return x }
+	h := func(h1 string) string { return h1 }
 	wants := []want{
 		{"example.com/local/lib", "v0.0.0-20260102150805-" + m.Commit[:12], "pkg:golang/example.com/local/lib@v0.0.0-20260102150805-" + m.Commit[:12], "", "Go module in the directory lib of the source archive"},
 		{"github.com/BurntSushi/toml", "v1.3.2", "pkg:golang/github.com/BurntSushi/toml@v1.3.2", h("h1:AczMIuUHxSR0hRDEKtoZDl7N2l0fz05lcIkCIEvW/sA="), ""},
 		{"github.com/docker/docker", "v20.10.24+incompatible", "pkg:golang/github.com/docker/docker@v20.10.24%2Bincompatible", "", "indirect requirement; no go.sum hash for the module's content"},
 		{"github.com/new/thing", "v1.1.0", "pkg:golang/github.com/new/thing@v1.1.0", h("h1:3W/i5CRebtQizhS98ApGB6pkrpYzGb6uJUMGSu/MlH4="), "replaces github.com/old/thing@v1.0.0"},
 		// Indirect for the root module, direct for lib: one package.
-		{"golang.org/x/text", "v0.14.0", "pkg:golang/golang.org/x/text@v0.14.0", h("h1:z3R8QgsVabzxZ3+/cW3dRrB09zQmQcwPUHCmvk9g8o4="), "checksum is go.sum"},
+		{"golang.org/x/text", "v0.14.0", "pkg:golang/golang.org/x/text@v0.14.0", h("h1:z3R8QgsVabzxZ3+/cW3dRrB09zQmQcwPUHCmvk9g8o4="), ""},
 	}
 	if len(doc.Packages) != len(wants)+1 {
 		t.Fatalf("%d packages, want the source and %d modules", len(doc.Packages), len(wants))
@@ -115,19 +116,20 @@ func TestSBOMDescribesFixtureGoMod(t *testing.T) {
 		if p.Name != w.name || p.VersionInfo != w.version || p.FilesAnalyzed {
 			t.Errorf("package %d = %s@%s, want %s@%s", i+1, p.Name, p.VersionInfo, w.name, w.version)
 		}
-		purl := ""
-		if len(p.ExternalRefs) == 1 {
-			purl = p.ExternalRefs[0].ReferenceLocator
+		purl, sha := "", ""
+		for _, ref := range p.ExternalRefs {
+			switch {
+			case ref.ReferenceType == "purl":
+				purl = ref.ReferenceLocator
+			case ref.ReferenceCategory == "OTHER" && ref.ReferenceType == "go-sum-h1":
+				sha = ref.ReferenceLocator
+			}
 		}
 		if purl != w.purl {
 			t.Errorf("%s purl %q, want %q", w.name, purl, w.purl)
 		}
-		sha := ""
-		if len(p.Checksums) == 1 && p.Checksums[0].Algorithm == "SHA256" {
-			sha = p.Checksums[0].ChecksumValue
-		}
-		if sha != w.sha {
-			t.Errorf("%s checksum %q, want %q", w.name, sha, w.sha)
+		if sha != w.sha || len(p.Checksums) != 0 {
+			t.Errorf("%s go.sum hash %q, want %q; checksums %v (want none)", w.name, sha, w.sha, p.Checksums)
 		}
 		if w.comment != "" && !strings.HasPrefix(p.Comment, w.comment) {
 			t.Errorf("%s comment %q, want prefix %q", w.name, p.Comment, w.comment)

@@ -56,8 +56,8 @@ func TestResolveVersions(t *testing.T) {
 		{ref: "HEAD", version: pseudo("1.0.1-0.", 4, c4), previous: "v1.0.0"},
 		{ref: "v0.9.0", version: "0.9.0", tag: "v0.9.0"},
 		// v1.0.0, the highest earlier release, is not in v5.0.0's history:
-		// it is still the previous release (the notes start at the merge base).
-		{ref: "v5.0.0", version: "5.0.0", tag: "v5.0.0", previous: "v1.0.0"},
+		// the nearest release tag of its own ancestry is.
+		{ref: "v5.0.0", version: "5.0.0", tag: "v5.0.0", previous: "v0.9.0"},
 		{ref: "not-a-version", wantErrCode: exitcode.Usage},
 		{ref: "nope", wantErrCode: exitcode.NotFound},
 	} {
@@ -417,11 +417,11 @@ func TestEmptyTagPrefix(t *testing.T) {
 	}
 }
 
-// TestNotesPreviousLineNotInHistory: a release cut from a branch after the
-// previous line was released on another branch (v1.2.0 on release-1.2,
-// v1.1.1 on release-1.1) starts its notes at the merge base with v1.1.1 and
-// says so, instead of running back to v1.0.0; subjects are escaped for
-// Markdown and an empty subject is named.
+// TestNotesPreviousLineNotInHistory: a release cut from main after the
+// previous line was released on its own branch (v1.2.0 on release-1.2,
+// v1.1.1 on release-1.1) starts its notes at the nearest release tag in its
+// own ancestry, v1.0.0: a backport tagged later on release-1.1 cannot change
+// them. Subjects are escaped for Markdown and an empty subject is named.
 func TestNotesPreviousLineNotInHistory(t *testing.T) {
 	r := newTestRepo(t)
 	r.write("release.json", `{"apiVersion":"art/v1alpha1","kind":"ReleaseContract","name":"line","license":"MIT"}`, 0o644)
@@ -441,13 +441,13 @@ func TestNotesPreviousLineNotInHistory(t *testing.T) {
 	r.git("tag", "-a", "-m", "v1.2.0", "v1.2.0")
 
 	out, m := build(t, r.dir, "v1.2.0", false)
-	if m.PreviousTag != "v1.1.1" {
-		t.Errorf("previous tag %s, want v1.1.1", m.PreviousTag)
+	if m.PreviousTag != "v1.0.0" {
+		t.Errorf("previous tag %s, want v1.0.0", m.PreviousTag)
 	}
 	notes, _ := os.ReadFile(out + "/" + NotesName)
 	text := string(notes)
 	for _, want := range []string{
-		"3 changes since `" + b[:12] + "`, the merge base with v1.1.1: the previous release, v1.1.1, is not in this commit's history.",
+		"4 changes since v1.0.0.",
 		`- \<script\>alert(1)\</script\> in \_git\_ \*paths\* \[x\](http://e) \` + "`" + `code\` + "`" + ` \&amp; (`,
 		"- (no subject) (",
 		"- four (",
@@ -456,7 +456,7 @@ func TestNotesPreviousLineNotInHistory(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, text)
 		}
 	}
-	for _, bad := range []string{"two", "backport", "<script>"} {
+	for _, bad := range []string{"backport", "<script>", "merge base"} {
 		if strings.Contains(text, bad) {
 			t.Errorf("notes hold %q:\n%s", bad, text)
 		}
@@ -482,8 +482,8 @@ func TestVerifyRepoNotesFromManifest(t *testing.T) {
 	r.git("checkout", "-q", "-b", "release-1.0", b)
 	r.commit("fix: backport")
 	r.git("tag", "-a", "-m", "v1.0.1", "v1.0.1")
-	if _, m2 := build(t, r.dir, "v1.1.0", false); m2.PreviousTag != "v1.0.1" {
-		t.Fatalf("a fresh build's previous tag %s, want v1.0.1", m2.PreviousTag)
+	if _, m2 := build(t, r.dir, "v1.1.0", false); m2.PreviousTag != "v1.0.0" {
+		t.Fatalf("a fresh build's previous tag %s, want v1.0.0 (v1.0.1 is not in its ancestry)", m2.PreviousTag)
 	}
 	if rep, err := Verify(context.Background(), VerifyOptions{Dir: out, Repo: r.dir}); err != nil || !rep.Rebuilt {
 		t.Errorf("verify --repo after a later tag: %v %+v", err, rep)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,15 +29,36 @@ import (
 // VerifyReport is the outcome of Verify: every problem found, not just the
 // first, so one run tells the whole story of a tampered directory.
 type VerifyReport struct {
-	Dir      string    `json:"dir"`
-	OK       bool      `json:"ok"`
-	Name     string    `json:"name,omitempty"`
-	Version  string    `json:"version,omitempty"`
-	Commit   string    `json:"commit,omitempty"`
-	Files    []string  `json:"files"`
-	Rebuilt  bool      `json:"rebuilt"`
-	Problems []Problem `json:"problems"`
+	Dir     string   `json:"dir"`
+	OK      bool     `json:"ok"`
+	Name    string   `json:"name,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Commit  string   `json:"commit,omitempty"`
+	Files   []string `json:"files"`
+	Rebuilt bool     `json:"rebuilt"`
+	// BinariesRebuilt is set when the binaries were built again from the
+	// source archive and compared.
+	BinariesRebuilt bool      `json:"binaries_rebuilt"`
+	Problems        []Problem `json:"problems"`
+	// Unchecked lists what the files alone cannot prove — what only the
+	// repository (tags, history) or the contract knows — one entry per
+	// field, so a reader sees what a pass without --repo did not cover.
+	// Empty after a rebuild, which compares every byte.
+	Unchecked []Unchecked `json:"unchecked"`
 }
+
+// Unchecked is one field verify could not check, and why.
+type Unchecked struct {
+	File  string `json:"file"`
+	Field string `json:"field"`
+	Why   string `json:"why"`
+	// Reason renders Why with the caller's names for the options it
+	// refers to (exitcode.Ref "Repo", "ContractFile"): the CLI words them
+	// as its flags.
+	Reason *exitcode.Hinted `json:"-"`
+}
+
+func (u Unchecked) String() string { return u.File + ": " + u.Field + ": " + u.Why }
 
 // Problem is one way a release directory fails to verify.
 type Problem struct {
@@ -60,6 +82,11 @@ type VerifyOptions struct {
 	// built under: its sha256 must be the manifest's, and the SBOM check and
 	// the rebuild use it instead of the archive's release.json.
 	ContractFile string
+	// Strict fails (ErrUnchecked, exit 1) when any field could not be
+	// checked, instead of only listing it.
+	Strict bool
+	// SkipBinaries does not rebuild the binaries (listed as unchecked).
+	SkipBinaries bool
 }
 
 // Verify re-derives everything a release directory claims, from the files
@@ -75,7 +102,7 @@ type VerifyOptions struct {
 // It returns the report and, when anything failed, an error wrapping
 // ErrMismatch (exit 1). A directory that does not exist is ErrNotFound.
 func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
-	rep := &VerifyReport{Dir: o.Dir, Files: []string{}, Problems: []Problem{}}
+	rep := &VerifyReport{Dir: o.Dir, Files: []string{}, Problems: []Problem{}, Unchecked: []Unchecked{}}
 	fi, err := os.Stat(o.Dir)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -101,13 +128,36 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyReport, error) {
 		v.contractFile, v.contractData = o.ContractFile, data
 	}
 	v.run()
+	if v.manifest != nil && len(rep.Problems) == 0 {
+		_, hasBin := v.manifest.Artifact(ArtifactBinaryArchive)
+		if c := v.releaseContract(); c != nil && len(c.Binaries) > 0 && !hasBin {
+			// Every binary archive deleted, with the manifest and
+			// SHA256SUMS re-signed: the contract still declares them.
+			v.problem(ManifestName, "the contract declares %d binaries, the release has no binary archive", len(c.Binaries))
+		}
+		if hasBin {
+			if o.Repo != "" {
+				// The rebuild from the repository builds them again.
+			} else if o.SkipBinaries {
+				v.unchecked(ManifestName, "binaries", "not rebuilt (skipped): their bytes are checked only against the manifest and SHA256SUMS")
+			} else if err := v.rebuildBinaries(ctx); err != nil {
+				return rep, err
+			}
+		}
+	}
 	if o.Repo != "" && v.manifest != nil && len(rep.Problems) == 0 {
 		if err := v.rebuild(ctx, o.Repo); err != nil {
 			return rep, err
 		}
 		rep.Rebuilt = true
+		_, hasBin := v.manifest.Artifact(ArtifactBinaryArchive)
+		rep.BinariesRebuilt = hasBin && len(rep.Problems) == 0
+		rep.Unchecked = []Unchecked{} // the rebuild compared every byte
 	}
-	rep.OK = len(rep.Problems) == 0
+	rep.OK = len(rep.Problems) == 0 && (!o.Strict || len(rep.Unchecked) == 0)
+	if len(rep.Problems) == 0 && !rep.OK {
+		return rep, fmt.Errorf("%s: %w: %d fields (first: %s)", o.Dir, ErrUnchecked, len(rep.Unchecked), rep.Unchecked[0])
+	}
 	if !rep.OK {
 		first := rep.Problems[0]
 		more := ""
@@ -128,6 +178,15 @@ type verifier struct {
 	manifest *Manifest
 	present  map[string]bool
 	digests  map[string]string // name → sha256 of the bytes on disk
+	extras   []string          // files SHA256SUMS does not list
+	// Binary SBOMs: the expected bytes by name, computed from each
+	// binary's build information, and the SBOM artifacts found.
+	binSBOMs     map[string][]byte
+	binSBOMFiles []Artifact
+	modCache     *string // this machine's GOMODCACHE, once asked
+	// sourceGoVersion is the source package's purl version (the release's
+	// Go version), once the SBOM was read.
+	sourceGoVersion string
 
 	contractFile string // --contract FILE
 	contractData []byte
@@ -148,6 +207,15 @@ func sbomSource(p string) bool {
 
 // maxSBOMSource bounds what verify holds in memory per file.
 const maxSBOMSource = 64 << 20
+
+// unchecked records a field the files alone cannot prove.
+func (v *verifier) unchecked(file, field, format string, args ...any) {
+	h := exitcode.WithHint(errUnchecked, format, args...).(*exitcode.Hinted)
+	v.rep.Unchecked = append(v.rep.Unchecked, Unchecked{File: file, Field: field, Why: h.Hint(), Reason: h})
+}
+
+// errUnchecked carries an Unchecked reason (exitcode.Hinted renders it).
+var errUnchecked = errors.New("unchecked")
 
 func (v *verifier) problem(file, format string, args ...any) {
 	v.rep.Problems = append(v.rep.Problems, Problem{File: file, Msg: fmt.Sprintf(format, args...)})
@@ -203,7 +271,7 @@ func (v *verifier) run() {
 		}
 		for _, name := range v.rep.Files { // sorted, so the report is too
 			if _, ok := listed[name]; !ok && name != SumsName {
-				v.problem(name, "extra file (not in %s)", SumsName)
+				v.extras = append(v.extras, name)
 			}
 		}
 	}
@@ -212,6 +280,9 @@ func (v *verifier) run() {
 	if !v.present[ManifestName] {
 		if _, ok := listed[ManifestName]; !ok {
 			v.problem(ManifestName, "missing")
+		}
+		for _, name := range v.extras {
+			v.problem(name, "extra file (not in %s)", SumsName)
 		}
 		return
 	}
@@ -230,6 +301,23 @@ func (v *verifier) run() {
 	}
 	v.manifest = &m
 	v.rep.Name, v.rep.Version, v.rep.Commit = m.Name, m.Version, m.Commit
+	for _, name := range v.extras {
+		if name != m.ChecksumsFile {
+			v.problem(name, "extra file (not in %s)", SumsName)
+		} else if v.digests[name] != v.digests[SumsName] {
+			v.problem(name, "is not identical to %s", SumsName)
+		}
+	}
+	if m.ChecksumsFile != "" && !v.present[m.ChecksumsFile] {
+		v.problem(m.ChecksumsFile, "missing (named in the manifest)")
+	}
+	v.unchecked(ManifestName, "commit, tree", "the archive is not compared with the repository's objects; needs %s", exitcode.Ref("Repo"))
+	if m.Tag != "" {
+		v.unchecked(ManifestName, "tag", "%s names this commit only in the repository; needs %s", m.Tag, exitcode.Ref("Repo"))
+	}
+	if m.PreviousTag != "" {
+		v.unchecked(ManifestName, "previous_tag", "%s is the nearest earlier release tag only in the repository's history; needs %s", m.PreviousTag, exitcode.Ref("Repo"))
+	}
 	if sums != nil {
 		want := []string{ManifestName}
 		for _, a := range m.Artifacts {
@@ -253,7 +341,7 @@ func (v *verifier) run() {
 			}
 			continue
 		}
-		if want := expectedName(&m, a.Kind); want != a.Name {
+		if want := expectedName(&m, a); want != a.Name {
 			v.problem(a.Name, "a %s must be named %s", a.Kind, want)
 		}
 		path := filepath.Join(v.dir, a.Name)
@@ -272,14 +360,19 @@ func (v *verifier) run() {
 			v.notes(path, a)
 		case ArtifactProvenance:
 			v.provenance(path, a)
+		case ArtifactBinaryArchive:
+			v.binaryArchive(path, a)
+		case ArtifactBinarySBOM:
+			v.binarySBOM(path, a)
 		}
 	}
+	v.checkBinarySBOMs()
 	kinds := map[string]int{}
 	for _, a := range m.Artifacts {
 		kinds[a.Kind]++
 	}
 	for _, k := range ArtifactKinds {
-		if n := kinds[k]; n > 1 {
+		if n := kinds[k]; n > 1 && k != ArtifactBinaryArchive && k != ArtifactBinarySBOM {
 			v.problem(ManifestName, "%d artifacts of kind %s", n, k)
 		}
 	}
@@ -288,7 +381,18 @@ func (v *verifier) run() {
 	}
 }
 
-func expectedName(m *Manifest, kind string) string {
+func expectedName(m *Manifest, a Artifact) string {
+	p, _ := ParsePlatform(a.Platform)
+	switch a.Kind {
+	case ArtifactBinaryArchive:
+		return binArchiveName(m.Name, m.Version, p)
+	case ArtifactBinarySBOM:
+		return binarySBOMName(a.Binary, m.Version, p)
+	}
+	return expectedKindName(m, a.Kind)
+}
+
+func expectedKindName(m *Manifest, kind string) string {
 	switch kind {
 	case ArtifactArchive:
 		return archiveName(m.Name, m.Version)
@@ -509,30 +613,48 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 	m := v.manifest
 	mt, _ := time.Parse(time.RFC3339Nano, m.CommitTime)
 	src := doc.Packages[0]
-	c := Contract{Name: m.Name, License: src.LicenseDeclared}
+	c := Contract{Name: m.Name, License: src.LicenseDeclared, Supplier: strings.TrimPrefix(src.Supplier, "Organization: ")}
+	if src.Supplier == spdxNoAssertion {
+		c.Supplier = ""
+	}
 	contract := v.contractData
 	if contract == nil {
 		contract = v.treeData[ContractPath]
 	}
+	haveContract := false
 	if contract != nil {
 		sum := sha256.Sum256(contract)
 		if hex.EncodeToString(sum[:]) == m.Contract.SHA256 {
 			if cc, err := DecodeContract(contract); err == nil {
-				c.License, c.Module = cc.License, cc.Module
+				c.License, c.Module, c.Supplier = cc.License, cc.Module, cc.Supplier
+				haveContract = true
 			}
 		} else if v.contractFile != "" {
 			v.problem(ManifestName, "contract %s has sha256 %s, the release was built under %s", v.contractFile, hex.EncodeToString(sum[:]), m.Contract.SHA256)
 		}
+	}
+	if !haveContract {
+		why := "taken from the SBOM: the release was built under a contract that is not the archive's release.json; pass it as %s FILE"
+		v.unchecked(a.Name, "source licenseDeclared", why, exitcode.Ref("ContractFile"))
+		v.unchecked(a.Name, "source supplier", why, exitcode.Ref("ContractFile"))
 	}
 	dirs, work, err := moduleDirs(v.treeFiles, v.treeData["go.work"])
 	if err != nil {
 		v.problem(a.Name, "cannot recompute from the archive: %v", err)
 		return
 	}
-	mods, err := parseTreeModules(dirs, work, func(p string) ([]byte, error) { return v.treeData[p], nil })
+	mods, stray, err := parseTreeModules(dirs, work, func(p string) ([]byte, error) { return v.treeData[p], nil })
 	if err != nil {
 		v.problem(a.Name, "cannot recompute from the archive: %v", err)
 		return
+	}
+	// A root go.mod names the module whatever the SBOM says (build refuses
+	// a contract module that differs from it).
+	if len(mods) > 0 && mods[0].Dir == "" {
+		if c.Module != "" && c.Module != mods[0].GoMod.Module {
+			v.problem(a.Name, "contract module %s, but the archive's go.mod declares %s", c.Module, mods[0].GoMod.Module)
+		}
+		c.Module = mods[0].GoMod.Module
 	}
 	srcVersion := ""
 	for _, ref := range src.ExternalRefs {
@@ -543,11 +665,9 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 			if c.Module == "" {
 				p, _, _ := strings.Cut(strings.TrimPrefix(ref.ReferenceLocator, "pkg:golang/"), "@")
 				c.Module = p
+				v.unchecked(a.Name, "source purl module path", "taken from the SBOM: the archive has no root go.mod and the contract is not available (%s)", exitcode.Ref("ContractFile"))
 			}
 		}
-	}
-	if len(mods) > 0 && mods[0].Dir == "" && c.Module == "" {
-		c.Module = mods[0].GoMod.Module
 	}
 	byID := map[string]SPDXPackage{}
 	for _, p := range doc.Packages {
@@ -569,8 +689,14 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 			}
 		}
 	}
+	v.sourceGoVersion = srcVersion
 	if c.Module != "" {
 		checkVersion("source", srcVersion)
+		// The release version is the Go version less "v" and any
+		// +incompatible, tagged or not.
+		if semver.IsValid(srcVersion) && semver.Canonical(srcVersion) != "v"+m.Version {
+			v.problem(a.Name, "source purl version %s is not the release version %s", srcVersion, m.Version)
+		}
 	}
 	for i := range mods {
 		if mods[i].Dir == "" {
@@ -579,6 +705,7 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 		}
 		mods[i].Version = byID["SPDXRef-Package-module-"+spdxIDPart(mods[i].Dir)].VersionInfo
 		checkVersion(mods[i].GoMod.Module, mods[i].Version)
+		v.unchecked(a.Name, "module "+mods[i].GoMod.Module+" version", "%s taken from the SBOM: a nested module's version comes from its own tags; needs %s", mods[i].Version, exitcode.Ref("Repo"))
 	}
 	id := &Identity{
 		Commit:    &Commit{ID: m.Commit, Tree: m.Tree, CommitterTime: mt.Unix()},
@@ -586,7 +713,7 @@ func (v *verifier) recomputeSBOM(a Artifact, data []byte, doc *SPDXDocument) {
 		Version:   m.Version,
 		GoVersion: srcVersion,
 	}
-	want, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: archive.Name, ArchiveSHA256: archive.SHA256, Modules: mods})
+	want, err := buildSBOM(sbomInput{Contract: &c, ID: id, ArchiveName: archive.Name, ArchiveSHA256: archive.SHA256, Modules: mods, Stray: stray})
 	if err != nil {
 		v.problem(a.Name, "cannot recompute from the archive: %v", err)
 		return
@@ -642,6 +769,7 @@ func (v *verifier) notes(path string, a Artifact) {
 	if !bytes.HasPrefix(data, []byte("# "+m.Name+" "+m.Version+"\n")) || !bytes.Contains(data, []byte("`"+m.Commit+"`")) {
 		v.problem(a.Name, "does not open with the release's name, version and commit")
 	}
+	v.unchecked(a.Name, "changes listed", "the commits since the previous release come from the history; needs %s", exitcode.Ref("Repo"))
 }
 
 func (v *verifier) provenance(path string, a Artifact) {
@@ -660,10 +788,8 @@ func (v *verifier) provenance(path string, a Artifact) {
 	}
 	m := v.manifest
 	var want []string
-	for _, x := range m.Artifacts {
-		if x.Kind != ArtifactProvenance {
-			want = append(want, x.Name+"="+x.SHA256)
-		}
+	for _, x := range provenanceSubjects(m.Artifacts) {
+		want = append(want, x.Name+"="+x.Digest["sha256"])
 	}
 	var got []string
 	for _, s := range st.Subject {
@@ -673,6 +799,16 @@ func (v *verifier) provenance(path string, a Artifact) {
 	sort.Strings(got)
 	if !slices.Equal(want, got) {
 		v.problem(a.Name, "subjects %v are not the release's artifacts %v", got, want)
+	}
+	if ip := st.Predicate.BuildDefinition.InternalParameters; (m.Go != "") != (ip != nil) || ip != nil && ip.Toolchain != m.Go {
+		v.problem(a.Name, "does not name the toolchain %q that built the binaries", m.Go)
+	}
+	if c := v.releaseContract(); c != nil {
+		wb, _ := json.Marshal(c.Binaries)
+		gb, _ := json.Marshal(st.Predicate.BuildDefinition.ExternalParameters.Binaries)
+		if !bytes.Equal(wb, gb) {
+			v.problem(a.Name, "binaries' build parameters %s are not the contract's %s", gb, wb)
+		}
 	}
 	p := st.Predicate.BuildDefinition.ExternalParameters
 	if st.Type != InTotoStatementType || st.PredicateType != SLSAProvenanceType ||
@@ -685,7 +821,13 @@ func (v *verifier) provenance(path string, a Artifact) {
 // sourceIs reports whether the provenance's only dependency is the
 // manifest's commit and tree.
 func sourceIs(deps []ResourceDescriptor, m *Manifest) bool {
-	return len(deps) == 1 && deps[0].Digest["gitCommit"] == m.Commit && deps[0].Digest["gitTree"] == m.Tree
+	if len(deps) == 0 || deps[0].Name != "source" || deps[0].Digest["gitCommit"] != m.Commit || deps[0].Digest["gitTree"] != m.Tree {
+		return false
+	}
+	if m.Go == "" {
+		return len(deps) == 1
+	}
+	return len(deps) == 2 && deps[1].Name == "toolchain" && deps[1].URI == "https://go.dev/dl/#"+m.Go
 }
 
 // rebuild builds the manifest's commit again and compares every file.

@@ -224,7 +224,7 @@ func TestVerifyRecomputesSBOMFromArchive(t *testing.T) {
 		},
 		"checksum changed": func(d *SPDXDocument) {
 			i := find(d, "github.com/new/thing")
-			d.Packages[i].Checksums[0].ChecksumValue = strings.Repeat("0", 64)
+			d.Packages[i].ExternalRefs[1].ReferenceLocator = "h1:" + strings.Repeat("A", 43) + "="
 		},
 		"license changed": func(d *SPDXDocument) { d.Packages[0].LicenseDeclared = "MIT" },
 		"nested module pseudo-version of another commit": func(d *SPDXDocument) {

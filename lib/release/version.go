@@ -25,10 +25,9 @@ type Identity struct {
 	// ByTag is set when REF itself named the release tag (not a branch or
 	// commit that happens to carry it).
 	ByTag bool
-	// PreviousLine is the highest earlier release tag of the whole
-	// repository when it is not in the commit's history (a release cut
-	// from a branch: v3.6.0 after v3.5.21, tagged on release-3.5); then
-	// Previous names it and NotesFrom is its merge base with the commit.
+	// PreviousLine is set when Previous is not in the commit's history
+	// (verify --repo rebuilds a release whose manifest names such a tag);
+	// then NotesFrom is its merge base with the commit.
 	PreviousLine bool
 	// NotesFrom is the commit the notes start after: PreviousID, or the
 	// merge base when PreviousLine; "" for every commit in the history.
@@ -56,55 +55,88 @@ func (r *Repo) Resolve(ctx context.Context, ref, prefix string) (*Identity, erro
 	if err != nil {
 		return nil, err
 	}
-	all, err := r.Tags(ctx, "")
-	if err != nil {
-		return nil, err
-	}
 	id, err := identify(ref, commit, reachable, prefix)
 	if err != nil {
 		return nil, err
 	}
-	return id, r.previousLine(ctx, id, reachable, all, prefix)
+	return id, r.previousRelease(ctx, id, reachable, prefix)
 }
 
-// previousLine sets where the notes of a tagged release start. The
-// previous release is the highest earlier release tag in the commit's
-// history (identify); but when the repository's highest earlier release —
-// the previous version line — is not in that history (the release was cut
-// from a branch, and the last release of the line before it was tagged on
-// another branch), a history-only search reaches back to some old tag and
-// lists years of commits. Then the previous release is that highest tag and
-// the notes start from its merge base with the commit, and say so.
-func (r *Repo) previousLine(ctx context.Context, id *Identity, reachable, all []RefTag, prefix string) error {
-	id.NotesFrom = id.PreviousID
-	if id.Tag == "" {
-		return nil // an untagged build: its history's tags are its base
+// previousRelease sets the previous release, where the notes start: the
+// nearest release tag in the commit's own ancestry, as `git describe --tags
+// --abbrev=0` finds it, among the tags that can precede this version — a
+// lower version, not a pre-release when this is a release (v1.1.0's notes
+// run from v1.0.0, not from v1.1.0-rc.2), and for an untagged build of the
+// same major line (v0 and v1 are one line). Only the ancestry counts: a
+// higher earlier version tagged later on a backport branch (v3.4.45 after
+// v3.5.0) never changes an old release's notes, and a tag of another
+// module path or major line (v28.2.2 of a +incompatible line above a
+// v2.0.0-beta pseudo-version) is no predecessor.
+func (r *Repo) previousRelease(ctx context.Context, id *Identity, reachable []RefTag, prefix string) error {
+	id.Previous, id.PreviousID, id.PreviousLine, id.NotesFrom = "", "", false, ""
+	cur := strings.TrimSuffix(id.GoVersion, "+incompatible")
+	if id.Tag != "" {
+		cur = id.GoVersionOfTag(prefix)
 	}
-	inHistory := map[string]bool{}
+	ok := map[string]RefTag{}
+	args := describeArgs()
 	for _, t := range reachable {
-		inHistory[t.Name] = true
-	}
-	best, bestCommit, bestV := "", "", ""
-	for _, t := range all {
-		v, ok := tagVersion(t.Name, prefix)
-		if !ok || t.Commit == "" || t.Commit == id.Commit.ID || !earlierRelease(v, id.GoVersionOfTag(prefix)) {
+		v, isRelease := tagVersion(t.Name, prefix)
+		if !isRelease || t.Commit == "" || t.Commit == id.Commit.ID || !precedes(v, cur, id.Tag == "") {
 			continue
 		}
-		if best == "" || semver.Compare(v, bestV) > 0 || semver.Compare(v, bestV) == 0 && t.Name < best {
-			best, bestCommit, bestV = t.Name, t.Commit, v
-		}
+		ok[t.Name] = t
+		// A ref name cannot hold a glob character (git check-ref-format),
+		// so the exact name is a pattern matching only itself.
+		args = append(args, describeMatch, t.Name)
 	}
-	if best == "" || inHistory[best] {
+	if len(ok) == 0 {
 		return nil
 	}
-	out, err := r.git(ctx, "merge-base", id.Commit.ID, bestCommit)
-	var ge *gitError
-	if err != nil && !errors.As(err, &ge) {
+	out, err := r.git(ctx, append(args, id.Commit.ID)...)
+	if err != nil {
 		return err
 	}
-	id.Previous, id.PreviousID, id.PreviousLine = best, bestCommit, true
-	id.NotesFrom = strings.TrimSpace(string(out)) // "": no common history
+	found, isOK := ok[strings.TrimSpace(string(out))]
+	if !isOK {
+		return fmt.Errorf("git describe named %q, not one of the candidate tags", strings.TrimSpace(string(out)))
+	}
+	// Several candidates on the nearest commit: the highest version, then
+	// the first name, whatever git's preference among them.
+	best, bestV := found, ""
+	for _, t := range ok {
+		if t.Commit != found.Commit {
+			continue
+		}
+		v, _ := tagVersion(t.Name, prefix)
+		if bestV == "" || semver.Compare(v, bestV) > 0 || semver.Compare(v, bestV) == 0 && t.Name < best.Name {
+			best, bestV = t, v
+		}
+	}
+	id.Previous, id.PreviousID, id.NotesFrom = best.Name, best.Commit, best.Commit
 	return nil
+}
+
+// precedes reports whether tag version v can be the previous release of
+// version cur: lower; not a pre-release when cur is a release; for an
+// untagged build (cur a pseudo-version) on cur's major line.
+func precedes(v, cur string, untagged bool) bool {
+	if semver.Compare(v, cur) >= 0 {
+		return false
+	}
+	if untagged {
+		return majorLine(v) == majorLine(cur)
+	}
+	return semver.Prerelease(cur) != "" || semver.Prerelease(v) == ""
+}
+
+// majorLine is a version's major version, v0 counting as v1: the go
+// command's compatibility line (a module path without suffix holds both).
+func majorLine(v string) string {
+	if m := semver.Major(v); m != "v0" {
+		return m
+	}
+	return "v1"
 }
 
 // setPrevious makes name the previous release (verify --repo rebuilds
@@ -142,16 +174,6 @@ func (id *Identity) GoVersionOfTag(prefix string) string {
 	return v
 }
 
-// earlierRelease reports whether tag version v can be the previous release
-// of version cur: lower, and not a pre-release when cur is a release
-// (v1.1.0's notes run from v1.0.0, not from v1.1.0-rc.2).
-func earlierRelease(v, cur string) bool {
-	if semver.Compare(v, cur) >= 0 {
-		return false
-	}
-	return semver.Prerelease(cur) != "" || semver.Prerelease(v) == ""
-}
-
 // identify is Resolve for a commit already read, given the tags reachable
 // from it.
 func identify(ref string, commit *Commit, reachable []RefTag, prefix string) (*Identity, error) {
@@ -183,27 +205,11 @@ func identify(ref string, commit *Commit, reachable []RefTag, prefix string) (*I
 			}
 		}
 	}
-	// The previous release: the highest release tag reachable from the
-	// commit, on another commit, below this version. A release skips
-	// pre-releases, so v1.1.0's notes run from v1.0.0, not from v1.1.0-rc.2.
 	var base string // highest reachable tag version of any kind, for pseudo-versions
 	for _, t := range reachable {
 		v, ok := tagVersion(t.Name, prefix)
-		if !ok || t.Commit == commitID {
-			continue
-		}
-		if base == "" || semver.Compare(v, base) > 0 {
+		if ok && t.Commit != commitID && (base == "" || semver.Compare(v, base) > 0) {
 			base = v
-		}
-		if id.Tag != "" && semver.Compare(v, id.GoVersion) >= 0 {
-			continue
-		}
-		if id.Tag != "" && semver.Prerelease(id.GoVersion) == "" && semver.Prerelease(v) != "" {
-			continue
-		}
-		cur, _ := tagVersion(id.Previous, prefix)
-		if id.Previous == "" || semver.Compare(v, cur) > 0 || semver.Compare(v, cur) == 0 && t.Name < id.Previous {
-			id.Previous, id.PreviousID = t.Name, t.Commit
 		}
 	}
 	if id.Tag == "" {
