@@ -530,13 +530,7 @@ func allowed(lists []*allowCheck, s string, a, b int, secret string) bool {
 		case "match":
 			target = s[a:b]
 		case "line":
-			ls := strings.LastIndexByte(s[:a], '\n') + 1
-			le := strings.IndexByte(s[b:], '\n')
-			if le < 0 {
-				le = len(s)
-			} else {
-				le += b
-			}
+			ls, le := lineAround(s, a, b)
 			target = s[ls:le]
 		}
 		regexOK := al.re != nil && target != "" && al.re.MatchString(target)
@@ -948,4 +942,14 @@ func (lr *leakRule) matchStart(s string, a, prevEnd int) int {
 		p -= size
 	}
 	return p
+}
+
+// lineAround is where the line holding s[a:b] starts and ends (its
+// newline excluded).
+func lineAround(s string, a, b int) (start, end int) {
+	start = strings.LastIndexByte(s[:a], '\n') + 1
+	if end = strings.IndexByte(s[b:], '\n'); end < 0 {
+		return start, len(s)
+	}
+	return start, end + b
 }

@@ -313,13 +313,7 @@ func hashTagged(s string, a int) bool {
 // one length (a certificate, a key file, an encoded blob), cut into lines
 // as PEM and MIME cut them.
 func base64Block(s string, a, b int) bool {
-	ls := strings.LastIndexByte(s[:a], '\n') + 1
-	le := strings.IndexByte(s[b:], '\n')
-	if le < 0 {
-		le = len(s)
-	} else {
-		le += b
-	}
+	ls, le := lineAround(s, a, b)
 	if lineBody(s[ls:a]) != "" || strings.TrimRight(s[b:le], "\r") != "" {
 		return false
 	}
