@@ -192,3 +192,89 @@ func TestPrometheusScrapesAgent(t *testing.T) {
 		t.Errorf("artagent run after SIGINT: %v; want exit 130\n%s", err, stderr)
 	}
 }
+
+// TestAgentMetricsMCP: an MCP session the test drives over stdio counts
+// its calls as steps: two reads (one refused: its path escapes the
+// workspace), a verify that passes; the exposition says so (and no
+// provider time: there is no provider) while the session is open, and
+// promtool accepts it.
+func TestAgentMetricsMCP(t *testing.T) {
+	if _, err := exec.LookPath("promtool"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("promtool is not installed: .ci/run installs Debian's prometheus package")
+		}
+		t.Skip("promtool is not installed (apt-get install prometheus)")
+	}
+	target := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mcp := exec.CommandContext(ctx, filepath.Join(binDir, "artagent"), "mcp", "--workspace", ws, "--verify", "cat a.txt", "--metrics", target)
+	mcp.Env = append(os.Environ(), "ART_HOME="+filepath.Join(dir, "home"), "ART_EVENTS=", "TRACEPARENT=", "GORACE=atexit_sleep_ms=0")
+	stderr, f := newOutFile(t, "mcp.err")
+	mcp.Stderr = f
+	in, err := mcp.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := mcp.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		mcp.Wait()
+	}()
+	replies := bufio.NewScanner(outPipe)
+	replies.Buffer(nil, 1<<20)
+	call := func(id int, method, params string) {
+		t.Helper()
+		fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		for replies.Scan() {
+			var r struct {
+				ID    *int            `json:"id"`
+				Error json.RawMessage `json:"error"`
+			}
+			if json.Unmarshal(replies.Bytes(), &r) == nil && r.ID != nil && *r.ID == id {
+				if r.Error != nil {
+					t.Fatalf("%s: %s", method, r.Error)
+				}
+				return
+			}
+		}
+		t.Fatalf("%s: no reply (%v); stderr:\n%s", method, replies.Err(), stderr)
+	}
+	call(1, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}`)
+	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call(2, "tools/call", `{"name":"read_file","arguments":{"path":"a.txt"}}`)
+	call(3, "tools/call", `{"name":"read_file","arguments":{"path":"../outside.txt"}}`)
+	call(4, "tools/call", `{"name":"verify","arguments":{}}`)
+
+	body := exposition(t, target)
+	for _, want := range []string{
+		`artagent_steps_total{action="read_file"} 2`,
+		`artagent_steps_total{action="verify"} 1`,
+		`artagent_steps_total{action="other"} 0`,
+		`artagent_refusals_total{kind="path"} 1`,
+		`artagent_verify_total{result="passed"} 1`,
+		`artagent_provider_request_duration_seconds_count 0`,
+		`artagent_runs_total{status="cancelled"} 0`,
+	} {
+		if !strings.Contains(body, "\n"+want+"\n") {
+			t.Errorf("exposition lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("exposition:\n%s\nstderr:\n%s", body, stderr)
+	}
+}

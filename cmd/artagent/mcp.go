@@ -13,6 +13,7 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/agent"
+	"github.com/art-runtime/art/lib/agent/agentmetrics"
 	"github.com/art-runtime/art/lib/agent/mcpserver"
 	"github.com/art-runtime/art/lib/agent/transcript"
 	"github.com/art-runtime/art/lib/execx"
@@ -103,7 +104,7 @@ func (c *McpCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		}
 	}
 	// A bad or busy --metrics address fails before the session starts.
-	count, stopMetrics, err := serveMetrics(std, c.Metrics)
+	count, stopMetrics, err := serveMetrics(std, c.Metrics, agentmetrics.Options{NoProvider: true})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // serveMetrics listens on addr (none: no metrics) before any work, so a
 // bad or busy address fails first, and serves the run's metrics there
 // until stop. observe counts an event (nil without --metrics).
-func serveMetrics(std cli.IO, addr string) (observe func(*agent.Event), stop func(), err error) {
+func serveMetrics(std cli.IO, addr string, opt agentmetrics.Options) (observe func(*agent.Event), stop func(), err error) {
 	if addr == "" {
 		return nil, func() {}, nil
 	}
@@ -20,7 +20,7 @@ func serveMetrics(std cli.IO, addr string) (observe func(*agent.Event), stop fun
 	if err != nil {
 		return nil, nil, err
 	}
-	m := agentmetrics.New()
+	m := agentmetrics.New(opt)
 	stop = promserve.Serve(ln, m.Handler(), func(err error) { fmt.Fprintf(std.Err, "artagent: warning: --metrics: %v\n", err) })
 	return m.Observe, stop, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/agent"
+	"github.com/art-runtime/art/lib/agent/agentmetrics"
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/agent/provider/agy"
 	pexec "github.com/art-runtime/art/lib/agent/provider/exec"
@@ -148,7 +149,7 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	}
 
 	// A bad or busy --metrics address fails before the run starts.
-	count, stopMetrics, err := serveMetrics(std, c.Metrics)
+	count, stopMetrics, err := serveMetrics(std, c.Metrics, agentmetrics.Options{})
 	if err != nil {
 		return err
 	}

@@ -41,12 +41,21 @@ type Metrics struct {
 	runs     *prometheus.CounterVec
 	// truncated counts replies cut off at the token limit (no action).
 	truncated prometheus.Counter
+	opt       Options
+}
+
+// Options say what the events come from.
+type Options struct {
+	// NoProvider: the decisions come from an MCP client, not a provider,
+	// so a step's latency (the core's bookkeeping, not a model's answer)
+	// is not a provider request's duration.
+	NoProvider bool
 }
 
 // New returns metrics with every labelled series present at zero, so a
 // rate() over them has a start and a dashboard shows what did not happen.
-func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+func New(opt Options) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), opt: opt}
 	m.steps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "artagent_steps_total",
 		Help: "Steps taken, by the action decided (read_file, replace_text, run_tool, verify, finish; other for a reply that named none)."}, []string{"action"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "artagent_refusals_total",
@@ -97,7 +106,7 @@ func (m *Metrics) Observe(ev *agent.Event) {
 	switch ev.Type {
 	case agent.EventStep:
 		m.steps.WithLabelValues(bounded(string(ev.Action), Actions)).Inc()
-		if ev.LatencyMS != nil {
+		if ev.LatencyMS != nil && !m.opt.NoProvider {
 			m.latency.Observe(float64(*ev.LatencyMS) / 1000)
 		}
 		if u := ev.Usage; u != nil {

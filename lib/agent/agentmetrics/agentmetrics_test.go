@@ -30,6 +30,7 @@ func result(s agent.Status) *agent.Event { return &agent.Event{Type: agent.Event
 func TestObserve(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		opt    Options
 		events []*agent.Event
 		want   map[string]float64 // "metric{label}" (or "metric") → value
 	}{
@@ -81,13 +82,19 @@ func TestObserve(t *testing.T) {
 			},
 		},
 		{
-			name:   "a step without latency or usage (an MCP client's call)",
+			name:   "a step without latency or usage",
 			events: []*agent.Event{{Type: agent.EventStep, Action: provider.ActionReadFile}, {Type: agent.EventObservation}},
 			want:   map[string]float64{"steps{read_file}": 1, "latency_count": 0, "tokens{input}": 0},
 		},
+		{
+			name:   "an MCP client's call: its latency is no provider's",
+			opt:    Options{NoProvider: true},
+			events: []*agent.Event{step(provider.ActionReadFile, 3, 0, 0), {Type: agent.EventObservation}, result(agent.StatusCancelled)},
+			want:   map[string]float64{"steps{read_file}": 1, "latency_count": 0, "runs{cancelled}": 1},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := New()
+			m := New(tc.opt)
 			for _, ev := range tc.events {
 				m.Observe(ev)
 			}
@@ -154,7 +161,7 @@ func series(t *testing.T, m *Metrics) int {
 // TestSeriesBounded: whatever the events say, the label values stay in
 // the fixed sets, and the exposition passes the registry's own checks.
 func TestSeriesBounded(t *testing.T) {
-	m := New()
+	m := New(Options{})
 	before := series(t, m)
 	for i := range 50 {
 		m.Observe(step(provider.Action(strings.Repeat("x", i)), 1, 1, 1))
@@ -169,7 +176,7 @@ func TestSeriesBounded(t *testing.T) {
 // BenchmarkObserveStep is the metrics' cost per step: a step event and
 // its outcome.
 func BenchmarkObserveStep(b *testing.B) {
-	m := New()
+	m := New(Options{})
 	s, o := step(provider.ActionRunTool, 120, 100, 20), &agent.Event{Type: agent.EventObservation}
 	b.ReportAllocs()
 	for b.Loop() {
