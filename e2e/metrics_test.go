@@ -18,10 +18,10 @@ import (
 )
 
 // prometheus is a Prometheus server the test started, scraping one target
-// every second.
+// every second as job.
 type prometheus struct{ addr string }
 
-func startPrometheus(t *testing.T, target string) *prometheus {
+func startPrometheus(t *testing.T, job, target string) *prometheus {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -32,7 +32,7 @@ func startPrometheus(t *testing.T, target string) *prometheus {
 	}
 	dir := t.TempDir()
 	p := &prometheus{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: artq\n    static_configs:\n      - targets: ['%s']\n", target)
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: %s\n    static_configs:\n      - targets: ['%s']\n", job, target)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func (p *prometheus) query(t *testing.T, expr string) float64 {
 // exposition.
 func TestPrometheusScrapesWorker(t *testing.T) {
 	target := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	p := startPrometheus(t, target)
+	p := startPrometheus(t, "artq", target)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -161,7 +161,18 @@ func TestPrometheusScrapesWorker(t *testing.T) {
 		}
 	}
 
-	// promtool, Prometheus' own linter, on the exposition the worker serves.
+	body := exposition(t, target)
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "artq_") && strings.Contains(line, "t0") {
+			t.Errorf("a series names a task: %s (labels must be bounded)", line)
+		}
+	}
+}
+
+// exposition scrapes target's /metrics and checks it with promtool,
+// Prometheus' own linter.
+func exposition(t *testing.T, target string) string {
+	t.Helper()
 	resp, err := http.Get("http://" + target + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -173,9 +184,5 @@ func TestPrometheusScrapesWorker(t *testing.T) {
 	if out, err := check.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
-	for _, line := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(line, "artq_") && strings.Contains(line, "t0") {
-			t.Errorf("a series names a task: %s (labels must be bounded)", line)
-		}
-	}
+	return string(body)
 }

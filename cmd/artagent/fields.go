@@ -25,11 +25,13 @@ var loopFields = cli.Flags{
 // --token-budget, but the provider's budget errors name MaxTokens for
 // --max-tokens: it is left to the library's label.
 func (*RunCmd) FieldFlags() cli.Flags {
-	return toolFields.With(loopFields).With(cli.Flags{"MaxFormatErrors": "--max-format-errors"})
+	return toolFields.With(loopFields).With(cli.Flags{"MaxFormatErrors": "--max-format-errors", "Metrics": "--metrics"})
 }
 
 // FieldFlags implements cli.FieldFlagger.
-func (*McpCmd) FieldFlags() cli.Flags { return toolFields.With(loopFields) }
+func (*McpCmd) FieldFlags() cli.Flags {
+	return toolFields.With(loopFields).With(cli.Flags{"Metrics": "--metrics"})
+}
 
 // agentNetwork is --network and --allow-host as a policy's network: allow
 // when only destinations are given.

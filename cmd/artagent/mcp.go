@@ -13,6 +13,7 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/agent"
+	"github.com/art-runtime/art/lib/agent/agentmetrics"
 	"github.com/art-runtime/art/lib/agent/mcpserver"
 	"github.com/art-runtime/art/lib/agent/transcript"
 	"github.com/art-runtime/art/lib/execx"
@@ -43,6 +44,7 @@ type McpCmd struct {
 
 	Transcript string `name:"transcript" placeholder:"FILE" help:"Append a record per step to FILE, fsync'd (it must be new or empty); also served as the resource art://transcript."`
 	Listen     string `name:"listen" placeholder:"ADDR" help:"Serve streamable HTTP on ADDR (127.0.0.1:PORT, [::1]:PORT, or :PORT for 127.0.0.1) at /mcp instead of stdio. Loopback only: there is no authentication."`
+	Metrics    string `name:"metrics" placeholder:"[HOST]:PORT" help:"Serve Prometheus metrics on http://HOST:PORT/metrics for the session (HOST defaults to 127.0.0.1; name another address to expose them)."`
 }
 
 // Help implements kong's HelpProvider.
@@ -63,12 +65,18 @@ process group. Progress lines go to stderr; stdout is the protocol.
 
 The session ends when the client disconnects (or, with --listen, on
 SIGINT/SIGTERM). Exit 0 only after a verified finish, 1 otherwise, 130
-when interrupted.
+when interrupted. --metrics serves Prometheus metrics (steps by action,
+refusals, verifications, sessions by status) at /metrics for the
+session (docs/observability.md).
 
 Example (an MCP client's server entry runs this):
   artagent mcp --workspace ./calc --allow go --allow cat \
     --verify 'go test ./...' --env GOCACHE --env GOPATH \
-    --transcript /tmp/calc-mcp.jsonl`
+    --transcript /tmp/calc-mcp.jsonl
+
+  # the same, with Prometheus metrics on 127.0.0.1:9466:
+  artagent mcp --workspace ./calc --allow go --verify 'go test ./...' \
+    --metrics :9466`
 }
 
 // Run serves until the client leaves or a signal arrives.
@@ -95,9 +103,15 @@ func (c *McpCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 			}
 		}
 	}
+	// A bad or busy --metrics address fails before the session starts.
+	count, stopMetrics, err := serveMetrics(std, c.Metrics, agentmetrics.Options{NoProvider: true})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	observe, closeEvents := eventObserver(ctx, std, g.Events, eventsOut, runSubject(cfg))
 	defer closeEvents()
-	opt.Observe = observe
+	opt.Observe = observeAll(observe, count)
 
 	if c.Transcript != "" {
 		if err := agent.CheckTranscriptPath(cfg.Workspace, c.Transcript); err != nil {

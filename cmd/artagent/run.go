@@ -16,6 +16,7 @@ import (
 
 	"github.com/art-runtime/art/internal/cli"
 	"github.com/art-runtime/art/lib/agent"
+	"github.com/art-runtime/art/lib/agent/agentmetrics"
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/agent/provider/agy"
 	pexec "github.com/art-runtime/art/lib/agent/provider/exec"
@@ -65,6 +66,7 @@ type RunCmd struct {
 
 	Transcript string `name:"transcript" placeholder:"FILE" help:"Append a record per step to FILE, fsync'd (it must be new or empty)."`
 	Resume     string `name:"resume" placeholder:"FILE" help:"Continue the run recorded in transcript FILE, appending to it."`
+	Metrics    string `name:"metrics" placeholder:"[HOST]:PORT" help:"Serve Prometheus metrics on http://HOST:PORT/metrics while running (HOST defaults to 127.0.0.1; name another address to expose them)."`
 
 	Env                 []string `name:"env" placeholder:"NAME" names:"" help:"Pass environment variable NAME to tools and verify, beyond PATH HOME USER LANG LC_ALL TZ TMPDIR TERM (repeatable)."`
 	Isolation           string   `name:"isolation" enum:"none,landlock,strict,seatbelt" default:"none" placeholder:"none|landlock|strict|seatbelt" help:"Isolation of tools and verify (see artexec)."`
@@ -86,7 +88,9 @@ With --events otlphttp://HOST:PORT (or ART_EVENTS) the run is also a trace
 sent to that OpenTelemetry collector: an artagent.run span with a child
 per step (its provider call, its action or verify), under the caller's
 TRACEPARENT when there is one (an artq task's run); the events go as log
-records (docs/observability.md).
+records (docs/observability.md). --metrics serves Prometheus metrics
+(steps by action, refusals, verifications, provider latency and tokens,
+runs by status) at /metrics for as long as the run lasts.
 
 Example:
   artagent run --workspace ./calc --task 'make go test pass' \
@@ -98,6 +102,11 @@ Example:
   artagent run --workspace ./calc --task 'make go test pass' \
     --provider mock --mock-script fix.jsonl --allow go --verify 'go test ./...' \
     --events otlphttp://127.0.0.1:4318
+
+  # with Prometheus metrics on 127.0.0.1:9465 while it runs:
+  artagent run --workspace ./calc --task 'make go test pass' \
+    --provider mock --mock-script fix.jsonl --allow go --verify 'go test ./...' \
+    --metrics :9465
 
   # against llama-server started with -c 4096:
   artagent run --workspace ./calc --task 'make go test pass' \
@@ -139,9 +148,15 @@ func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 		opt.Progress = std.Out
 	}
 
+	// A bad or busy --metrics address fails before the run starts.
+	count, stopMetrics, err := serveMetrics(std, c.Metrics, agentmetrics.Options{})
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	observe, closeEvents := eventObserver(ctx, std, g.Events, std.Out, runSubject(cfg))
 	defer closeEvents()
-	opt.Observe = observe
+	opt.Observe = observeAll(observe, count)
 
 	p, closeP, err := c.provider(std)
 	if err != nil {

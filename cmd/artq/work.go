@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/promserve"
 	"github.com/art-runtime/art/lib/obs/tracectx"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/backends"
@@ -133,7 +133,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	// A bad or busy --metrics address fails before the queue is touched.
 	var metricsLn net.Listener
 	if c.Metrics != "" {
-		if metricsLn, err = queuemetrics.Listen(c.Metrics); err != nil {
+		if metricsLn, err = promserve.Listen(c.Metrics); err != nil {
 			return err
 		}
 		defer metricsLn.Close()
@@ -186,7 +186,7 @@ func (c *WorkCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals, f *QueueF
 	var m *queuemetrics.Metrics
 	if c.Metrics != "" {
 		m = queuemetrics.New(cfg.Queue, func(ctx context.Context) (queue.Summary, error) { return queueDepth(ctx, q) })
-		defer serveMetrics(std, metricsLn, m)()
+		defer promserve.Serve(metricsLn, m.Handler(), func(err error) { fmt.Fprintf(std.Err, "artq: warning: --metrics: %v\n", err) })()
 		cfg.Hooks = worker.Join(cfg.Hooks, m)
 		cfg.Log = m.Log(cfg.Log)
 	}
@@ -218,19 +218,6 @@ func queueDepth(ctx context.Context, q *queue.Queue) (queue.Summary, error) {
 	var s queue.Summary
 	err := q.View(ctx, func(st *queue.State) error { s = queue.SummaryOf(st); return nil })
 	return s, err
-}
-
-// serveMetrics serves m at /metrics on ln until stop.
-func serveMetrics(std cli.IO, ln net.Listener, m *queuemetrics.Metrics) (stop func()) {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintf(std.Err, "artq: warning: --metrics: %v\n", err)
-		}
-	}()
-	return func() { srv.Close() }
 }
 
 // indexInterval is how often a worker looks whether the state index status

@@ -12,10 +12,7 @@ package queuemetrics
 
 import (
 	"context"
-	"errors"
-	"net"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/art-runtime/art/lib/execx"
-	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/queue"
 	"github.com/art-runtime/art/lib/queue/worker"
 )
@@ -166,38 +162,4 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 		queue.StateSucceeded: s.Succeeded, queue.StateFailed: s.Failed, queue.StateCancelled: s.Cancelled} {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), string(state))
 	}
-}
-
-// ErrAddr: a --metrics address that is not [HOST]:PORT.
-var ErrAddr = errors.New("want [HOST]:PORT (HOST defaults to 127.0.0.1)")
-
-// Addr checks a metrics address and returns what to listen on: ":PORT"
-// becomes 127.0.0.1:PORT, so metrics stay on the machine unless an
-// address is named.
-func Addr(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", exitcode.Field(exitcode.Usage, "Metrics", addr, "%w", ErrAddr)
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 0 || n > 65535 || strconv.Itoa(n) != port {
-		return "", exitcode.Field(exitcode.Usage, "Metrics", addr, "port %q: %w", port, ErrAddr)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port), nil
-}
-
-// Listen listens on Addr(addr).
-func Listen(addr string) (net.Listener, error) {
-	a, err := Addr(addr)
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", a)
-	if err != nil {
-		return nil, exitcode.Field(exitcode.Internal, "Metrics", addr, "%w", err)
-	}
-	return ln, nil
 }

@@ -1,4 +1,4 @@
-package queuemetrics
+package promserve
 
 import (
 	"errors"
