@@ -53,9 +53,7 @@ func (w *walker) decodeRuns(ds *decodeState, s string, sp []span, depth int) []s
 	for i := 0; i < len(s) && ds.budget > 0; i++ {
 		c := s[i]
 		if c == '[' {
-			if m := markerLen(s[i:]); m > 0 {
-				i += m - 1
-			}
+			i = pastMarker(s, i)
 			continue
 		}
 		if c == '%' {

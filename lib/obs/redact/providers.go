@@ -377,9 +377,7 @@ func providerSpans(s string, sp []span) []span {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '[' {
-			if n := markerLen(s[i:]); n > 0 {
-				i += n - 1
-			}
+			i = pastMarker(s, i)
 			continue
 		}
 		fs := ps.byte1[c]

@@ -61,9 +61,7 @@ func randomSpans(s string, sp []span) []span {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '[' {
-			if n := markerLen(s[i:]); n > 0 {
-				i += n - 1
-			}
+			i = pastMarker(s, i)
 			continue
 		}
 		if !randomChar[c] {

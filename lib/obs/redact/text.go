@@ -92,6 +92,16 @@ func prefixFoldAt(s string, i int, p string) bool {
 
 const markerPrefix = "[REDACTED:"
 
+// pastMarker is where a scan standing on s[i] == '[' goes on from: the
+// last byte of the marker that starts there, or i when none does (the
+// scan's own i++ then steps past either).
+func pastMarker(s string, i int) int {
+	if n := markerLen(s[i:]); n > 0 {
+		return i + n - 1
+	}
+	return i
+}
+
 // markerLen is the length of the marker at the start of s, or 0 if s does
 // not start with exactly a marker: "[REDACTED:<rule id>]" or
 // "[REDACTED:<rule id>:hmac-sha256:<16 lower-case hex>]".
@@ -178,9 +188,7 @@ func findSecrets(s string, sp []span) []span {
 		end, rule := 0, Rule(0)
 		switch c {
 		case '[':
-			if n := markerLen(s[i:]); n > 0 {
-				i += n - 1
-			}
+			i = pastMarker(s, i)
 			continue
 		case 'A':
 			end, rule = matchUpperA(s, i)
