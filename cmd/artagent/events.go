@@ -32,7 +32,7 @@ func eventObserver(ctx context.Context, std cli.IO, sinks []string, stdout io.Wr
 		return nil, func() {}
 	}
 	warn := obs.WarnTo("artagent", std.Err)
-	remote := &otlp.Remote{Options: otlp.Options{Service: "artagent", Version: cli.Version(), Warn: warn}}
+	remote := &otlp.Remote{Options: otlp.Options{Service: "artagent", Version: cli.Version(), Warn: warn, Find: cli.Companion}}
 	em, err := obs.Open(sinks, obs.Options{Warn: warn, Stdout: stdout, Remote: remote.Open})
 	if err != nil {
 		fmt.Fprintf(std.Err, "artagent: warning: --events: %s (no events emitted)\n", oneLine(err))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/internal/otlpcli"
 	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 )
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 	if execx.IsShim() {
 		os.Exit(execx.RunShim())
 	}
-	testscript.Main(m, map[string]func(){"artagent": func() { os.Exit(run()) }})
+	testscript.Main(m, map[string]func(){"artagent": func() { os.Exit(run()) }, "artobs-otlp": func() { os.Exit(otlpcli.Main()) }})
 }
 
 func TestScripts(t *testing.T) {

@@ -21,7 +21,9 @@ var errEventsReadOnly = exitcode.Errorf(exitcode.Usage, "--events: this command 
 // the queue is opened: a bad sink spec is a usage error (exit 2) and
 // touches nothing; a sink that cannot be opened is a warning, and the
 // command runs without events (a sink never fails the work). stdout is
-// refused where stdout carries the command's own output. It returns a nil
+// refused where stdout carries the command's own output. An otlphttp://
+// sink whose exporter program (artobs-otlp) is not installed is an error
+// (exit 127) before the queue is opened. It returns a nil
 // Observer without --events; close is never nil.
 func openEvents(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, stdoutOK bool) (o *queueobs.Observer, close func(), err error) {
 	o, _, close, err = openEventsTraced(std, g, f, role, stdoutOK)
@@ -46,10 +48,12 @@ func openEventsTraced(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, 
 		}
 	}
 	warn := obs.WarnTo("artq", std.Err)
-	remote := &otlp.Remote{Options: otlp.Options{Service: "artq", Version: cli.Version(), Warn: warn}}
+	remote := &otlp.Remote{Options: otlp.Options{Service: "artq", Version: cli.Version(), Warn: warn, Find: cli.Companion}}
 	em, err := obs.Open(specs, obs.Options{Warn: warn, Stdout: std.Out, Remote: remote.Open})
 	if err != nil {
-		if exitcode.Of(err) == exitcode.Usage {
+		// A bad spec and a missing exporter program (an install
+		// problem, not a passing failure) stop the command.
+		if c := exitcode.Of(err); c == exitcode.Usage || c == exitcode.ProgramNotFound {
 			return nil, nil, none, err
 		}
 		fmt.Fprintf(std.Err, "artq: warning: --events: %s (no events emitted)\n", strings.Join(strings.Fields(err.Error()), " "))

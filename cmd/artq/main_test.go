@@ -9,6 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/internal/otlpcli"
 	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/queue"
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) {
 	if execx.IsShim() {
 		os.Exit(execx.RunShim())
 	}
-	testscript.Main(m, map[string]func(){"artq": func() { os.Exit(run()) }})
+	testscript.Main(m, map[string]func(){"artq": func() { os.Exit(run()) }, "artobs-otlp": func() { os.Exit(otlpcli.Main()) }})
 }
 
 func TestScripts(t *testing.T) {

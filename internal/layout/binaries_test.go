@@ -46,6 +46,16 @@ var binaryRules = []struct {
 	{"lib/netproxy", "net/http", "the proxy parses requests itself and relays responses as bytes"},
 	{"cmd/artexec-shim", "github.com/nats-io", "the supervisor only starts and reaps a task"},
 	{"cmd/artexec-shim", "net/http", "the supervisor only starts and reaps a task"},
+	{"cmd/artq", "go.opentelemetry.io/otel/sdk", "OpenTelemetry export runs in artobs-otlp, fed through a pipe (lib/obs/otlp)"},
+	{"cmd/artq", "google.golang.org/grpc", "the OTLP exporters' generated code links gRPC: it lives in artobs-otlp"},
+	{"cmd/artq", "go.opentelemetry.io/otel/exporters", "the exporters live in artobs-otlp"},
+	{"cmd/artagent", "go.opentelemetry.io/otel/sdk", "OpenTelemetry export runs in artobs-otlp, fed through a pipe (lib/obs/otlp)"},
+	{"cmd/artagent", "google.golang.org/grpc", "the OTLP exporters' generated code links gRPC: it lives in artobs-otlp"},
+	{"cmd/artagent", "go.opentelemetry.io/otel/exporters", "the exporters live in artobs-otlp"},
+	{"cmd/artexec", "go.opentelemetry.io/otel/sdk", "artexec exports nothing"},
+	{"cmd/artexec", "google.golang.org/grpc", "artexec exports nothing"},
+	{"lib/obs/otlp", "go.opentelemetry.io/otel/sdk", "the tools' side of the export links the trace API only"},
+	{"lib/obs/otlp", "google.golang.org/grpc", "the tools' side of the export links the trace API only"},
 	{"lib/goal", "github.com/art-runtime/art/lib/queue", "a journal names task states (lib/vocab), it does not run a queue"},
 	{"lib/goal", "github.com/art-runtime/art/lib/execx", "a goal journal must not link a sandbox"},
 	{"lib/goal", "github.com/art-runtime/art/lib/obs", "header bounds come from lib/vocab, not the sink"},
@@ -77,6 +87,16 @@ func TestBinariesLinkWhatTheyUse(t *testing.T) {
 	}
 	if !seen {
 		t.Error("cmd/artq links no github.com/nats-io package: the rules above could not fail")
+	}
+	// And the exporter process does link the SDK and gRPC the rules keep
+	// out of artq and artagent.
+	var sdk, grpc bool
+	for _, d := range all["cmd/artobs-otlp"] {
+		sdk = sdk || strings.HasPrefix(d, "go.opentelemetry.io/otel/sdk/")
+		grpc = grpc || strings.HasPrefix(d, "google.golang.org/grpc/")
+	}
+	if !sdk || !grpc {
+		t.Errorf("cmd/artobs-otlp links the OpenTelemetry SDK %v, gRPC %v: the OTLP rules above could not fail", sdk, grpc)
 	}
 	var bins []string
 	for pkg := range all {

@@ -1,45 +1,44 @@
 // Package otlp exports art's telemetry to an OpenTelemetry collector over
-// OTLP/HTTP (protobuf), with the official OpenTelemetry Go SDK: every
-// event envelope as a log record (an obs.Sink, so redaction has happened
-// before it sees anything) and the spans the tools start (queue attempts,
-// agent runs and steps). Export is best effort by contract: records wait in
-// a bounded buffer, a full buffer or a failed request drops them and counts
-// them, and the count is reported as one warning at Close. Nothing here
-// blocks or fails the work.
+// OTLP/HTTP through an exporter process: the tool starts artobs-otlp
+// (cmd/artobs-otlp, lib/obs/otlp/otlpexport) and writes to it through a
+// pipe the already-redacted event envelopes (an obs.Sink, so redaction has
+// happened before anything is written) and the spans it finishes (Tracer:
+// queue attempts, agent runs and steps, with W3C ids made here so
+// TRACEPARENT works as with any tracer). The exporter links the official
+// OpenTelemetry SDK and exporters; this package links only the
+// OpenTelemetry trace API and the wire format (lib/obs/otlp/otlpwire), so
+// the tools that export stay lean (internal/layout/binaries_test.go).
 //
-// It links net/http: only artq and artagent use it (the lean binaries'
-// rules are in internal/layout/binaries_test.go).
+// Export is best effort by contract: writes go into a bounded buffer and
+// never block (a full buffer drops and counts), a dead exporter is one
+// warning, and at Close one warning says how many log records and spans
+// were dropped, counted here: every record handed over that the exporter
+// did not report exported. Nothing here blocks or fails the work.
 package otlp
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"io"
+	"os"
+	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	otellog "go.opentelemetry.io/otel/log"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/otlp/otlpwire"
 )
 
 // Scheme starts an OTLP/HTTP sink spec: otlphttp://HOST:PORT.
-const Scheme = "otlphttp://"
+const Scheme = otlpwire.Scheme
 
-// ErrTarget: a sink spec that is not otlphttp://HOST:PORT.
-var ErrTarget = errors.New("want otlphttp://HOST:PORT (OTLP over HTTP, protobuf; no path, no credentials)")
+// ExporterName is the exporter program's name (cmd/artobs-otlp).
+const ExporterName = "artobs-otlp"
 
 // Options configure an Exporter.
 type Options struct {
@@ -47,14 +46,21 @@ type Options struct {
 	Service string
 	// Version is its service.version.
 	Version string
-	// Warn is told about the first failed export of the process and,
-	// at Close, about what was dropped. nil ignores.
+	// Warn is told about the first failed export, an exporter that
+	// stopped, and, at Close, what was dropped. nil ignores.
 	Warn func(error)
-	// Buffer bounds each signal's queue (default DefaultBuffer records).
+	// Buffer bounds the records waiting to be written to the exporter,
+	// and each of the exporter's own queues (default DefaultBuffer).
 	Buffer int
-	// Timeout bounds one export request, and Close's final send
-	// (default DefaultTimeout).
+	// Timeout bounds one export request, and what Close waits for the
+	// exporter to send what it holds (default DefaultTimeout).
 	Timeout time.Duration
+	// Find returns the exporter program's path (internal/cli.Companion:
+	// beside the tool, else on PATH). Required.
+	Find func(name string) (string, error)
+	// Stderr receives the exporter's own stderr (a crash's message);
+	// nil is os.Stderr.
+	Stderr io.Writer
 }
 
 // Defaults.
@@ -63,43 +69,39 @@ const (
 	DefaultTimeout = 2 * time.Second
 )
 
-// ParseTarget checks an otlphttp://HOST:PORT spec and returns HOST:PORT.
-func ParseTarget(spec string) (string, error) {
-	hp, ok := strings.CutPrefix(spec, Scheme)
-	if !ok {
-		return "", exitcode.Wrap(exitcode.Usage, fmt.Errorf("events: %q: %w", spec, ErrTarget))
-	}
-	host, port, err := net.SplitHostPort(hp)
-	if err != nil || host == "" || strings.ContainsAny(hp, "/?#@ \t\n") {
-		return "", exitcode.Wrap(exitcode.Usage, fmt.Errorf("events: %q: %w", spec, ErrTarget))
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
-		return "", exitcode.Wrap(exitcode.Usage, fmt.Errorf("events: %q: port %q: %w", spec, port, ErrTarget))
-	}
-	return hp, nil
+// record is one frame waiting to be written: a log record or a span.
+type record struct {
+	env  *obs.Envelope
+	span *span
 }
 
-// Exporter owns the OTLP pipeline of one process: a logger and a tracer
-// provider whose records go through bounded buffers to the collector.
+// Exporter is one exporter process and the bounded buffer in front of it.
 type Exporter struct {
-	target string
-	warn   func(error)
-	logs   *buffer[*sdklog.Record]
-	spans  *buffer[sdktrace.ReadOnlySpan]
-	lp     *sdklog.LoggerProvider
-	tp     *sdktrace.TracerProvider
-	logger otellog.Logger
+	target  string
+	warn    func(error)
+	timeout time.Duration
+	cmd     *exec.Cmd
 
-	failing   atomic.Bool
-	closeOnce sync.Once
+	ch      chan record
+	stop    chan struct{}
+	stopped atomic.Bool
+	written chan struct{} // the writer has returned and closed the pipe
+	exited  chan struct{} // the process has been waited for
+	status  chan struct{} // its status stream has ended
+
+	sentLogs, sentSpans         atomic.Int64
+	exportedLogs, exportedSpans atomic.Int64
+	dead                        atomic.Bool
+	closing                     atomic.Bool
+	deadOnce, closeOnce         sync.Once
 }
 
-// Open starts an exporter to spec (otlphttp://HOST:PORT). It does not
-// connect: an unreachable collector shows at the first export, as a
-// warning.
+// Open starts the exporter process for spec (otlphttp://HOST:PORT). It
+// does not wait for the collector: an unreachable one shows at the first
+// export, as a warning. The exporter program missing is an error naming
+// it (exit 127); a bad spec is a usage error.
 func Open(spec string, o Options) (*Exporter, error) {
-	hp, err := ParseTarget(spec)
-	if err != nil {
+	if _, err := otlpwire.ParseTarget(spec); err != nil {
 		return nil, err
 	}
 	if o.Buffer <= 0 {
@@ -108,115 +110,234 @@ func Open(spec string, o Options) (*Exporter, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	ctx := context.Background()
-	// Retries are off: a failed batch is dropped and counted rather than
-	// held while newer records pile up behind it.
-	le, err := otlploghttp.New(ctx, otlploghttp.WithEndpoint(hp), otlploghttp.WithInsecure(),
-		otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}), otlploghttp.WithTimeout(o.Timeout))
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	exe, err := o.Find(ExporterName)
+	if err != nil {
+		return nil, exitcode.WithHint(exitcode.Errorf(exitcode.ProgramNotFound, "events %s: %v", spec, err),
+			"an otlphttp:// sink runs "+ExporterName+", installed beside the tool (make install)")
+	}
+	streamR, streamW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("events %s: %w", spec, err)
 	}
-	te, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(hp), otlptracehttp.WithInsecure(),
-		otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}), otlptracehttp.WithTimeout(o.Timeout))
+	statusR, statusW, err := os.Pipe()
 	if err != nil {
+		streamR.Close()
+		streamW.Close()
 		return nil, fmt.Errorf("events %s: %w", spec, err)
 	}
-	e := &Exporter{target: spec, warn: o.Warn}
-	// The buffer holds pointers: a channel of 8,192 records by value is
-	// 4.8 MB that the garbage collector scans at every cycle.
-	var vals []sdklog.Record
-	e.logs = newBuffer(o.Buffer, o.Timeout, func(ctx context.Context, rs []*sdklog.Record) error {
-		vals = vals[:0]
-		for _, r := range rs {
-			vals = append(vals, *r)
-		}
-		err := le.Export(ctx, vals)
-		clear(vals)
-		return err
-	}, e.failed("log records"))
-	e.spans = newBuffer(o.Buffer, o.Timeout, te.ExportSpans, e.failed("spans"))
-	attrs := []attribute.KeyValue{attribute.String("service.name", o.Service)}
-	if o.Version != "" {
-		attrs = append(attrs, attribute.String("service.version", o.Version))
+	// The settings go in the environment (otlpwire.Env*), where the
+	// exporter's flags read their defaults.
+	cmd := exec.Command(exe, spec)
+	cmd.Env = append(os.Environ(), otlpwire.EnvService+"="+o.Service, otlpwire.EnvServiceVersion+"="+o.Version,
+		otlpwire.EnvBuffer+"="+strconv.Itoa(o.Buffer), otlpwire.EnvTimeout+"="+o.Timeout.String())
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = streamR, statusW, o.Stderr
+	err = cmd.Start()
+	streamR.Close()
+	statusW.Close()
+	if err != nil {
+		streamW.Close()
+		statusR.Close()
+		return nil, exitcode.Errorf(exitcode.Refused, "events %s: start %s: %v", spec, exe, err)
 	}
-	res := resource.NewSchemaless(attrs...)
-	e.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(logProcessor{e.logs}))
-	e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSpanProcessor(spanProcessor{e.spans}),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
-	e.logger = e.lp.Logger(scope)
+	e := &Exporter{
+		target: spec, warn: o.Warn, timeout: o.Timeout, cmd: cmd,
+		ch: make(chan record, o.Buffer), stop: make(chan struct{}),
+		written: make(chan struct{}), exited: make(chan struct{}), status: make(chan struct{}),
+	}
+	go e.write(streamW)
+	go e.readStatus(statusR)
+	go e.wait()
 	return e, nil
 }
 
-// scope is the instrumentation scope of everything art exports.
-const scope = "github.com/art-runtime/art"
+// put queues r without blocking; sent counts it whatever becomes of it.
+func (e *Exporter) put(r record, sent *atomic.Int64) {
+	sent.Add(1)
+	if e.dead.Load() || e.stopped.Load() {
+		return
+	}
+	select {
+	case e.ch <- r:
+	default:
+	}
+}
 
-// failed warns on the first failed export only (the counts come
-// at Close), so a collector that is down costs one line, not one a batch.
-func (e *Exporter) failed(what string) func(int, error) {
-	return func(n int, err error) {
-		if e.warn != nil && e.failing.CompareAndSwap(false, true) {
-			e.warn(fmt.Errorf("events %s: export failed, %d %s dropped (more are counted at the end): %w", e.target, n, what, err))
+// write encodes queued records into the pipe until Close, and then what is
+// still queued. A failed write means the exporter is gone: it stops.
+func (e *Exporter) write(pipe *os.File) {
+	defer close(e.written)
+	defer pipe.Close()
+	w := bufio.NewWriterSize(pipe, 64<<10)
+	w.WriteString(otlpwire.Magic)
+	var buf []byte
+	for {
+		var r record
+		select {
+		case r = <-e.ch:
+		default:
+			// Nothing queued: push out what is buffered, then wait.
+			if err := w.Flush(); err != nil {
+				e.die(err)
+				return
+			}
+			select {
+			case r = <-e.ch:
+			case <-e.stop:
+				for {
+					select {
+					case r := <-e.ch:
+						buf = r.appendFrame(w, buf)
+					default:
+						if err := w.Flush(); err != nil {
+							e.die(err)
+						}
+						return
+					}
+				}
+			}
+		}
+		buf = r.appendFrame(w, buf)
+	}
+}
+
+// appendFrame writes r's frame to w (a write error shows at the next
+// Flush), with buf as scratch space, and returns buf.
+func (r record) appendFrame(w *bufio.Writer, buf []byte) []byte {
+	var kind byte
+	if r.env != nil {
+		// AppendLine writes the canonical JSON and a newline.
+		buf = r.env.AppendLine(buf[:0])
+		buf = buf[:len(buf)-1]
+		kind = otlpwire.KindLog
+	} else {
+		buf = otlpwire.AppendSpan(buf[:0], &r.span.rec)
+		kind = otlpwire.KindSpan
+	}
+	var hdr [16]byte
+	w.Write(otlpwire.AppendHeader(hdr[:0], kind, len(buf)))
+	w.Write(buf)
+	return buf
+}
+
+// readStatus follows the exporter's status lines: warnings are passed
+// on, counts kept.
+func (e *Exporter) readStatus(r *os.File) {
+	defer close(e.status)
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		kind, logs, spans, text, err := otlpwire.ParseStatus(sc.Text())
+		switch {
+		case err != nil:
+			e.warnf("%v", err)
+		case kind == otlpwire.StatusWarn:
+			e.warnf("%s", text)
+		default:
+			e.exportedLogs.Store(logs)
+			e.exportedSpans.Store(spans)
 		}
 	}
 }
 
-// Tracer returns a tracer whose spans this exporter sends.
-func (e *Exporter) Tracer() trace.Tracer { return e.tp.Tracer(scope) }
+// wait reaps the exporter; an exit before Close is a warning.
+func (e *Exporter) wait() {
+	err := e.cmd.Wait()
+	close(e.exited)
+	if !e.closing.Load() {
+		if err == nil {
+			err = errors.New("exit status 0")
+		}
+		e.die(err)
+	}
+}
 
-// Dropped counts the log records and spans not exported so far.
+// die stops writing to an exporter that is gone, once, with a warning
+// unless Close is what ended it.
+func (e *Exporter) die(err error) {
+	e.deadOnce.Do(func() {
+		e.dead.Store(true)
+		if !e.closing.Load() {
+			e.warnf("events %s: the exporter %s stopped (%v): records are dropped from now on (counted at the end)", e.target, ExporterName, err)
+		}
+	})
+}
+
+func (e *Exporter) warnf(format string, args ...any) {
+	if e.warn != nil {
+		e.warn(fmt.Errorf(format, args...))
+	}
+}
+
+// Dropped counts the log records and spans handed over and not reported
+// exported: after Close, what never reached the collector.
 func (e *Exporter) Dropped() (logs, spans int64) {
-	return e.logs.dropped.Load(), e.spans.dropped.Load()
+	xl, xs := e.Exported()
+	return e.sentLogs.Load() - xl, e.sentSpans.Load() - xs
 }
 
-// Exported counts the log records and spans the collector accepted.
+// Exported counts the log records and spans the exporter reported
+// accepted by the collector.
 func (e *Exporter) Exported() (logs, spans int64) {
-	return e.logs.exported.Load(), e.spans.exported.Load()
+	return e.exportedLogs.Load(), e.exportedSpans.Load()
 }
 
-// Close ends the tracer provider (spans still open are not exported),
-// sends what is buffered within the timeout, and warns once with the drop
-// counts when anything was dropped. It is idempotent and never fails.
+// Close ends the stream, gives the exporter the timeout (and a second) to
+// send what it holds and report, kills it past that, and warns once with
+// the drop counts when anything was dropped. Spans still open are not
+// exported. It is idempotent and never fails.
 func (e *Exporter) Close() error {
 	e.closeOnce.Do(func() {
-		ctx := context.Background()
-		e.tp.Shutdown(ctx)
-		e.lp.Shutdown(ctx)
-		e.logs.close()
-		e.spans.close()
-		if l, s := e.Dropped(); (l > 0 || s > 0) && e.warn != nil {
+		e.closing.Store(true)
+		e.stopped.Store(true)
+		close(e.stop)
+		deadline := time.NewTimer(e.timeout + time.Second)
+		defer deadline.Stop()
+		select {
+		case <-e.written:
+		case <-deadline.C:
+			// The exporter does not read: killing it ends the write.
+			e.kill()
+		}
+		select {
+		case <-e.exited:
+		case <-deadline.C:
+			e.kill()
+			<-e.exited
+		}
+		<-e.written
+		<-e.status
+		if l, s := e.Dropped(); l > 0 || s > 0 {
 			xl, xs := e.Exported()
-			e.warn(fmt.Errorf("events %s: %d log records and %d spans dropped (%d and %d exported)", e.target, l, s, xl, xs))
+			e.warnf("events %s: %d log records and %d spans dropped (%d and %d exported)", e.target, l, s, xl, xs)
 		}
 	})
 	return nil
 }
 
-// logProcessor hands each emitted record to the buffer. The SDK reuses the
-// record it passes, so it is cloned.
-type logProcessor struct{ b *buffer[*sdklog.Record] }
-
-func (p logProcessor) OnEmit(_ context.Context, r *sdklog.Record) error {
-	c := r.Clone()
-	p.b.put(&c)
-	return nil
-}
-func (logProcessor) Enabled(context.Context, sdklog.EnabledParameters) bool { return true }
-func (logProcessor) Shutdown(context.Context) error                         { return nil }
-func (logProcessor) ForceFlush(context.Context) error                       { return nil }
-
-// spanProcessor hands each ended span to the buffer.
-type spanProcessor struct {
-	b *buffer[sdktrace.ReadOnlySpan]
+func (e *Exporter) kill() {
+	e.warnf("events %s: the exporter %s did not finish within %s: killed", e.target, ExporterName, e.timeout+time.Second)
+	e.cmd.Process.Kill()
 }
 
-func (spanProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
-func (p spanProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
-	if s.SpanContext().IsSampled() {
-		p.b.put(s)
-	}
+// Sink returns the obs.Sink that hands every envelope to the exporter as a
+// log record. Append only queues: Appended means "handed over", and what
+// the collector never got is counted at Close. Closing the sink closes the
+// exporter.
+func (e *Exporter) Sink() obs.Sink { return sink{e} }
+
+type sink struct{ e *Exporter }
+
+func (s sink) Name() string { return s.e.target }
+
+func (s sink) Append(_ context.Context, env *obs.Envelope) (obs.Outcome, error) {
+	s.e.put(record{env: env}, &s.e.sentLogs)
+	return obs.Appended, nil
 }
-func (spanProcessor) Shutdown(context.Context) error   { return nil }
-func (spanProcessor) ForceFlush(context.Context) error { return nil }
+
+func (s sink) Close() error { return s.e.Close() }
 
 // Remote opens the process's one OTLP exporter for obs.Options.Remote and
 // keeps it, so the tool can start spans with its Tracer.

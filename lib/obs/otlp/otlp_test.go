@@ -2,121 +2,100 @@ package otlp
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/art-runtime/art/internal/otlpcli"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/obs"
 )
 
-func TestParseTarget(t *testing.T) {
-	for _, tc := range []struct {
-		spec, want string
-		ok         bool
-	}{
-		{"otlphttp://127.0.0.1:4318", "127.0.0.1:4318", true},
-		{"otlphttp://localhost:1", "localhost:1", true},
-		{"otlphttp://[::1]:4318", "[::1]:4318", true},
-		{"otlphttp://127.0.0.1", "", false},
-		{"otlphttp://127.0.0.1:0", "", false},
-		{"otlphttp://127.0.0.1:65536", "", false},
-		{"otlphttp://127.0.0.1:04318", "", false},
-		{"otlphttp://:4318", "", false},
-		{"otlphttp://h:4318/v1/logs", "", false},
-		{"otlphttp://u:p@h:4318", "", false},
-		{"otlp://h:4318", "", false},
-		{"http://h:4318", "", false},
-	} {
-		got, err := ParseTarget(tc.spec)
-		if tc.ok != (err == nil) || got != tc.want {
-			t.Errorf("ParseTarget(%q) = %q, %v; want %q (ok %v)", tc.spec, got, err, tc.want, tc.ok)
-		}
-		if err != nil && (exitcode.Of(err) != exitcode.Usage || !errors.Is(err, ErrTarget)) {
-			t.Errorf("ParseTarget(%q): %v; want a usage error wrapping ErrTarget", tc.spec, err)
-		}
+// The test binary is also the exporter process (artobs-otlp) when
+// envExporter is set: the tests below run the real pipe and process.
+const envExporter = "ART_OTLP_TEST_EXPORTER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envExporter) == "1" {
+		os.Exit(otlpcli.Main())
 	}
+	os.Setenv(envExporter, "1")
+	code := m.Run()
+	os.Exit(code)
 }
 
-func FuzzParseTarget(f *testing.F) {
-	f.Add("otlphttp://127.0.0.1:4318")
-	f.Add("otlphttp://[::1]:1")
-	f.Fuzz(func(t *testing.T, spec string) {
-		hp, err := ParseTarget(spec)
-		if err != nil {
-			return
-		}
-		if Scheme+hp != spec || strings.ContainsAny(hp, "/@?# ") {
-			t.Fatalf("ParseTarget(%q) = %q: accepted more than HOST:PORT", spec, hp)
-		}
-		if _, _, err := net.SplitHostPort(hp); err != nil {
-			t.Fatalf("ParseTarget(%q) = %q: not HOST:PORT: %v", spec, hp, err)
-		}
-	})
-}
+func self(string) (string, error) { return os.Executable() }
 
-func TestSeverity(t *testing.T) {
-	for _, tc := range []struct{ typ, attrs, want string }{
-		{"queue.enqueued", `{}`, "INFO"},
-		{"queue.failed", `{}`, "WARN"},
-		{"task.finished", `{"status":"succeeded"}`, "INFO"},
-		{"task.finished", `{"status":"failed"}`, "WARN"},
-		{"agent.rejected", `{"refusal":"path"}`, "WARN"},
-		{"agent.result", `{"status":"finished"}`, "INFO"},
-		{"agent.result", `{"status":"provider_error","error":"boom"}`, "ERROR"},
-		{"x", `not json`, "INFO"},
-	} {
-		if _, got := Severity(tc.typ, []byte(tc.attrs)); got != tc.want {
-			t.Errorf("Severity(%s, %s) = %s; want %s", tc.typ, tc.attrs, got, tc.want)
-		}
-	}
-}
-
-// collector is an OTLP/HTTP logs endpoint that decodes what it gets.
+// collector is an OTLP/HTTP endpoint that decodes what it gets.
 type collector struct {
-	mu      sync.Mutex
-	records []*logspb.LogRecord
-	raw     []byte
-	status  int
+	mu    sync.Mutex
+	logs  int
+	spans []*tracepb.Span
+	raw   []byte
 }
 
 func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.status != 0 {
-		w.WriteHeader(c.status)
-		return
-	}
-	if r.URL.Path == "/v1/logs" {
+	c.raw = append(c.raw, b...)
+	switch r.URL.Path {
+	case "/v1/logs":
 		var req collogs.ExportLogsServiceRequest
 		if err := proto.Unmarshal(b, &req); err != nil {
 			http.Error(w, err.Error(), 400)
 			return
 		}
-		c.raw = append(c.raw, b...)
 		for _, rl := range req.ResourceLogs {
 			for _, sl := range rl.ScopeLogs {
-				c.records = append(c.records, sl.LogRecords...)
+				c.logs += len(sl.LogRecords)
+			}
+		}
+	case "/v1/traces":
+		var req coltrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(b, &req); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				c.spans = append(c.spans, ss.Spans...)
 			}
 		}
 	}
 	w.Header().Set("Content-Type", "application/x-protobuf")
 }
 
+// warnings collects warnings.
+type warnings struct {
+	mu sync.Mutex
+	w  []string
+}
+
+func (w *warnings) add(err error) { w.mu.Lock(); w.w = append(w.w, err.Error()); w.mu.Unlock() }
+func (w *warnings) all() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.w, "\n")
+}
+
 func emitter(t *testing.T, spec string, warn func(error)) (*obs.Emitter, *Remote) {
 	t.Helper()
-	r := &Remote{Options: Options{Service: "test", Warn: warn, Buffer: 64}}
+	r := &Remote{Options: Options{Service: "test", Warn: warn, Find: self}}
 	em, err := obs.Open([]string{spec}, obs.Options{Remote: r.Open, Warn: warn})
 	if err != nil {
 		t.Fatal(err)
@@ -129,48 +108,49 @@ func draft(i int) obs.Draft {
 		Attrs: map[string]any{"status": "failed", "i": i, "output": "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY token ghp_0123456789abcdefghijABCDEFGHIJ012345"}}
 }
 
-// Every envelope arrives as one record: body the envelope, attributes its
-// header, severity from the event, and the secrets already redacted.
-func TestSinkRecords(t *testing.T) {
+var secrets = []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "ghp_0123456789abcdefghijABCDEFGHIJ012345", "0123456789abcdefghijABCDEFGHIJ"}
+
+// Through the real exporter process: every envelope and span arrives,
+// counted exported, nothing dropped, no secret on the wire, and the spans
+// form the tree their contexts say.
+func TestExportThroughProcess(t *testing.T) {
 	c := &collector{}
 	srv := httptest.NewServer(c)
 	defer srv.Close()
-	em, r := emitter(t, Scheme+strings.TrimPrefix(srv.URL, "http://"), func(err error) { t.Errorf("warned: %v", err) })
-	var ids []string
-	for i := range 10 {
-		d := em.Emit(context.Background(), draft(i))
-		if d.Err != nil {
+	var w warnings
+	em, r := emitter(t, Scheme+strings.TrimPrefix(srv.URL, "http://"), w.add)
+	for i := range 20 {
+		if d := em.Emit(context.Background(), draft(i)); d.Err != nil {
 			t.Fatal(d.Err)
 		}
-		ids = append(ids, d.Envelope.ID())
 	}
+	tr := r.Exporter.Tracer()
+	ctx, root := tr.Start(context.Background(), "root")
+	_, child := tr.Start(ctx, "child")
+	child.End()
+	root.End()
 	em.Close()
-	if l, s := r.Exporter.Dropped(); l != 0 || s != 0 {
-		t.Errorf("dropped %d logs, %d spans; want none", l, s)
+	if l, s := r.Exporter.Dropped(); l != 0 || s != 0 || w.all() != "" {
+		t.Errorf("dropped %d logs, %d spans, warnings %q; want none", l, s, w.all())
+	}
+	if l, s := r.Exporter.Exported(); l != 20 || s != 2 {
+		t.Errorf("exported %d logs, %d spans; want 20 and 2", l, s)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.records) != 10 {
-		t.Fatalf("collector got %d records; want 10", len(c.records))
+	if c.logs != 20 || len(c.spans) != 2 {
+		t.Fatalf("collector got %d records and %d spans; want 20 and 2", c.logs, len(c.spans))
 	}
-	for i, rec := range c.records {
-		attrs := map[string]string{}
-		for _, kv := range rec.Attributes {
-			attrs[kv.Key] = kv.Value.String()
-		}
-		if !strings.Contains(attrs["art.id"], ids[i]) || !strings.Contains(attrs["art.subject"], "queue/q/task/t") || !strings.Contains(attrs["art.sequence"], "int_value:") {
-			t.Errorf("record %d attributes %v; want id %s, subject and sequence", i, attrs, ids[i])
-		}
-		if !strings.Contains(rec.Body.GetStringValue(), `"id":"`+ids[i]+`"`) {
-			t.Errorf("record %d body %q; want the envelope %s", i, rec.Body.GetStringValue(), ids[i])
-		}
-		if rec.SeverityText != "WARN" || rec.EventName != "task.finished" {
-			t.Errorf("record %d severity %q event %q; want WARN task.finished", i, rec.SeverityText, rec.EventName)
-		}
+	byName := map[string]*tracepb.Span{}
+	for _, s := range c.spans {
+		byName[s.Name] = s
 	}
-	for _, secret := range []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "ghp_0123456789abcdefghijABCDEFGHIJ012345", "0123456789abcdefghijABCDEFGHIJ"} {
-		if strings.Contains(string(c.raw), secret) {
-			t.Errorf("the collector received %q", secret)
+	if ch, rt := byName["child"], byName["root"]; ch == nil || rt == nil || string(ch.ParentSpanId) != string(rt.SpanId) || string(ch.TraceId) != string(rt.TraceId) || len(rt.ParentSpanId) != 0 {
+		t.Errorf("spans %v; want child under root in one trace", c.spans)
+	}
+	for _, s := range secrets {
+		if strings.Contains(string(c.raw), s) {
+			t.Errorf("the collector received %q", s)
 		}
 	}
 }
@@ -184,9 +164,8 @@ func TestCollectorDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	var mu sync.Mutex
-	var warns []string
-	em, r := emitter(t, Scheme+addr, func(err error) { mu.Lock(); warns = append(warns, err.Error()); mu.Unlock() })
+	var w warnings
+	em, r := emitter(t, Scheme+addr, w.add)
 	const n = 300
 	for i := range n {
 		if d := em.Emit(context.Background(), draft(i)); d.Err != nil {
@@ -197,37 +176,54 @@ func TestCollectorDown(t *testing.T) {
 	if l, _ := r.Exporter.Dropped(); l != n {
 		t.Errorf("dropped %d; want %d", l, n)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(warns) == 0 || len(warns) > 2 || !strings.Contains(warns[len(warns)-1], "300 log records and 0 spans dropped") {
-		t.Errorf("warnings %q; want at most one failure and the final count of 300", warns)
+	ws := strings.Split(w.all(), "\n")
+	if len(ws) != 2 || !strings.Contains(ws[0], "export failed") || !strings.Contains(ws[1], "300 log records and 0 spans dropped (0 and 0 exported)") {
+		t.Errorf("warnings %q; want one failure and the final count of 300", ws)
 	}
 }
 
-// A collector that refuses (503): what it refused is counted, what it
-// took is not, and the two add up to what was sent.
-func TestCountsAddUp(t *testing.T) {
-	c := &collector{status: http.StatusServiceUnavailable}
+// The exporter program missing: an error naming it, exit 127, with a hint.
+func TestExporterMissing(t *testing.T) {
+	r := &Remote{Options: Options{Service: "test", Find: func(name string) (string, error) {
+		return "", fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}}}
+	_, err := r.Open("otlphttp://127.0.0.1:1")
+	if exitcode.Of(err) != exitcode.ProgramNotFound || !strings.Contains(err.Error(), ExporterName) {
+		t.Fatalf("Open: %v (exit %d); want exit 127 naming %s", err, exitcode.Of(err), ExporterName)
+	}
+}
+
+// The exporter killed while records flow: appends go on without blocking
+// or failing, one warning says it stopped, and at Close everything not
+// reported exported is counted dropped.
+func TestExporterKilled(t *testing.T) {
+	c := &collector{}
 	srv := httptest.NewServer(c)
 	defer srv.Close()
-	em, r := emitter(t, Scheme+strings.TrimPrefix(srv.URL, "http://"), func(error) {})
+	var w warnings
+	em, r := emitter(t, Scheme+strings.TrimPrefix(srv.URL, "http://"), w.add)
 	for i := range 50 {
 		em.Emit(context.Background(), draft(i))
 	}
-	r.Exporter.logs.flushNow()
-	c.mu.Lock()
-	c.status = 0
-	c.mu.Unlock()
-	for i := range 50 {
-		em.Emit(context.Background(), draft(50+i))
+	r.Exporter.cmd.Process.Kill()
+	<-r.Exporter.exited
+	start := time.Now()
+	for i := range 5000 {
+		if d := em.Emit(context.Background(), draft(i)); d.Err != nil {
+			t.Fatalf("emit after the kill: %v", d.Err)
+		}
 	}
+	emitting := time.Since(start)
 	em.Close()
 	l, _ := r.Exporter.Dropped()
 	x, _ := r.Exporter.Exported()
-	c.mu.Lock()
-	got := int64(len(c.records))
-	c.mu.Unlock()
-	if l+x != 100 || x != got || l < 50 {
-		t.Errorf("dropped %d + exported %d (collector has %d); want 100 in all, at least the 50 refused dropped", l, x, got)
+	if l+x != 5050 || l < 5000 {
+		t.Errorf("dropped %d + exported %d; want 5050 in all, at least the 5000 after the kill dropped", l, x)
 	}
+	all := w.all()
+	if strings.Count(all, "stopped") != 1 || !strings.Contains(all, "artobs-otlp stopped (signal: killed)") ||
+		!strings.Contains(all, fmt.Sprintf("%d log records and 0 spans dropped", l)) {
+		t.Errorf("warnings %q; want one saying the exporter stopped and the final count", all)
+	}
+	t.Logf("5000 emits after the kill took %s", emitting)
 }

@@ -1,39 +1,38 @@
-package otlp
+package otlpexport
 
 import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	otellog "go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/art-runtime/art/lib/obs"
+	"github.com/art-runtime/art/lib/obs/otlp/otlpwire"
 	"github.com/art-runtime/art/lib/vocab"
 )
 
-// Sink returns the obs.Sink that sends every envelope as a log record:
-// the body is the envelope itself (its canonical JSON, so the record's id
-// can be checked against it), the attributes its subject, sequence, type
-// and id (and correlation and causation when set), the severity read from
-// the event. Append only queues: Appended means "handed to the exporter",
-// and what the collector never got is counted at Close. Closing the sink
-// closes the exporter.
-func (e *Exporter) Sink() obs.Sink { return sink{e} }
-
-type sink struct{ e *Exporter }
-
-func (s sink) Name() string { return s.e.target }
-
-func (s sink) Append(_ context.Context, env *obs.Envelope) (obs.Outcome, error) {
+// Log queues env as a log record: the body is the envelope itself (its
+// canonical JSON, so the record's id can be checked against it), the
+// attributes its subject, sequence, type and id (and correlation and
+// causation when set), the severity read from the event. The tool redacted
+// it before it left the tool.
+func (e *Exporter) Log(env *obs.Envelope) {
 	var r otellog.Record
 	r.SetTimestamp(env.Time())
 	r.SetEventName(env.Type())
 	b, _ := env.MarshalJSON()
 	r.SetBody(attribute.StringValue(string(b)))
-	sev, text := Severity(env.Type(), env.Attrs())
+	attrs := env.Attrs()
+	sev, text := Severity(env.Type(), attrs)
 	r.SetSeverity(sev)
 	r.SetSeverityText(text)
 	r.AddAttributes(
@@ -48,14 +47,49 @@ func (s sink) Append(_ context.Context, env *obs.Envelope) (obs.Outcome, error) 
 	if c := env.Causation(); c != "" {
 		r.AddAttributes(attribute.String("art.causation", c))
 	}
-	// Background: a record is never a child of the caller's cancellation.
 	// An event that names its run's trace (task.started's traceparent)
 	// carries that trace and span, so a backend links the two.
-	s.e.logger.Emit(traceOf(env.Attrs()), r)
-	return obs.Appended, nil
+	e.logger.Emit(traceOf(attrs), r)
 }
 
-func (s sink) Close() error { return s.e.Close() }
+// Span queues one finished span.
+func (e *Exporter) Span(s *otlpwire.Span) {
+	flags := trace.TraceFlags(0)
+	if s.Sampled {
+		flags = trace.FlagsSampled
+	}
+	ts, _ := trace.ParseTraceState(s.TraceState)
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.SpanID, TraceFlags: flags, TraceState: ts})
+	var parent trace.SpanContext
+	if s.Parent != ([8]byte{}) {
+		parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: s.TraceID, SpanID: s.Parent, TraceFlags: flags, TraceState: ts, Remote: s.RemoteParent})
+	}
+	attrs := make([]attribute.KeyValue, 0, len(s.Attrs))
+	for _, a := range s.Attrs {
+		switch a.Type {
+		case otlpwire.AttrString:
+			attrs = append(attrs, attribute.String(a.Key, a.Str))
+		case otlpwire.AttrInt:
+			attrs = append(attrs, attribute.Int64(a.Key, a.Int))
+		case otlpwire.AttrBool:
+			attrs = append(attrs, attribute.Bool(a.Key, a.Bool))
+		case otlpwire.AttrFloat:
+			attrs = append(attrs, attribute.Float64(a.Key, a.Float))
+		}
+	}
+	e.spans.put(tracetest.SpanStub{
+		Name:                 s.Name,
+		SpanContext:          sc,
+		Parent:               parent,
+		SpanKind:             trace.SpanKind(s.Kind),
+		StartTime:            time.Unix(0, s.Start),
+		EndTime:              time.Unix(0, s.End),
+		Attributes:           attrs,
+		Status:               sdktrace.Status{Code: codes.Code(s.StatusCode), Description: s.StatusText},
+		Resource:             e.res,
+		InstrumentationScope: instrumentation.Scope{Name: scope},
+	}.Snapshot())
+}
 
 // traceOf is a context holding the span an event's "traceparent" names.
 func traceOf(attrs json.RawMessage) context.Context {

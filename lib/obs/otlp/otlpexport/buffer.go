@@ -1,4 +1,4 @@
-package otlp
+package otlpexport
 
 import (
 	"context"
