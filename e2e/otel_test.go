@@ -10,7 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -434,4 +437,112 @@ func want(t *testing.T, tr jaegerTrace, byID map[string]jaegerSpan, s jaegerSpan
 	if p, ok := byID[s.parent()]; !ok || p.OperationName != parent {
 		t.Errorf("trace %s: %s's parent is %q; want %s", tr.TraceID, s.OperationName, p.OperationName, parent)
 	}
+}
+
+// TestOTelExporterKilled kills the exporter process (artobs-otlp) in the
+// middle of a drain with OTLP export on: the drain completes, every task
+// succeeds, the worker warns once that the exporter stopped and, at the
+// end, how many log records and spans were dropped; nothing else fails.
+func TestOTelExporterKilled(t *testing.T) {
+	j := startJaeger(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	env := []string{
+		"PATH=" + binDir + string(filepath.ListSeparator) + os.Getenv("PATH"),
+		"ART_HOME=" + filepath.Join(dir, "home"),
+		"GORACE=atexit_sleep_ms=0",
+		"ART_EVENTS=", "TRACEPARENT=", "TRACESTATE=",
+	}
+	const n = 60
+	var batch strings.Builder
+	for range n {
+		batch.WriteString(`{"apiVersion":"art/v1alpha1","kind":"Task","program":"sleep","args":["0.1"]}` + "\n")
+	}
+	enq := exec.CommandContext(ctx, filepath.Join(binDir, "artq"), "enqueue", "--batch")
+	enq.Env, enq.Stdin = append(os.Environ(), env...), strings.NewReader(batch.String())
+	if out, err := enq.CombinedOutput(); err != nil {
+		t.Fatalf("artq enqueue --batch: %v\n%s", err, out)
+	}
+	var stderr strings.Builder
+	work := exec.CommandContext(ctx, filepath.Join(binDir, "artq"), "work", "--drain", "-q", "-j", "2", "--allow", "sleep",
+		"--workspace", dir, "--events", "otlphttp://"+j.otlp)
+	work.Env, work.Stderr = append(os.Environ(), env...), &stderr
+	if err := work.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill the exporter once Jaeger holds a trace and the exporter has
+	// had time to report it (it reports every 200 ms): some records were
+	// exported, more are on their way.
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if traces, _ := j.traces(t, "artq"); len(traces) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	exporter := childNamed(work.Process.Pid, "artobs-otlp")
+	if exporter == 0 {
+		t.Fatalf("no artobs-otlp child of the worker (pid %d)", work.Process.Pid)
+	}
+	if err := syscall.Kill(exporter, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := work.Wait(); err != nil {
+		t.Fatalf("artq work --drain: %v (a dead exporter must not fail the drain)\n%s", err, stderr.String())
+	}
+	if got := succeeded(t, ctx, env); got != n {
+		t.Errorf("%d tasks succeeded; want %d", got, n)
+	}
+	errs := stderr.String()
+	if c := strings.Count(errs, "artq: warning: events otlphttp://"+j.otlp+": the exporter artobs-otlp stopped (signal: killed)"); c != 1 {
+		t.Errorf("%d warnings that the exporter stopped; want 1:\n%s", c, errs)
+	}
+	m := regexp.MustCompile(`artq: warning: events otlphttp://\S+: (\d+) log records and (\d+) spans dropped \((\d+) and (\d+) exported\)`).FindStringSubmatch(errs)
+	if m == nil {
+		t.Fatalf("no final drop count in stderr:\n%s", errs)
+	}
+	// Every task's attempt and run spans were handed over: what was not
+	// exported was dropped, and the kill dropped some.
+	ds, _ := strconv.Atoi(m[2])
+	xs, _ := strconv.Atoi(m[4])
+	if ds+xs != 2*n || ds == 0 || xs == 0 {
+		t.Errorf("spans: %d dropped + %d exported; want %d in all, some of each:\n%s", ds, xs, 2*n, errs)
+	}
+	t.Logf("worker stderr:\n%s", errs)
+	if lines := strings.Count(strings.TrimSpace(errs), "\n") + 1; lines != 2 {
+		t.Errorf("stderr has %d lines; want the 2 warnings only:\n%s", lines, errs)
+	}
+}
+
+// succeeded reads artq status --summary's succeeded count.
+func succeeded(t *testing.T, ctx context.Context, env []string) int {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "artq"), "status", "--summary")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		return 0
+	}
+	var s struct{ Succeeded int }
+	json.Unmarshal(out, &s)
+	return s.Succeeded
+}
+
+// childNamed returns the pid of a child of parent whose command is name,
+// or 0.
+func childNamed(parent int, name string) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", parent))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, p := range strings.Fields(string(b)) {
+			comm, _ := os.ReadFile("/proc/" + p + "/comm")
+			if strings.TrimSpace(string(comm)) == name {
+				pid, _ := strconv.Atoi(p)
+				return pid
+			}
+		}
+	}
+	return 0
 }
