@@ -7,9 +7,12 @@
 #            real Jaeger all-in-one receiving the log records and spans
 #   down     the same with nothing listening at the OTLP address
 # and prints, per mode, the median wall seconds, tasks/s and CPU ms per task
-# (user+system of the worker and everything it waited for; Jaeger's own CPU
-# not included) over the rounds, and each mode's tasks/s ratio to none from
-# the same run.
+# over the rounds, and each mode's tasks/s ratio to none from the same run.
+# CPU is user+system of the worker and everything it waited for, the
+# exporter process (artobs-otlp, on the same cores) included; the
+# exporter's own share is also printed apart (it runs under /usr/bin/time
+# through a wrapper installed where artq finds it). Jaeger's CPU is not
+# counted.
 #
 #   scripts/bench-otel.sh [ROUNDS]      # default 3 rounds; TASKS=2000
 #
@@ -28,6 +31,14 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -trimpath -o "$work/bin/" ./cmd/artq ./cmd/artexec-shim
+mkdir -p "$work/real"
+go build -trimpath -o "$work/real/" ./cmd/artobs-otlp
+# artq runs the artobs-otlp beside it: this one times the real exporter.
+cat >"$work/bin/artobs-otlp" <<SH
+#!/bin/sh
+exec /usr/bin/time -f "%U %S" -a -o "\$ART_BENCH_EXPORTER_TIME" "$work/real/artobs-otlp" "\$@"
+SH
+chmod +x "$work/bin/artobs-otlp"
 jaeger="$(scripts/jaeger.sh)"
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 otlp="127.0.0.1:$(port)"
@@ -58,7 +69,7 @@ done
 down="127.0.0.1:$(port)"
 export PATH="$work/bin:$PATH" ART_EVENTS=
 
-drain() { # mode round -> "wall cpu" seconds
+drain() { # mode round -> "wall cpu exporter-cpu" seconds
 	local home="$work/$1-$2" args=()
 	mkdir -p "$home"
 	ART_HOME="$home" artq enqueue --batch <"$work/tasks.jsonl" >/dev/null
@@ -67,21 +78,24 @@ drain() { # mode round -> "wall cpu" seconds
 	otlp) args=(--events "otlphttp://$otlp" --metrics "127.0.0.1:$(port)") ;;
 	down) args=(--events "otlphttp://$down" --metrics "127.0.0.1:$(port)") ;;
 	esac
-	ART_HOME="$home" /usr/bin/time -f "%e %U %S" -o "$home/time" artq work --drain -q -j 2 --allow true --workspace "$home" "${args[@]}" 2>"$home/stderr"
+	: >"$home/exporter.time"
+	ART_BENCH_EXPORTER_TIME="$home/exporter.time" ART_HOME="$home" /usr/bin/time -f "%e %U %S" -o "$home/time" artq work --drain -q -j 2 --allow true --workspace "$home" "${args[@]}" 2>"$home/stderr"
 	ART_HOME="$home" artq status --summary | grep -q "\"succeeded\":$tasks" || { echo "bench-otel: $1 round $2 did not succeed every task" >&2; cat "$home/stderr" >&2; exit 1; }
-	awk '{printf "%.3f %.3f\n", $1, $2+$3}' "$home/time"
+	x=$(awk '{s += $1 + $2} END {printf "%.3f", s}' "$home/exporter.time")
+	awk -v x="$x" '{printf "%.3f %.3f %s\n", $1, $2+$3, x}' "$home/time"
 	rm -rf "$home"
 }
 
 awk -v n="$tasks" 'BEGIN { for (i = 0; i < n; i++) print "{\"apiVersion\":\"art/v1alpha1\",\"kind\":\"Task\",\"program\":\"true\"}" }' >"$work/tasks.jsonl"
 modes=(none jsonl otlp down)
-declare -A walls cpus
+declare -A walls cpus xcpus
 for r in $(seq "$rounds"); do
 	for m in "${modes[@]}"; do
-		read -r w c < <(drain "$m" "$r")
+		read -r w c x < <(drain "$m" "$r")
 		walls[$m]+="$w "
 		cpus[$m]+="$c "
-		echo "round $r $m ${w}s wall ${c}s cpu" >&2
+		xcpus[$m]+="$x "
+		echo "round $r $m ${w}s wall ${c}s cpu (${x}s of it the exporter's)" >&2
 	done
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -90,5 +104,6 @@ echo "tasks=$tasks rounds=$rounds (medians; one artq work --drain -j 2; load $(c
 for m in "${modes[@]}"; do
 	w=$(echo "${walls[$m]}" | median)
 	c=$(echo "${cpus[$m]}" | median)
-	awk -v m="$m" -v w="$w" -v c="$c" -v b="$base" -v n="$tasks" 'BEGIN {printf "%-6s %7.3fs %8.1f tasks/s  %.2fx of none  %.2f ms CPU/task\n", m, w, n/w, b/w, 1000*c/n}'
+	x=$(echo "${xcpus[$m]}" | median)
+	awk -v m="$m" -v w="$w" -v c="$c" -v x="$x" -v b="$base" -v n="$tasks" 'BEGIN {printf "%-6s %7.3fs %8.1f tasks/s  %.2fx of none  %.2f ms CPU/task (exporter %.2f)\n", m, w, n/w, b/w, 1000*c/n, 1000*x/n}'
 done

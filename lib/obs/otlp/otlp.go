@@ -165,6 +165,13 @@ func (e *Exporter) put(r record, sent *atomic.Int64) {
 	}
 }
 
+// writeEvery is how often the writer wakes to move what is queued into
+// the pipe. Waking it for every record would cost each Append a goroutine
+// wake-up and each record a write(2); in batches the work pays a channel
+// send per record, and the exporter (which batches for 200 ms itself)
+// sees the records at most this much later.
+const writeEvery = 20 * time.Millisecond
+
 // write encodes queued records into the pipe until Close, and then what is
 // still queued. A failed write means the exporter is gone: it stops.
 func (e *Exporter) write(pipe *os.File) {
@@ -173,33 +180,30 @@ func (e *Exporter) write(pipe *os.File) {
 	w := bufio.NewWriterSize(pipe, 64<<10)
 	w.WriteString(otlpwire.Magic)
 	var buf []byte
+	tick := time.NewTicker(writeEvery)
+	defer tick.Stop()
 	for {
-		var r record
+		stopping := false
 		select {
-		case r = <-e.ch:
-		default:
-			// Nothing queued: push out what is buffered, then wait.
-			if err := w.Flush(); err != nil {
-				e.die(err)
-				return
-			}
+		case <-tick.C:
+		case <-e.stop:
+			stopping = true
+		}
+		for more := true; more; {
 			select {
-			case r = <-e.ch:
-			case <-e.stop:
-				for {
-					select {
-					case r := <-e.ch:
-						buf = r.appendFrame(w, buf)
-					default:
-						if err := w.Flush(); err != nil {
-							e.die(err)
-						}
-						return
-					}
-				}
+			case r := <-e.ch:
+				buf = r.appendFrame(w, buf)
+			default:
+				more = false
 			}
 		}
-		buf = r.appendFrame(w, buf)
+		if err := w.Flush(); err != nil {
+			e.die(err)
+			return
+		}
+		if stopping {
+			return
+		}
 	}
 }
 

@@ -240,11 +240,11 @@ func TestCountsAddUp(t *testing.T) {
 			c.status = 0
 			c.mu.Unlock()
 		}
-		env, _, err := obs.ParseEnvelope(p)
+		env, err := ReadEnvelope(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.Log(env)
+		e.Log(&env)
 	}
 	e.Close()
 	l, _ := e.Dropped()
@@ -255,4 +255,51 @@ func TestCountsAddUp(t *testing.T) {
 	if l+x != 100 || x != got || l < 50 {
 		t.Errorf("dropped %d + exported %d (collector has %d); want 100 in all, at least the 50 refused dropped", l, x, got)
 	}
+}
+
+// ReadEnvelope reads what the emitter sealed, and refuses what a record
+// cannot be made of, naming the member.
+func TestReadEnvelope(t *testing.T) {
+	stream, ids := envelopes(t, 1)
+	_, p, err := otlpwire.NewReader(strings.NewReader(string(stream))).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := ReadEnvelope(p)
+	if err != nil || env.ID != ids[0] || env.Subject != "queue/q/task/t" || env.Type != "task.finished" || env.Seq != 1 || env.Time.IsZero() || env.Body != string(p) || !strings.Contains(string(env.Attrs), `"status":"failed"`) {
+		t.Fatalf("ReadEnvelope = %+v, %v", env, err)
+	}
+	for in, want := range map[string]string{
+		`[]`:        "not a JSON object",
+		`{"id":"x"`: "not a JSON object",
+		`{"subject":"s","type":"t","seq":1,"time":"2026-01-01T00:00:00Z"}`:                     "id",
+		`{"id":"x","subject":"s","type":"t","seq":-1,"time":"2026-01-01T00:00:00Z"}`:           "seq",
+		`{"id":"x","subject":"s","type":"t","seq":1.5,"time":"2026-01-01T00:00:00Z"}`:          "seq",
+		`{"id":"x","subject":"s","type":"t","seq":1,"time":"yesterday"}`:                       "time",
+		`{"id":"x","subject":"s","type":"t","seq":1,"time":"2026-01-01T00:00:00Z","attrs":[]}`: "attrs",
+	} {
+		if _, err := ReadEnvelope([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ReadEnvelope(%s): %v; want an error naming %s", in, err, want)
+		}
+	}
+}
+
+// FuzzReadEnvelope: any payload is read without panic; one that is read
+// has the members a record needs.
+func FuzzReadEnvelope(f *testing.F) {
+	stream, _ := envelopes(f, 1)
+	_, p, _ := otlpwire.NewReader(strings.NewReader(string(stream))).Next()
+	f.Add(p)
+	f.Add([]byte(`{"id":"x","subject":"s","type":"t","seq":1,"time":"2026-01-01T00:00:00Z"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		env, err := ReadEnvelope(b)
+		if err != nil {
+			return
+		}
+		if env.ID == "" || env.Subject == "" || env.Type == "" || env.Seq < 0 || env.Body != string(b) {
+			t.Fatalf("ReadEnvelope(%q) = %+v", b, env)
+		}
+		Severity(env.Type, env.Attrs)
+		traceOf(env.Attrs)
+	})
 }

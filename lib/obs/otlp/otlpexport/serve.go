@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/obs/otlp/otlpwire"
 )
 
@@ -67,13 +66,13 @@ func read(r *otlpwire.Reader, e *Exporter) error {
 		}
 		switch kind {
 		case otlpwire.KindLog:
-			env, _, err := obs.ParseEnvelope(payload)
+			env, err := ReadEnvelope(payload)
 			if err != nil {
 				e.logs.dropped.Add(1)
 				e.warnOnce(fmt.Errorf("events %s: a log record that is not an envelope was dropped: %w", e.target, err))
 				continue
 			}
-			e.Log(env)
+			e.Log(&env)
 		case otlpwire.KindSpan:
 			s, err := otlpwire.DecodeSpan(payload)
 			if err != nil {
