@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/art-runtime/art/internal/cli"
@@ -12,7 +10,8 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-// WebBinary is the program `artobs serve` executes, found beside artobs.
+// WebBinary is the program `artobs serve` executes, found beside artobs
+// (else on PATH: cli.Companion).
 const WebBinary = "artobs-web"
 
 // ServeCmd serves the read-only web view (docs/web.md) by executing
@@ -30,14 +29,10 @@ func (c *ServeCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if _, err := c.Check(); err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	web, err := cli.Companion(WebBinary)
 	if err != nil {
-		return exitcode.Errorf(exitcode.Internal, "serve: find the artobs executable: %v", err)
-	}
-	web := filepath.Join(filepath.Dir(exe), WebBinary)
-	if _, err := os.Stat(web); err != nil {
-		return exitcode.WithHint(exitcode.Errorf(exitcode.ProgramNotFound, "serve: %s: %v", web, errors.Unwrap(err)),
-			"artobs serve runs artobs-web from the directory artobs is in: install both (make install)")
+		return exitcode.WithHint(exitcode.Errorf(exitcode.ProgramNotFound, "serve: %v", err),
+			"artobs serve runs artobs-web from the directory artobs is in (else from PATH): install both (make install)")
 	}
 	args := []string{WebBinary}
 	if g.Dir != "" {

@@ -177,7 +177,7 @@ func (s *span) setAttributes(kvs []attribute.KeyValue) {
 		case attribute.FLOAT64:
 			a.Type, a.Float = otlpwire.AttrFloat, kv.Value.AsFloat64()
 		default:
-			a.Type, a.Str = otlpwire.AttrString, kv.Value.Emit()
+			a.Type, a.Str = otlpwire.AttrString, kv.Value.String()
 		}
 		replaced := false
 		for i := range s.rec.Attrs {
