@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/art-runtime/art/lib/exitcode"
@@ -134,6 +135,10 @@ func Open(spec string, o Options) (*Exporter, error) {
 	cmd.Env = append(os.Environ(), otlpwire.EnvService+"="+o.Service, otlpwire.EnvServiceVersion+"="+o.Version,
 		otlpwire.EnvBuffer+"="+strconv.Itoa(o.Buffer), otlpwire.EnvTimeout+"="+o.Timeout.String())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = streamR, statusW, o.Stderr
+	// A process group of its own: the Ctrl-C that interrupts the tool
+	// must not kill the exporter before the tool's last records are in;
+	// the tool ends the stream, and kills it if it hangs (Close).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	streamR.Close()
 	statusW.Close()

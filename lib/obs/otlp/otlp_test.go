@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,7 +113,8 @@ var secrets = []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "ghp_01234567
 
 // Through the real exporter process: every envelope and span arrives,
 // counted exported, nothing dropped, no secret on the wire, and the spans
-// form the tree their contexts say.
+// form the tree their contexts say. The interrupt that stops the tool's
+// process group does not stop the exporter before the stream ends.
 func TestExportThroughProcess(t *testing.T) {
 	c := &collector{}
 	srv := httptest.NewServer(c)
@@ -120,6 +122,20 @@ func TestExportThroughProcess(t *testing.T) {
 	var w warnings
 	em, r := emitter(t, Scheme+strings.TrimPrefix(srv.URL, "http://"), w.add)
 	for i := range 20 {
+		if i == 10 {
+			// Running (it has reported), in a process group of its own
+			// (a Ctrl-C at the terminal does not reach it), and deaf to
+			// an interrupt sent to it.
+			for deadline := time.Now().Add(10 * time.Second); r.Exporter.exportedLogs.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			pid := r.Exporter.cmd.Process.Pid
+			if pg, err := syscall.Getpgid(pid); err != nil || pg != pid {
+				t.Errorf("exporter pid %d in process group %d (%v); want its own", pid, pg, err)
+			}
+			r.Exporter.cmd.Process.Signal(syscall.SIGINT)
+			r.Exporter.cmd.Process.Signal(syscall.SIGTERM)
+		}
 		if d := em.Emit(context.Background(), draft(i)); d.Err != nil {
 			t.Fatal(d.Err)
 		}
