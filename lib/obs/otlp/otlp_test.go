@@ -243,3 +243,39 @@ func TestExporterKilled(t *testing.T) {
 	}
 	t.Logf("5000 emits after the kill took %s", emitting)
 }
+
+// An exporter that stops reading (SIGSTOP): the pipe fills, appends go on
+// without blocking (the buffer drops and counts), and Close kills it after
+// its timeout and a second, and counts everything not exported.
+func TestExporterStuck(t *testing.T) {
+	c := &collector{}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	var w warnings
+	r := &Remote{Options: Options{Service: "test", Warn: w.add, Find: self, Timeout: 300 * time.Millisecond, Buffer: 256}}
+	em, err := obs.Open([]string{Scheme + strings.TrimPrefix(srv.URL, "http://")}, obs.Options{Remote: r.Open, Warn: w.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Exporter.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000 // about 1.5 MB of envelopes: far more than a pipe holds
+	for i := range n {
+		if d := em.Emit(context.Background(), draft(i)); d.Err != nil {
+			t.Fatalf("emit %d: %v", i, d.Err)
+		}
+	}
+	start := time.Now()
+	em.Close()
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("Close took %s; want about the timeout and a second", took)
+	}
+	if l, _ := r.Exporter.Dropped(); l != n {
+		t.Errorf("dropped %d; want all %d", l, n)
+	}
+	all := w.all()
+	if !strings.Contains(all, "did not finish within 1.3s: killed") || !strings.Contains(all, fmt.Sprintf("%d log records and 0 spans dropped (0 and 0 exported)", n)) {
+		t.Errorf("warnings %q; want the kill and the final count", all)
+	}
+}
