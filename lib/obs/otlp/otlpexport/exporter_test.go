@@ -300,6 +300,6 @@ func FuzzReadEnvelope(f *testing.F) {
 			t.Fatalf("ReadEnvelope(%q) = %+v", b, env)
 		}
 		Severity(env.Type, env.Attrs)
-		traceOf(env.Attrs)
+		traceOf(readAttrs(env.Attrs).traceparent.Str)
 	})
 }

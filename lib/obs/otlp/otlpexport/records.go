@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,15 @@ func ReadEnvelope(b []byte) (Envelope, error) {
 	if !gjson.ValidBytes(b) || len(b) == 0 || b[0] != '{' {
 		return Envelope{}, errors.New("envelope: not a JSON object")
 	}
-	m := gjson.GetManyBytes(b, "id", "subject", "type", "seq", "time", "correlation", "causation", "attrs")
+	// One pass over the top-level members (gjson's GetMany would scan
+	// the envelope once a path).
+	var m [8]gjson.Result
+	gjson.ParseBytes(b).ForEach(func(k, v gjson.Result) bool {
+		if i := slices.Index(envelopeMembers, k.Str); i >= 0 {
+			m[i] = v
+		}
+		return true
+	})
 	for i, name := range []string{"id", "subject", "type"} {
 		if m[i].Type != gjson.String || m[i].Str == "" {
 			return Envelope{}, fmt.Errorf("envelope: %s: want a non-empty string", name)
@@ -65,6 +74,9 @@ func ReadEnvelope(b []byte) (Envelope, error) {
 	}, nil
 }
 
+// envelopeMembers are the members ReadEnvelope reads, in m's order.
+var envelopeMembers = []string{"id", "subject", "type", "seq", "time", "correlation", "causation", "attrs"}
+
 // Log queues env as a log record: the body is the envelope itself, the
 // attributes its subject, sequence, type and id (and correlation and
 // causation when set), the severity read from the event. The tool
@@ -74,7 +86,8 @@ func (e *Exporter) Log(env *Envelope) {
 	r.SetTimestamp(env.Time)
 	r.SetEventName(env.Type)
 	r.SetBody(attribute.StringValue(env.Body))
-	sev, text := Severity(env.Type, env.Attrs)
+	a := readAttrs(env.Attrs)
+	sev, text := a.severity(env.Type)
 	r.SetSeverity(sev)
 	r.SetSeverityText(text)
 	r.AddAttributes(
@@ -91,7 +104,7 @@ func (e *Exporter) Log(env *Envelope) {
 	}
 	// An event that names its run's trace (task.started's traceparent)
 	// carries that trace and span, so a backend links the two.
-	e.logger.Emit(traceOf(env.Attrs), r)
+	e.logger.Emit(traceOf(a.traceparent.Str), r)
 }
 
 // Span queues one finished span.
@@ -133,10 +146,9 @@ func (e *Exporter) Span(s *otlpwire.Span) {
 	}.Snapshot())
 }
 
-// traceOf is a context holding the span an event's "traceparent" names.
-func traceOf(attrs json.RawMessage) context.Context {
+// traceOf is a context holding the span a "traceparent" value names.
+func traceOf(tp string) context.Context {
 	ctx := context.Background()
-	tp := gjson.GetBytes(attrs, "traceparent").Str
 	if !vocab.ValidTraceparent(tp) {
 		return ctx
 	}
@@ -152,18 +164,40 @@ func traceOf(attrs json.RawMessage) context.Context {
 	return trace.ContextWithSpanContext(ctx, trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags, Remote: true}))
 }
 
+// attrHeads are the attrs members a record is made from.
+type attrHeads struct{ status, err, refusal, traceparent gjson.Result }
+
+// readAttrs reads them in one pass over the top level of attrs (the
+// records of a busy worker are many).
+func readAttrs(attrs []byte) (h attrHeads) {
+	gjson.ParseBytes(attrs).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "status":
+			h.status = v
+		case "error":
+			h.err = v
+		case "refusal":
+			h.refusal = v
+		case "traceparent":
+			h.traceparent = v
+		}
+		return true
+	})
+	return h
+}
+
 // Severity is an event's log severity: ERROR when it carries an error,
 // WARN when its type or status says the work did not succeed (failed,
 // rejected, cancelled, timed out, refused), else INFO.
 func Severity(typ string, attrs json.RawMessage) (otellog.Severity, string) {
-	// Three top-level members of canonical JSON: gjson reads them without
-	// decoding the rest (the records of a busy worker are many).
-	a := gjson.GetManyBytes(attrs, "status", "error", "refusal")
-	status, errText, refusal := a[0], a[1], a[2]
+	return readAttrs(attrs).severity(typ)
+}
+
+func (h attrHeads) severity(typ string) (otellog.Severity, string) {
 	switch {
-	case errText.Type == gjson.String && errText.Str != "":
+	case h.err.Type == gjson.String && h.err.Str != "":
 		return otellog.SeverityError, "ERROR"
-	case refusal.Type == gjson.String && refusal.Str != "" || unsuccessful(typ[strings.LastIndexByte(typ, '.')+1:]) || status.Type == gjson.String && unsuccessful(status.Str):
+	case h.refusal.Type == gjson.String && h.refusal.Str != "" || unsuccessful(typ[strings.LastIndexByte(typ, '.')+1:]) || h.status.Type == gjson.String && unsuccessful(h.status.Str):
 		return otellog.SeverityWarn, "WARN"
 	}
 	return otellog.SeverityInfo, "INFO"
