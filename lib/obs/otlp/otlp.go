@@ -174,8 +174,9 @@ func (e *Exporter) put(r record, sent *atomic.Int64) {
 // the pipe. Waking it for every record would cost each Append a goroutine
 // wake-up and each record a write(2); in batches the work pays a channel
 // send per record, and the exporter (which batches for 200 ms itself)
-// sees the records at most this much later.
-const writeEvery = 20 * time.Millisecond
+// sees the records at most this much later, and wakes 10 times a second
+// rather than 50 (docs/performance.md, Observability export).
+const writeEvery = 100 * time.Millisecond
 
 // write encodes queued records into the pipe until Close, and then what is
 // still queued. A failed write means the exporter is gone: it stops.
