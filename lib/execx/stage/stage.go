@@ -1,11 +1,19 @@
 // Package stage is the exec stage of a task: the last code that runs in
 // the task's own process, after fork and immediately before execve, and
 // the only place where a task's restrictions are applied — new session,
-// rlimits, no_new_privs, capability drop, Landlock, seccomp. Nothing of
-// the runner or of the per-task supervisor is ever restricted: the
-// supervisor re-executes its binary into this stage, the stage restricts
-// itself and becomes the program, so the task's Landlock domain, seccomp
-// filter and credentials are the task's alone.
+// rlimits, no_new_privs, Landlock, capability drop, seccomp. Nothing of
+// the runner or of the per-task supervisor is ever restricted.
+//
+// On Linux the stage is no process of its own: the supervisor prepares
+// everything in Go (NewChild: argument and environment arrays, the
+// limits, the Landlock ruleset, the capability sets, the compiled
+// seccomp programs) and forks the task from its locked thread with a
+// clone that copies its memory (no CLONE_VM); the child runs only nosplit
+// code making raw system calls, restricts itself and execs the program
+// (Child). So the task's Landlock domain, seccomp filter and credentials
+// are the task's alone, and a task starts without a second Go runtime.
+// On macOS (no supervisor) Exec applies the rlimits in a re-executed
+// shim and execs the program.
 //
 // It is kept small on purpose (golang.org/x/sys and the standard library;
 // no art package, and not even the seccomp compiler: the filters arrive
@@ -15,12 +23,9 @@ package stage
 
 // Spec is everything the stage applies, in the order it applies it.
 type Spec struct {
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
-	Env  []string `json:"env"`
-	// Setsid puts the task in a new session: no controlling terminal, so
-	// it cannot open /dev/tty or TIOCSTI into the caller's terminal.
-	Setsid  bool     `json:"setsid,omitempty"`
+	Path    string   `json:"path"`
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
 	NNP     bool     `json:"nnp,omitempty"`
 	// DropCaps clears the bounding, ambient, inheritable, permitted and
@@ -81,7 +86,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // View is the filesystem a task sees in its own mount namespace, set up
 // by its supervisor (which has the capabilities for it, in the task's user
-// namespace) before the exec stage starts.
+// namespace, or as root) before it forks the task.
 type View struct {
 	// Proc mounts a fresh /proc: the task's PID namespace, nothing outside.
 	Proc bool `json:"proc,omitempty"`
