@@ -140,7 +140,7 @@ func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
 	}
 	if cgroupFD >= 0 {
 		c.useClone3 = true
-		c.clone3 = cloneArgs{flags: unix.CLONE_INTO_CGROUP, exitSignal: uint64(unix.SIGCHLD), cgroup: uint64(cgroupFD)}
+		c.clone3 = cloneArgs{flags: unix.CLONE_INTO_CGROUP | vforkFlags, exitSignal: uint64(unix.SIGCHLD), cgroup: uint64(cgroupFD)}
 	}
 	return c, nil
 }
@@ -181,9 +181,7 @@ func above2(fd int) (int, error) {
 // program: the parent-death signal is tied to it. It returns once the
 // program runs (the child's execve closed the report pipe) or, with an
 // *Error, once the child failed and was reaped: then nothing of the
-// program ran. Step "exec" is execve's own failure. The child is a copy
-// of this process (clone without CLONE_VM), so nothing it does can touch
-// the parent's memory.
+// program ran. Step "exec" is execve's own failure.
 func (c *Child) Start() (int, error) {
 	var p [2]int
 	syscall.ForkLock.Lock()
@@ -199,12 +197,15 @@ func (c *Child) Start() (int, error) {
 	}
 	c.nextfd = max(c.std[0], c.std[1], c.std[2], p[1], c.ruleset) + 1
 	pid, errno := c.fork(p[1])
+	runtimeAfterFork()
 	syscall.ForkLock.Unlock()
 	unix.Close(p[1])
 	defer unix.Close(p[0])
 	if errno != 0 {
 		return 0, &Error{"fork", errno}
 	}
+	// The child has exec'd or exited by now where it shares our memory
+	// (vforkFlags); else it runs on its own and we wait for its report.
 	var rep [8]byte
 	n, err := readFull(p[0], rep[:])
 	if n == 0 && err == nil {
@@ -272,10 +273,14 @@ func (c *Child) stepName(step uint32) string {
 	return "unknown step"
 }
 
-// fork clones the child. Between runtimeBeforeFork and the clone nothing
-// may grow the stack or be preempted; in the child everything down to
-// execve is nosplit code that makes raw system calls on memory the
-// parent prepared (no allocation, no runtime call, no write barrier).
+// fork clones the child: it shares this process's memory until its
+// execve where the architecture has rawVfork's assembly (vforkFlags),
+// else it is a copy. The caller calls runtimeAfterFork at once. Between
+// runtimeBeforeFork and the clone nothing may grow the stack or be
+// preempted; in the child everything down to execve is nosplit code that
+// makes raw system calls on memory the parent prepared (no allocation, no
+// runtime call, no write barrier, and no write to anything of the
+// parent's but the child's own stack frames).
 //
 //go:nosplit
 //go:norace
@@ -283,12 +288,13 @@ func (c *Child) fork(pipe int) (pid int, errno syscall.Errno) {
 	var r1 uintptr
 	runtimeBeforeFork()
 	if c.useClone3 {
-		r1, _, errno = syscall.RawSyscall(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&c.clone3)), unsafe.Sizeof(c.clone3), 0)
+		r1, errno = rawVfork(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&c.clone3)), unsafe.Sizeof(c.clone3), 0)
 	} else {
-		r1, _, errno = syscall.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		r1, errno = rawVfork(unix.SYS_CLONE, uintptr(vforkFlags|unix.SIGCHLD), 0, 0)
 	}
 	if errno != 0 || r1 != 0 {
-		runtimeAfterFork()
+		// The parent: return at once. The child may have used this
+		// frame; r1 and errno were written after it was gone.
 		return int(r1), errno
 	}
 	c.child(uintptr(pipe)) // does not return
@@ -302,12 +308,13 @@ func (c *Child) fork(pipe int) (pid int, errno syscall.Errno) {
 //go:norace
 func (c *Child) child(pipe uintptr) {
 	var (
-		err1 syscall.Errno
-		r1   uintptr
-		step uintptr
-		fd   [3]int
-		i    int
-		rep  [2]uint32
+		err1   syscall.Errno
+		r1     uintptr
+		step   uintptr
+		fd     [3]int
+		nextfd int
+		i      int
+		rep    [2]uint32
 	)
 	runtimeAfterForkInChild()
 	if _, _, err1 = syscall.RawSyscall(unix.SYS_SETSID, 0, 0, 0); err1 != 0 {
@@ -326,15 +333,15 @@ func (c *Child) child(pipe uintptr) {
 	// way (above everything in use), then put each in place; dup3 makes
 	// the copy without close-on-exec, a descriptor already in place has
 	// the flag cleared.
-	fd = c.std
+	fd, nextfd = c.std, c.nextfd
 	for i = 0; i < len(fd); i++ {
 		if fd[i] < i {
-			if r1, _, err1 = syscall.RawSyscall(unix.SYS_DUP3, uintptr(fd[i]), uintptr(c.nextfd), unix.O_CLOEXEC); err1 != 0 {
+			if r1, _, err1 = syscall.RawSyscall(unix.SYS_DUP3, uintptr(fd[i]), uintptr(nextfd), unix.O_CLOEXEC); err1 != 0 {
 				step = stepFDs
 				goto fail
 			}
 			fd[i] = int(r1)
-			c.nextfd++
+			nextfd++
 		}
 	}
 	for i = 0; i < len(fd); i++ {

@@ -7,10 +7,14 @@
 // On Linux the stage is no process of its own: the supervisor prepares
 // everything in Go (NewChild: argument and environment arrays, the
 // limits, the Landlock ruleset, the capability sets, the compiled
-// seccomp programs) and forks the task from its locked thread with a
-// clone that copies its memory (no CLONE_VM); the child runs only nosplit
-// code making raw system calls, restricts itself and execs the program
-// (Child). So the task's Landlock domain, seccomp filter and credentials
+// seccomp programs) and forks the task from its locked thread (Child):
+// on amd64 a vfork-style clone (CLONE_VM|CLONE_VFORK: the child borrows
+// the supervisor's memory while that thread waits for its execve, the
+// return address kept in a register across the clone as Go's own fork
+// keeps it), elsewhere a clone that copies the memory. The child runs only
+// nosplit code making raw system calls, writes nothing of the
+// supervisor's but its own stack frames, restricts itself and execs the
+// program. So the task's Landlock domain, seccomp filter and credentials
 // are the task's alone, and a task starts without a second Go runtime.
 // On macOS (no supervisor) Exec applies the rlimits in a re-executed
 // shim and execs the program.
