@@ -56,13 +56,3 @@ func HasCap(c int) bool {
 	}
 	return data[c/32].Effective&(1<<(c%32)) != 0
 }
-
-// HasAnyCap reports whether the calling thread has any effective capability.
-func HasAnyCap() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if unix.Capget(&hdr, &data[0]) != nil {
-		return false
-	}
-	return data[0].Effective|data[1].Effective != 0
-}
