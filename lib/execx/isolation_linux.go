@@ -5,6 +5,7 @@ package execx
 import (
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -256,6 +257,9 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	s.RWTrees = len(pl.rwFiles())
 	st := &s.Stage
 	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && len(st.Filters) == 0
+	if !s.Direct && !slices.ContainsFunc(st.Rlimits, func(r stage.Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE }) {
+		st.NofileSoft = startNofile() // as ForkExec gives it back under none
+	}
 	return s
 }
 

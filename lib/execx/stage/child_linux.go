@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -107,6 +108,9 @@ func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
 		return nil, &Error{"exec", err}
 	}
 	var as []Rlimit
+	if err := c.nofileSoft(s); err != nil {
+		return nil, err
+	}
 	for _, r := range s.Rlimits {
 		if r.Resource == unix.RLIMIT_AS {
 			as = append(as, r)
@@ -155,6 +159,24 @@ func (c *Child) addRlimit(r Rlimit) error {
 	}
 	c.rlimits = append(c.rlimits, childRlimit{uintptr(r.Resource), lim})
 	c.names = append(c.names, r.Name)
+	return nil
+}
+
+// nofileSoft adds s.NofileSoft as the soft open-files limit, the hard one
+// as it is, unless s sets the limit itself or it is already so.
+func (c *Child) nofileSoft(s *Spec) error {
+	if s.NofileSoft == 0 || slices.ContainsFunc(s.Rlimits, func(r Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE }) {
+		return nil
+	}
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(unix.RLIMIT_NOFILE, &cur); err != nil {
+		return &Error{"rlimit nofile", err}
+	}
+	if cur.Cur == s.NofileSoft {
+		return nil
+	}
+	c.rlimits = append(c.rlimits, childRlimit{unix.RLIMIT_NOFILE, syscall.Rlimit{Cur: min(s.NofileSoft, cur.Max), Max: cur.Max}})
+	c.names = append(c.names, "nofile")
 	return nil
 }
 

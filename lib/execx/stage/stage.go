@@ -31,7 +31,12 @@ type Spec struct {
 	Argv    []string `json:"argv"`
 	Env     []string `json:"env"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
-	NNP     bool     `json:"nnp,omitempty"`
+	// NofileSoft, if not 0 and Rlimits sets no RLIMIT_NOFILE, is the soft
+	// open-files limit the program starts with (the hard one kept): the
+	// one the runner was started with, which the Go runtime of every
+	// process in between raised for itself.
+	NofileSoft uint64 `json:"nofile_soft,omitempty"`
+	NNP        bool   `json:"nnp,omitempty"`
 	// DropCaps clears the bounding, ambient, inheritable, permitted and
 	// effective sets except KeepCaps (capability numbers).
 	DropCaps bool  `json:"drop_caps,omitempty"`
