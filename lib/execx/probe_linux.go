@@ -128,7 +128,9 @@ func probeClone(flags uintptr) error {
 // killed. 0: not raised (every process of the chain has the same limit),
 // or it could not be read (ptrace refused): the task keeps its
 // supervisor's limit.
-var startNofile = sync.OnceValue(func() uint64 {
+var startNofile = sync.OnceValue(probeNofile)
+
+func probeNofile() uint64 {
 	var cur unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) != nil || cur.Max == 0 || cur.Cur != cur.Max-1 {
 		return 0
@@ -162,4 +164,4 @@ var startNofile = sync.OnceValue(func() uint64 {
 		return 0
 	}
 	return lim.Cur
-})
+}
