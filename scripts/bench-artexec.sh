@@ -232,7 +232,7 @@ if available landlock; then
 	for ((i = 0; i < dtasks; i++)); do
 		echo '{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}'
 	done >"$tmp/tasks.jsonl"
-	declare -A drain
+	declare -A drain dcpu
 	builds=("this:$artq")
 	[ -z "${ARTQ_BASELINE:-}" ] || builds+=("baseline:$ARTQ_BASELINE")
 	for ((r = 0; r < drounds; r++)); do
@@ -240,19 +240,25 @@ if available landlock; then
 			for iso in none landlock; do
 				rm -rf "$tmp/q"
 				"${b#*:}" enqueue --dir "$tmp/q" --batch <"$tmp/tasks.jsonl" >/dev/null
+				children_cpu_us >"$tmp/c0"
 				t0=$(now)
 				"${b#*:}" work --dir "$tmp/q" --drain -q -j 8 --allow true --workspace "$ws" --isolation "$iso"
 				t1=$(now)
+				children_cpu_us >"$tmp/c1"
 				drain[${b%%:*} $iso]+="$((dtasks * 1000000000 / (t1 - t0))) "
+				dcpu[${b%%:*} $iso]+="$((($(<"$tmp/c1") - $(<"$tmp/c0")) / dtasks)) "
 			done
 		done
 	done
 	echo
 	echo "# artq work --drain -j 8: $dtasks tasks running true, median of $drounds rounds"
+	echo "# (CPU: user+sys of artq, its supervisors and the tasks, per task)"
 	for b in "${builds[@]}"; do
 		n="$(median "${drain[${b%%:*} none]}")"
 		l="$(median "${drain[${b%%:*} landlock]}")"
-		printf '%-32s %s tasks/s\n' "${b%%:*}: isolation none" "$n" "${b%%:*}: isolation landlock" "$l"
-		printf '%-32s %s\n' "${b%%:*}: landlock / none" "$(ratio "$l" "$n")x"
+		nc="$(median "${dcpu[${b%%:*} none]}")"
+		lc="$(median "${dcpu[${b%%:*} landlock]}")"
+		printf '%-32s %s tasks/s, CPU %s µs/task\n' "${b%%:*}: isolation none" "$n" "$nc" "${b%%:*}: isolation landlock" "$l" "$lc"
+		printf '%-32s %s (CPU %s)\n' "${b%%:*}: landlock / none" "$(ratio "$l" "$n")x" "$(ratio "$lc" "$nc")x"
 	done
 fi

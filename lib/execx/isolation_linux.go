@@ -5,6 +5,7 @@ package execx
 import (
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -256,12 +257,15 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	s.RWTrees = len(pl.rwFiles())
 	st := &s.Stage
 	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && len(st.Filters) == 0
+	if !s.Direct && !slices.ContainsFunc(st.Rlimits, func(r stage.Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE }) {
+		st.NofileSoft = startNofile() // as ForkExec gives it back under none
+	}
 	return s
 }
 
 // mountNSUsable says, once per process, whether this process can start a
 // child in a mount namespace of its own. A pooled supervisor has landlock's
-// view as root built by the exec stage in one (shim.Spec.StageView); where
+// view as root built on a thread of its own in one (shim.Spec.StageView); where
 // the kernel or a container refuses it, the task gets a supervisor of its
 // own instead, whose start in a mount namespace falls back as best effort
 // allows. Asked only by a runner with a pool (one probe child for its

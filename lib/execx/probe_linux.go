@@ -3,7 +3,9 @@
 package execx
 
 import (
+	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -112,4 +114,54 @@ func probeClone(flags uintptr) error {
 	}
 	_, err = p.Wait()
 	return err
+}
+
+// startNofile is the soft RLIMIT_NOFILE this process was started with,
+// which a program started with syscall.ForkExec gets back (package
+// syscall restores it in the child) — a task under none, through its
+// supervisor's ForkExec — and which a task whose own process restricts
+// itself must get too (stage.Spec.NofileSoft). The Go runtime raised this
+// process's soft limit to one below the hard limit at start and keeps the
+// old value to itself, so, if it was raised, the old value is read once
+// from a child of this process's shim stopped by ptrace at its execve,
+// before the child's own Go runtime could raise it; the child is then
+// killed. 0: not raised (every process of the chain has the same limit),
+// or it could not be read (ptrace refused): the task keeps its
+// supervisor's limit.
+var startNofile = sync.OnceValue(probeNofile)
+
+func probeNofile() uint64 {
+	var cur unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) != nil || cur.Max == 0 || cur.Cur != cur.Max-1 {
+		return 0
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0
+	}
+	defer devnull.Close()
+	fd := devnull.Fd()
+	runtime.LockOSThread() // the tracer is this thread
+	defer runtime.UnlockOSThread()
+	pid, err := syscall.ForkExec(shimExe(), []string{shim.Arg0, "probe"}, &syscall.ProcAttr{
+		Env:   shim.Env,
+		Files: []uintptr{fd, fd, fd},
+		Sys:   &syscall.SysProcAttr{Ptrace: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return 0
+	}
+	var lim unix.Rlimit
+	err = unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &lim)
+	_ = unix.Kill(pid, unix.SIGKILL)
+	var ws unix.WaitStatus
+	for {
+		if _, werr := unix.Wait4(pid, &ws, 0, nil); !errors.Is(werr, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil || lim.Cur >= cur.Cur {
+		return 0
+	}
+	return lim.Cur
 }

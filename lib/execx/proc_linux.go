@@ -424,8 +424,8 @@ func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, s
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
 // namespaces, or a mount namespace alone (landlock as root, on a
-// supervisor of its own; a pooled one has the exec stage make it, see
-// startPooled).
+// supervisor of its own; a pooled one makes it on a thread of its own,
+// see startPooled).
 //
 // The supervisor maps its uid and gid to themselves itself (shimSpec.MapIDs:
 // the task keeps its identity, every other id shows as the overflow id):
@@ -434,8 +434,8 @@ func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, s
 // Until then, and across its own execve as an unmapped uid, the
 // supervisor keeps what the new user namespace gave it as ambient
 // capabilities: CAP_SETUID and CAP_SETGID (the maps), CAP_SYS_ADMIN (the
-// mount view) and CAP_SETPCAP (the exec stage's bounding-set drop). The
-// exec stage drops them all before the program starts.
+// mount view) and CAP_SETPCAP (the bounding-set drop of the task's process). The
+// task's process drops them all before execve.
 func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
 	sys.Cloneflags, sys.AmbientCaps = 0, nil
 	switch {

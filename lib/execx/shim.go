@@ -7,9 +7,9 @@ import "github.com/art-runtime/art/lib/execx/shim"
 //
 //	if execx.IsShim() { os.Exit(execx.RunShim()) }
 //
-// because Go cannot run code between fork and execve: the per-task
-// supervisor and the exec stage (package stage), which applies every
-// restriction to the task's own process, are a Go process of their own —
+// because the per-task supervisor, which forks the task's own process
+// so that it applies every restriction to itself (package stage), is a
+// Go process of its own —
 // the minimal binary artexec-shim when it is installed beside the running
 // binary (see shimExe), else this binary re-executed.
 func IsShim() bool { return shim.Is() }

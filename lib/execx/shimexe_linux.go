@@ -13,7 +13,7 @@ import (
 
 // ShimName is the file name of the minimal shim binary (cmd/artexec-shim)
 // that a runner uses, when it is installed beside the runner's own
-// executable, as each task's supervisor and exec stage.
+// executable, as each task's supervisor.
 const ShimName = "artexec-shim"
 
 var (
@@ -21,8 +21,8 @@ var (
 	shimPath string
 )
 
-// shimExe is the binary started as a task's supervisor (and, by the
-// supervisor, as its exec stage): the minimal artexec-shim when a trusted
+// shimExe is the binary started as a task's supervisor (and, on macOS,
+// as its exec stage): the minimal artexec-shim when a trusted
 // one sits beside this process's executable, else this binary itself.
 // Both run the same code (package shim); the minimal one starts in about
 // the time of an empty Go program instead of paying for the whole tool.

@@ -4,11 +4,9 @@ package shim
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"runtime"
 
-	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -47,28 +45,4 @@ func reportErr(f *os.File, err error) int {
 	code := exitcode.Of(err)
 	report(f, Msg{Event: "error", Code: code, Msg: err.Error()})
 	return code
-}
-
-// execStage is the exec stage: it applies the restrictions to itself and
-// becomes the program. The status
-// pipe is close-on-exec: the runner reads EOF when execve succeeded, a
-// report when it did not.
-func execStage() int {
-	status := os.NewFile(4, "status")
-	// The status pipe, and anything else above 2 the runner let through,
-	// must not reach the program: only 0-2 survive the exec.
-	MarkCloexecFrom(3)
-	s, err := readSpec()
-	if err != nil {
-		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
-	}
-	if err := stageView(s); err != nil {
-		return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
-	}
-	err = stage.Exec(&s.Stage)
-	var se *stage.Error
-	if errors.As(err, &se) && se.Step == "exec" {
-		return reportErr(status, StartError(s.Stage.Path, se.Err))
-	}
-	return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: %w", err))
 }

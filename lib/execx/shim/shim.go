@@ -1,13 +1,14 @@
-// Package shim is the code of the processes execx starts between the
+// Package shim is the code of the process execx starts between the
 // runner and a task's program: the per-task supervisor (subreaper,
-// mini-init, group kill) and the exec stage that applies a task's
-// restrictions to its own process before execve (package stage). Go cannot
-// run code between fork and execve, so these are Go processes of their
-// own: either the minimal binary cmd/artexec-shim, which links this package
-// and nothing of the tools (no CLI, no queue, no NATS) and so starts in
-// about the time of an empty Go program, or, where that binary is not
-// installed beside the tool, the tool's own binary re-executed (every main
-// that runs tasks calls execx.IsShim first). Both run exactly this code.
+// mini-init, group kill), which forks the task's own process so that it
+// restricts itself before execve (package stage). It is a Go process of
+// its own: either the minimal binary cmd/artexec-shim, which links this
+// package and nothing of the tools (no CLI, no queue, no NATS) and so
+// starts in about the time of an empty Go program, or, where that binary
+// is not installed beside the tool, the tool's own binary re-executed
+// (every main that runs tasks calls execx.IsShim first). Both run exactly
+// this code. (On macOS, which has no supervisor, the shim is the exec
+// stage itself: it sets the rlimits and execs the program.)
 //
 // The package stays small on purpose: the standard library, x/sys, the
 // stage package and exitcode. Whatever it imports, every task pays for at
@@ -57,11 +58,11 @@ type Spec struct {
 	// between fork and execve but a new session, which fork does).
 	Direct bool        `json:"direct,omitempty"`
 	View   *stage.View `json:"view,omitempty"` // mount view the supervisor sets up
-	// StageView is a mount view the exec stage sets up for itself, in a
-	// mount namespace of its own the supervisor clones it into (landlock
-	// as root on a pooled supervisor): the supervisor stays in the
-	// runner's namespace and its own state depends on nothing of the
-	// task. (In the spec the supervisor hands the stage it is View.)
+	// StageView is a mount view the task gets without its supervisor
+	// leaving the runner's mount namespace (landlock as root on a pooled
+	// supervisor): built on a thread of the supervisor's own in a mount
+	// namespace of that thread's own, which forks the task (see
+	// startInView).
 	StageView *stage.View `json:"stage_view,omitempty"`
 	PIDNS     bool        `json:"pidns,omitempty"` // the supervisor is PID 1
 	// MapIDs: the supervisor is in a new user namespace and maps UID and
@@ -101,8 +102,9 @@ type Spec struct {
 // (a long-lived supervisor, see ServeRun) and its "idle" report. 3: the
 // serve message carries the spec, and a supervisor closes its control
 // pipe once nothing of the task is left. 4: StageView, and the writable
-// trees of Options.Writable after the temp dir.
-const Protocol = 4
+// trees of Options.Writable after the temp dir. 5: no exec stage process
+// (the supervisor forks the restricted child itself).
+const Protocol = 5
 
 // Encode is the spec as sent on fd 3, stamped with Protocol.
 func (s *Spec) Encode() []byte {

@@ -100,8 +100,8 @@ func (fds *taskFDs) intoCgroup(sys *syscall.SysProcAttr) *syscall.SysProcAttr {
 	return sys
 }
 
-// startTask starts the program of s — itself (Direct) or through the
-// exec stage — in a new session, lets go of the program's stdin and
+// startTask starts the program of s — with ForkExec (Direct) or as a
+// child that restricts itself first (startRestricted) — in a new session, lets go of the program's stdin and
 // output, and reports "started". On error nothing of the task runs.
 func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 	if runnerGone(fds.ctl) {
@@ -109,20 +109,20 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 	}
 	var pid int
 	var err error
-	std := []uintptr{uintptr(fds.stdin), uintptr(fds.out), uintptr(fds.err)}
+	var view *viewThread
 	if s.Direct {
 		// Nothing to apply but a new session: fork does that.
 		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
 			Env:   s.Stage.Env,
-			Files: std,
+			Files: []uintptr{uintptr(fds.stdin), uintptr(fds.out), uintptr(fds.err)},
 			Sys:   fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}),
 		})
 		if err != nil {
 			return nil, StartError(s.Stage.Path, err)
 		}
-	} else if pid, err = forkExecStage(s, std, &fds); err != nil {
-		// The exec stage applies everything to itself and becomes the
-		// program: this process stays unrestricted.
+	} else if pid, view, err = startRestricted(s, &fds); err != nil {
+		// The task's own process applies everything to itself between
+		// fork and execve: this process stays unrestricted.
 		return nil, err
 	}
 	// Hold neither the program's stdin nor its output pipes: EOF on them
@@ -142,7 +142,7 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 	}
 	closeAll(fds.rw)
 	report(fds.status, Msg{Event: "started"})
-	return &supervisor{target: pid, pidns: s.PIDNS, status: fds.status, ctl: fds.ctl}, nil
+	return &supervisor{target: pid, pidns: s.PIDNS, status: fds.status, ctl: fds.ctl, view: view}, nil
 }
 
 // mapIDs maps uid and gid (ours in the parent namespace) to themselves in
@@ -169,10 +169,13 @@ func mapIDs(uid, gid int) error {
 // supervisor is the state of one supervised task. Only reapAll waits;
 // kill and signalAll may be called from any goroutine.
 type supervisor struct {
-	target  int
-	pidns   bool
-	status  *os.File
-	ctl     int
+	target int
+	pidns  bool
+	status *os.File
+	ctl    int
+	// view is the thread the program was forked from in its own mount
+	// view (Spec.StageView), released once the program is reaped.
+	view    *viewThread
 	killing atomic.Bool
 	// done: reapAll saw ECHILD, nothing of the task is left. A kill
 	// asked for later (the runner's last 'K', the control pipe's EOF) has
@@ -318,6 +321,7 @@ func (sv *supervisor) wait4(opts int) (int, error) {
 			continue
 		}
 		if err == nil && pid == sv.target {
+			sv.view.release()
 			report(sv.status, Msg{Event: "exited", Status: uint32(ws),
 				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
 		}
@@ -347,62 +351,4 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 	for _, p := range Descendants(os.Getpid()) {
 		_ = unix.Kill(p, sig)
 	}
-}
-
-// forkExecStage starts the exec stage as the program's process, in a new
-// session, with std as its 0-2: it applies every restriction to itself
-// and execs the program; with Spec.StageView it is cloned into a mount
-// namespace of its own and builds that view first. The stage is this
-// supervisor's own binary (/proc/self/exe: the very file the runner
-// checked and started, even if it was replaced since), so a supervisor
-// that is the minimal binary starts a minimal stage too.
-func forkExecStage(s *Spec, std []uintptr, fds *taskFDs) (int, error) {
-	sh, err := NewPipes(false)
-	if err != nil {
-		return 0, err
-	}
-	defer sh.CloseAll()
-	// The stage holds the writable trees from fd 5 up (after 3 spec and
-	// 4 status) and makes its Landlock rules from them.
-	files := append(std, sh.SpecR.Fd(), sh.StatusW.Fd())
-	st := s.Stage
-	sys := fds.intoCgroup(&syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL})
-	if s.StageView != nil {
-		// The stage makes the view in a mount namespace of its own: as
-		// root (the only case) it needs no user namespace for it.
-		sys.Cloneflags = syscall.CLONE_NEWNS
-	}
-	if st.Landlock > 0 || s.StageView != nil {
-		st.RWFDs = nil
-		for _, fd := range fds.rw {
-			st.RWFDs = append(st.RWFDs, len(files))
-			files = append(files, uintptr(fd))
-		}
-	}
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{Arg0, "exec"}, &syscall.ProcAttr{
-		Env:   Env,
-		Files: files,
-		Sys:   sys,
-	})
-	if err != nil {
-		return 0, StartError("/proc/self/exe", err)
-	}
-	sh.CloseChildEnds()
-	if err := sh.Handshake(&Spec{Stage: st, View: s.StageView}); err != nil {
-		var ws unix.WaitStatus
-		_, _ = unix.Wait4(pid, &ws, 0, nil)
-		return 0, err
-	}
-	return pid, nil
-}
-
-// stageView builds the exec stage's own mount view (Spec.StageView, sent
-// to the stage as View), if it has one: in the mount namespace its
-// supervisor cloned it into, from the writable trees it holds, before any
-// restriction, while it still has the capabilities for it.
-func stageView(s *Spec) error {
-	if s.View == nil {
-		return nil
-	}
-	return s.View.Setup(s.Stage.RWFDs)
 }

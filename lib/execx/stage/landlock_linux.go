@@ -85,19 +85,20 @@ func landlockHandled(abi int) (fs, net, scoped uint64) {
 	return fs, net, scoped
 }
 
-// applyLandlock restricts the calling thread to: read and execute
-// everywhere, write only beneath rw, read and write (no ioctl) of the null
-// devices, no device node created unless nodes names its kind, and the
-// network (unless netOpen) and IPC scopes denied as far as ABI abi allows.
-// Landlock needs no_new_privs (or CAP_SYS_ADMIN), set before. The rw
-// trees' rules are made from rwFDs (descriptors on them, in order), never
-// from the paths.
-func applyLandlock(abi int, rw []string, rwFDs []int, nodes []string, netOpen bool) error {
+// landlockRuleset makes the ruleset a task is restricted to (see Child):
+// read and execute everywhere, write only beneath rw, read and write (no
+// ioctl) of the null devices, no device node created unless nodes names
+// its kind, and the network (unless netOpen) and IPC scopes denied as far
+// as ABI abi allows. Making it restricts nothing: the task's process
+// enforces it on itself (landlock_restrict_self, after no_new_privs). The
+// rw trees' rules are made from rwFDs (descriptors on them, in order),
+// never from the paths. The ruleset descriptor is close-on-exec.
+func landlockRuleset(abi int, rw []string, rwFDs []int, nodes []string, netOpen bool) (int, error) {
 	if abi <= 0 {
-		return errors.New("not available")
+		return -1, errors.New("not available")
 	}
 	if len(rwFDs) != len(rw) {
-		return fmt.Errorf("%d writable trees but %d descriptors", len(rw), len(rwFDs))
+		return -1, fmt.Errorf("%d writable trees but %d descriptors", len(rw), len(rwFDs))
 	}
 	fs, net, scoped := landlockHandled(abi)
 	if netOpen {
@@ -110,11 +111,18 @@ func applyLandlock(abi int, rw []string, rwFDs []int, nodes []string, netOpen bo
 	}
 	rfd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
-		return fmt.Errorf("landlock_create_ruleset: %w", errno)
+		return -1, fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}
 	ruleset := int(rfd)
-	defer unix.Close(ruleset)
+	if err := landlockRules(ruleset, fs, rw, rwFDs, nodes); err != nil {
+		unix.Close(ruleset)
+		return -1, err
+	}
+	return ruleset, nil
+}
 
+// landlockRules adds landlockRuleset's rules to ruleset, which handles fs.
+func landlockRules(ruleset int, fs uint64, rw []string, rwFDs []int, nodes []string) error {
 	rwRights := fs &^ (unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | llNodes)
 	for _, n := range nodes {
 		rwRights |= nodeRights[n] & fs
@@ -131,9 +139,6 @@ func applyLandlock(abi int, rw []string, rwFDs []int, nodes []string, netOpen bo
 		if err := addPathRule(ruleset, dev, fs&llDevRights); err != nil && !errors.Is(err, unix.ENOENT) {
 			return err
 		}
-	}
-	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
-		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	return nil
 }

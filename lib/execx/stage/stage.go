@@ -1,11 +1,23 @@
 // Package stage is the exec stage of a task: the last code that runs in
 // the task's own process, after fork and immediately before execve, and
 // the only place where a task's restrictions are applied — new session,
-// rlimits, no_new_privs, capability drop, Landlock, seccomp. Nothing of
-// the runner or of the per-task supervisor is ever restricted: the
-// supervisor re-executes its binary into this stage, the stage restricts
-// itself and becomes the program, so the task's Landlock domain, seccomp
-// filter and credentials are the task's alone.
+// rlimits, no_new_privs, Landlock, capability drop, seccomp. Nothing of
+// the runner or of the per-task supervisor is ever restricted.
+//
+// On Linux the stage is no process of its own: the supervisor prepares
+// everything in Go (NewChild: argument and environment arrays, the
+// limits, the Landlock ruleset, the capability sets, the compiled
+// seccomp programs) and forks the task from its locked thread (Child):
+// on amd64 a vfork-style clone (CLONE_VM|CLONE_VFORK: the child borrows
+// the supervisor's memory while that thread waits for its execve, the
+// return address kept in a register across the clone as Go's own fork
+// keeps it), elsewhere a clone that copies the memory. The child runs only
+// nosplit code making raw system calls, writes nothing of the
+// supervisor's but its own stack frames, restricts itself and execs the
+// program. So the task's Landlock domain, seccomp filter and credentials
+// are the task's alone, and a task starts without a second Go runtime.
+// On macOS (no supervisor) Exec applies the rlimits in a re-executed
+// shim and execs the program.
 //
 // It is kept small on purpose (golang.org/x/sys and the standard library;
 // no art package, and not even the seccomp compiler: the filters arrive
@@ -15,14 +27,16 @@ package stage
 
 // Spec is everything the stage applies, in the order it applies it.
 type Spec struct {
-	Path string   `json:"path"`
-	Argv []string `json:"argv"`
-	Env  []string `json:"env"`
-	// Setsid puts the task in a new session: no controlling terminal, so
-	// it cannot open /dev/tty or TIOCSTI into the caller's terminal.
-	Setsid  bool     `json:"setsid,omitempty"`
+	Path    string   `json:"path"`
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env"`
 	Rlimits []Rlimit `json:"rlimits,omitempty"`
-	NNP     bool     `json:"nnp,omitempty"`
+	// NofileSoft, if not 0 and Rlimits sets no RLIMIT_NOFILE, is the soft
+	// open-files limit the program starts with (the hard one kept): the
+	// one the runner was started with, which the Go runtime of every
+	// process in between raised for itself.
+	NofileSoft uint64 `json:"nofile_soft,omitempty"`
+	NNP        bool   `json:"nnp,omitempty"`
 	// DropCaps clears the bounding, ambient, inheritable, permitted and
 	// effective sets except KeepCaps (capability numbers).
 	DropCaps bool  `json:"drop_caps,omitempty"`
@@ -81,7 +95,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // View is the filesystem a task sees in its own mount namespace, set up
 // by its supervisor (which has the capabilities for it, in the task's user
-// namespace) before the exec stage starts.
+// namespace, or as root) before it forks the task.
 type View struct {
 	// Proc mounts a fresh /proc: the task's PID namespace, nothing outside.
 	Proc bool `json:"proc,omitempty"`

@@ -1,0 +1,229 @@
+//go:build linux
+
+package execx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/art-runtime/art/internal/systest"
+	"github.com/art-runtime/art/lib/execx/shim"
+	"github.com/art-runtime/art/lib/jsonx"
+)
+
+// Every restriction is on the task's own process, as read from outside in
+// /proc while it runs: its limits soft = hard, no_new_privs, seccomp mode 2
+// with the plan's filters, an empty bounding set, and Landlock (a write
+// outside its trees fails, as the file's absence outside shows; as root a
+// write to the view's fresh /dev/shm, which only Landlock forbids, is
+// refused). Under landlock on a pool (root: the view is built on a thread
+// of the supervisor's own) the thread that forked the task is that
+// thread, in a mount namespace of its own, unrestricted — and gone after
+// the task, while the supervisor serves on.
+func TestTaskRestrictedFromOutside(t *testing.T) {
+	needLandlock(t)
+	for _, c := range []struct {
+		name string
+		iso  Isolation
+		pool bool
+	}{
+		{"landlock", IsolationLandlock, false},
+		{"strict", IsolationStrict, false},
+		{"landlock+pool", IsolationLandlock, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.iso == IsolationStrict {
+				needNamespaces(t)
+			}
+			p := policyFor(t, c.iso, "sh")
+			outside := t.TempDir()
+			if err := os.Chmod(outside, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			token := fmt.Sprintf("restricted-%d", time.Now().UnixNano())
+			task := sh(`: ` + token + `; echo > ready; while [ ! -e go ]; do sleep 0.01; done
+echo x > ` + outside + `/f 2>/dev/null && echo wrote-outside
+if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
+			task.Limits = Limits{Timeout: jsonx.Duration(time.Minute), OpenFiles: 64, FileBytes: 1 << 30, CPUSeconds: 100, MemoryBytes: 8 << 30}
+			opt := Options{}
+			if c.pool {
+				pool := NewPool(1)
+				defer pool.Close()
+				opt = Options{Supervised: true, Pool: pool}
+				mustRun(t, p, sh(`true`), opt) // the supervisor, warm
+			}
+			ip, err := planIsolation(p, &task.Limits, &opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan *Result, 1)
+			go func() {
+				res, _ := Run(context.Background(), p, task, opt)
+				done <- res
+			}()
+			waitFile(t, filepath.Join(p.Workspace, "ready"))
+			pid := descendantWith(t, token)
+			status := readProc(t, pid, "status")
+			for _, want := range []string{"NoNewPrivs:\t1\n", "Seccomp:\t2\n",
+				fmt.Sprintf("Seccomp_filters:\t%d\n", len(ip.filters)), "CapBnd:\t0000000000000000\n",
+				"CapEff:\t0000000000000000\n", "CapAmb:\t0000000000000000\n"} {
+				if !strings.Contains(status, want) {
+					t.Errorf("task %d's status lacks %q", pid, want)
+				}
+			}
+			limits := readProc(t, pid, "limits")
+			for _, want := range []string{`Max open files\s+64\s+64\s`, `Max file size\s+1073741824\s+1073741824\s`,
+				`Max cpu time\s+100\s+101\s`, `Max address space\s+8589934592\s+8589934592\s`} {
+				if !regexp.MustCompile(want).MatchString(limits) {
+					t.Errorf("task %d's limits lack %s:\n%s", pid, want, limits)
+				}
+			}
+			sup := ppidOf(t, pid)
+			forker := 0
+			if c.pool {
+				forker = forkingThread(t, sup, pid)
+				if forker == sup {
+					t.Errorf("the task was forked from the supervisor's main thread; want its view thread")
+				}
+				if nsOf(t, sup, forker) == nsOf(t, sup, sup) {
+					t.Errorf("the forking thread %d is in the supervisor's mount namespace; want one of its own", forker)
+				}
+			}
+			unrestricted(t, sup)
+			unrestricted(t, os.Getpid())
+			writeFile(t, filepath.Join(p.Workspace, "go"), "")
+			res := <-done
+			if res == nil || res.Status != StatusSucceeded {
+				t.Fatalf("result %+v", res)
+			}
+			if strings.Contains(res.Output, "wrote-outside") {
+				t.Error("the task wrote outside its trees")
+			}
+			if _, err := os.Stat(filepath.Join(outside, "f")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a file outside the trees: %v", err)
+			}
+			if os.Geteuid() == 0 && !strings.Contains(res.Output, "Permission denied") {
+				t.Errorf("output %q: the write to the view's /dev/shm was not refused by Landlock", res.Output)
+			}
+			if c.pool {
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", sup, forker)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the view thread %d of supervisor %d outlived the task: %v", forker, sup, err)
+				}
+				for _, tid := range threads(t, sup) {
+					if nsOf(t, sup, tid) != nsOf(t, sup, sup) {
+						t.Errorf("thread %d of supervisor %d is still in another mount namespace", tid, sup)
+					}
+				}
+				if _, again := runOn(t, opt.Pool, p, `true`); again != sup {
+					t.Errorf("next task on supervisor %d; want %d again (its state unchanged)", again, sup)
+				}
+			}
+		})
+	}
+}
+
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(systest.Deadline)
+	for _, err := os.Stat(path); err != nil; _, err = os.Stat(path) {
+		if time.Now().After(deadline) {
+			t.Fatal("the task never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// descendantWith is the test's descendant whose command line holds token.
+func descendantWith(t *testing.T, token string) int {
+	t.Helper()
+	for _, p := range shim.Descendants(os.Getpid()) {
+		if strings.Contains(cmdline(p), token) {
+			return p
+		}
+	}
+	t.Fatalf("no process of the task (%s) among the test's descendants", token)
+	return 0
+}
+
+func readProc(t *testing.T, pid int, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func ppidOf(t *testing.T, pid int) int {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^PPid:\s+(\d+)$`).FindStringSubmatch(readProc(t, pid, "status"))
+	if m == nil {
+		t.Fatalf("no PPid for %d", pid)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+func threads(t *testing.T, pid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// forkingThread is the thread of pid whose children include child.
+func forkingThread(t *testing.T, pid, child int) int {
+	t.Helper()
+	for _, tid := range threads(t, pid) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, tid))
+		for _, f := range strings.Fields(string(b)) {
+			if f == strconv.Itoa(child) {
+				return tid
+			}
+		}
+	}
+	t.Fatalf("no thread of %d has %d as child", pid, child)
+	return 0
+}
+
+func nsOf(t *testing.T, pid, tid int) string {
+	t.Helper()
+	l, err := os.Readlink(fmt.Sprintf("/proc/%d/task/%d/ns/mnt", pid, tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// unrestricted fails the test if any thread of pid has no_new_privs or a
+// seccomp filter.
+func unrestricted(t *testing.T, pid int) {
+	t.Helper()
+	for _, tid := range threads(t, pid) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		for _, want := range []string{"NoNewPrivs:\t0\n", "Seccomp:\t0\n"} {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("thread %d of %d lacks %q: a runner or supervisor thread is restricted", tid, pid, want)
+			}
+		}
+	}
+}

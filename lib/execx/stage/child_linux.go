@@ -1,0 +1,470 @@
+//go:build linux
+
+package stage
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"slices"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The Go runtime's fork hooks, as package syscall uses them around its own
+// fork: BeforeFork blocks every signal on the calling thread, keeps the
+// goroutine from being preempted and poisons its stack guard (so code
+// after the fork cannot grow the stack unnoticed); AfterFork undoes that
+// in the parent; AfterForkInChild resets the handlers the runtime caught
+// to SIG_DFL (ignored signals stay ignored) and restores the signal mask.
+// They are the runtime's documented linkname entry points for this use.
+//
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
+func runtimeAfterForkInChild()
+
+// Steps of the child, as it reports a failure (stepName names them).
+const (
+	stepSetsid    = 1
+	stepPdeathsig = 2
+	stepFDs       = 3
+	stepNNP       = 4
+	stepLandlock  = 5
+	stepCaps      = 6
+	stepSeccomp   = 7
+	stepExec      = 8
+	stepRlimit    = 64 // + index into Child.rlimits
+	maxRlimits    = 64
+)
+
+// Child is a task's process as its parent prepared it: everything the
+// child applies between fork and execve, computed and allocated by the
+// parent, so that the child itself only makes system calls on memory
+// that already exists. The order of its steps is the guarantee: a new
+// session and the parent-death signal first; descriptors 0-2 (nothing
+// else survives execve: every other descriptor of the parent is
+// close-on-exec); the resource limits but the address space; no_new_privs;
+// Landlock; the capability drop; the seccomp filters (last of the
+// restrictions, so none of the calls before is filtered); the address
+// space limit (after the filters, as it always was); execve. A failed
+// step reaches the parent as {step, errno} on a close-on-exec pipe, and
+// the child exits: nothing of the program ran.
+type Child struct {
+	path       *byte
+	argv, envp []*byte
+	ppid       uintptr
+	std        [3]int // descriptors that become 0, 1 and 2
+	nextfd     int    // above every descriptor the child uses
+	// rlimits in the order they are set; the address space limit, if
+	// any, is the last one and set after the seccomp filters (early: the
+	// count before it).
+	rlimits   []childRlimit
+	early     int
+	nnp       bool
+	ruleset   int // Landlock ruleset (close-on-exec), -1: none
+	caps      *capDrop
+	filters   []unix.SockFprog
+	useClone3 bool
+	clone3    cloneArgs
+	names     []string // the rlimits' names, for errors
+}
+
+type childRlimit struct {
+	resource uintptr
+	lim      syscall.Rlimit
+}
+
+// cloneArgs is struct clone_args (clone3(2)) up to cgroup.
+type cloneArgs struct {
+	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls, setTID, setTIDSize, cgroup uint64
+}
+
+// NewChild prepares s for a child of the calling thread with std (the
+// parent's descriptors) as its 0-2, started in the cgroup v2 directory
+// cgroupFD unless it is -1. s.RWFDs hold the writable trees the Landlock
+// rules are made from. The error is an *Error naming the step whose
+// preparation failed. Close releases what it holds.
+func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
+	c := &Child{std: std, nnp: s.NNP, ruleset: -1, ppid: uintptr(os.Getpid())}
+	defer func() {
+		if err != nil {
+			c.Close()
+		}
+	}()
+	if c.path, err = syscall.BytePtrFromString(s.Path); err != nil {
+		return nil, &Error{"exec", err}
+	}
+	if c.argv, err = syscall.SlicePtrFromStrings(s.Argv); err != nil {
+		return nil, &Error{"exec", err}
+	}
+	if c.envp, err = syscall.SlicePtrFromStrings(s.Env); err != nil {
+		return nil, &Error{"exec", err}
+	}
+	var as []Rlimit
+	if err := c.nofileSoft(s); err != nil {
+		return nil, err
+	}
+	for _, r := range s.Rlimits {
+		if r.Resource == unix.RLIMIT_AS {
+			as = append(as, r)
+			continue
+		}
+		if err := c.addRlimit(r); err != nil {
+			return nil, err
+		}
+	}
+	c.early = len(c.rlimits)
+	for _, r := range as {
+		if err := c.addRlimit(r); err != nil {
+			return nil, err
+		}
+	}
+	if s.Landlock > 0 {
+		if c.ruleset, err = landlockRuleset(s.Landlock, s.RW, s.RWFDs, s.Nodes, s.NetOpen); err != nil {
+			return nil, &Error{"landlock", err}
+		}
+		if c.ruleset, err = above2(c.ruleset); err != nil {
+			return nil, &Error{"landlock", err}
+		}
+	}
+	if s.DropCaps {
+		if c.caps, err = newCapDrop(s.KeepCaps); err != nil {
+			return nil, &Error{"capabilities", err}
+		}
+	}
+	if c.filters, err = sockProgs(s.Filters); err != nil {
+		return nil, &Error{"seccomp", err}
+	}
+	if cgroupFD >= 0 {
+		c.useClone3 = true
+		c.clone3 = cloneArgs{flags: unix.CLONE_INTO_CGROUP | vforkFlags, exitSignal: uint64(unix.SIGCHLD), cgroup: uint64(cgroupFD)}
+	}
+	return c, nil
+}
+
+func (c *Child) addRlimit(r Rlimit) error {
+	if len(c.rlimits) == maxRlimits {
+		return &Error{"rlimit " + r.Name, errors.New("too many limits")}
+	}
+	lim, err := limitOf(r)
+	if err != nil {
+		return err
+	}
+	c.rlimits = append(c.rlimits, childRlimit{uintptr(r.Resource), lim})
+	c.names = append(c.names, r.Name)
+	return nil
+}
+
+// nofileSoft adds s.NofileSoft as the soft open-files limit, the hard one
+// as it is, unless s sets the limit itself or it is already so.
+func (c *Child) nofileSoft(s *Spec) error {
+	if s.NofileSoft == 0 || slices.ContainsFunc(s.Rlimits, func(r Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE }) {
+		return nil
+	}
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(unix.RLIMIT_NOFILE, &cur); err != nil {
+		return &Error{"rlimit nofile", err}
+	}
+	if cur.Cur == s.NofileSoft {
+		return nil
+	}
+	c.rlimits = append(c.rlimits, childRlimit{unix.RLIMIT_NOFILE, syscall.Rlimit{Cur: min(s.NofileSoft, cur.Max), Max: cur.Max}})
+	c.names = append(c.names, "nofile")
+	return nil
+}
+
+// Close releases the Landlock ruleset; the Child cannot start after it.
+func (c *Child) Close() {
+	if c.ruleset >= 0 {
+		unix.Close(c.ruleset)
+		c.ruleset = -1
+	}
+}
+
+// above2 moves fd above the standard descriptors the child fills.
+func above2(fd int) (int, error) {
+	if fd > 2 {
+		return fd, nil
+	}
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+	unix.Close(fd)
+	return nfd, err
+}
+
+// Start forks the child from the calling thread, which must be locked
+// to its goroutine (runtime.LockOSThread) and outlive the child's
+// program: the parent-death signal is tied to it. It returns once the
+// program runs (the child's execve closed the report pipe) or, with an
+// *Error, once the child failed and was reaped: then nothing of the
+// program ran. Step "exec" is execve's own failure.
+func (c *Child) Start() (int, error) {
+	var p [2]int
+	syscall.ForkLock.Lock()
+	err := unix.Pipe2(p[:], unix.O_CLOEXEC)
+	if err == nil {
+		if p[1], err = above2(p[1]); err != nil {
+			unix.Close(p[0])
+		}
+	}
+	if err != nil {
+		syscall.ForkLock.Unlock()
+		return 0, &Error{"fork", err}
+	}
+	c.nextfd = max(c.std[0], c.std[1], c.std[2], p[1], c.ruleset) + 1
+	pid, errno := c.fork(p[1])
+	runtimeAfterFork()
+	syscall.ForkLock.Unlock()
+	unix.Close(p[1])
+	defer unix.Close(p[0])
+	if errno != 0 {
+		return 0, &Error{"fork", errno}
+	}
+	// The child has exec'd or exited by now where it shares our memory
+	// (vforkFlags); else it runs on its own and we wait for its report.
+	var rep [8]byte
+	n, err := readFull(p[0], rep[:])
+	if n == 0 && err == nil {
+		return pid, nil // EOF: execve closed the pipe
+	}
+	// The child failed (or we cannot tell): it exits on its own; reap it,
+	// and kill it first in case the report was cut short.
+	if n != len(rep) {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+	var ws unix.WaitStatus
+	for {
+		if _, werr := unix.Wait4(pid, &ws, 0, nil); !errors.Is(werr, unix.EINTR) {
+			break
+		}
+	}
+	if n != len(rep) {
+		return 0, &Error{"report", errors.Join(errors.New("short report from the child"), err)}
+	}
+	step := binary.NativeEndian.Uint32(rep[:4])
+	errno = syscall.Errno(binary.NativeEndian.Uint32(rep[4:]))
+	return 0, &Error{c.stepName(step), errno}
+}
+
+func readFull(fd int, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Read(fd, b[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// stepName names a reported step as the steps of the stage always were.
+func (c *Child) stepName(step uint32) string {
+	switch {
+	case step == stepSetsid:
+		return "setsid"
+	case step == stepPdeathsig:
+		return "parent-death signal"
+	case step == stepFDs:
+		return "descriptors"
+	case step >= stepRlimit && int(step-stepRlimit) < len(c.names):
+		return "rlimit " + c.names[step-stepRlimit]
+	case step == stepNNP:
+		return "no_new_privs"
+	case step == stepLandlock:
+		return "landlock"
+	case step == stepCaps:
+		return "capabilities"
+	case step == stepSeccomp:
+		return "seccomp"
+	case step == stepExec:
+		return "exec"
+	}
+	return "unknown step"
+}
+
+// fork clones the child: it shares this process's memory until its
+// execve where the architecture has rawVfork's assembly (vforkFlags),
+// else it is a copy. The caller calls runtimeAfterFork at once. Between
+// runtimeBeforeFork and the clone nothing may grow the stack or be
+// preempted; in the child everything down to execve is nosplit code that
+// makes raw system calls on memory the parent prepared (no allocation, no
+// runtime call, no write barrier, and no write to anything of the
+// parent's but the child's own stack frames).
+//
+//go:nosplit
+//go:norace
+func (c *Child) fork(pipe int) (pid int, errno syscall.Errno) {
+	var r1 uintptr
+	runtimeBeforeFork()
+	if c.useClone3 {
+		r1, errno = rawVfork(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&c.clone3)), unsafe.Sizeof(c.clone3), 0)
+	} else {
+		r1, errno = rawVfork(unix.SYS_CLONE, uintptr(vforkFlags|unix.SIGCHLD), 0, 0)
+	}
+	if errno != 0 || r1 != 0 {
+		// The parent: return at once. The child may have used this
+		// frame; r1 and errno were written after it was gone.
+		return int(r1), errno
+	}
+	c.child(uintptr(pipe)) // does not return
+	return 0, 0
+}
+
+// child runs in the new process: it applies the steps (see Child) and
+// execs the program, or reports the failed step on pipe and exits.
+//
+//go:nosplit
+//go:norace
+func (c *Child) child(pipe uintptr) {
+	var (
+		err1   syscall.Errno
+		r1     uintptr
+		step   uintptr
+		fd     [3]int
+		nextfd int
+		i      int
+		rep    [2]uint32
+	)
+	runtimeAfterForkInChild()
+	if _, _, err1 = syscall.RawSyscall(unix.SYS_SETSID, 0, 0, 0); err1 != 0 {
+		step = stepSetsid
+		goto fail
+	}
+	if _, _, err1 = syscall.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0); err1 != 0 {
+		step = stepPdeathsig
+		goto fail
+	}
+	// The parent may have died before the signal was armed.
+	if r1, _, _ = syscall.RawSyscall(unix.SYS_GETPPID, 0, 0, 0); r1 != c.ppid {
+		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
+	}
+	// Descriptors: first move any source below its target out of the
+	// way (above everything in use), then put each in place; dup3 makes
+	// the copy without close-on-exec, a descriptor already in place has
+	// the flag cleared.
+	fd, nextfd = c.std, c.nextfd
+	for i = 0; i < len(fd); i++ {
+		if fd[i] < i {
+			if r1, _, err1 = syscall.RawSyscall(unix.SYS_DUP3, uintptr(fd[i]), uintptr(nextfd), unix.O_CLOEXEC); err1 != 0 {
+				step = stepFDs
+				goto fail
+			}
+			fd[i] = int(r1)
+			nextfd++
+		}
+	}
+	for i = 0; i < len(fd); i++ {
+		if fd[i] == i {
+			_, _, err1 = syscall.RawSyscall(unix.SYS_FCNTL, uintptr(i), unix.F_SETFD, 0)
+		} else {
+			_, _, err1 = syscall.RawSyscall(unix.SYS_DUP3, uintptr(fd[i]), uintptr(i), 0)
+		}
+		if err1 != 0 {
+			step = stepFDs
+			goto fail
+		}
+	}
+	// Only 0-2 may survive execve. The supervisor marked everything else
+	// close-on-exec already (by a walk of its descriptors where the
+	// kernel has no close_range, and then this call fails harmlessly).
+	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, ^uintptr(0), unix.CLOSE_RANGE_CLOEXEC)
+	for i = 0; i < c.early; i++ {
+		if _, _, err1 = syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, c.rlimits[i].resource, uintptr(unsafe.Pointer(&c.rlimits[i].lim)), 0, 0, 0); err1 != 0 {
+			step = stepRlimit + uintptr(i)
+			goto fail
+		}
+	}
+	if c.nnp {
+		if _, _, err1 = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); err1 != 0 {
+			step = stepNNP
+			goto fail
+		}
+	}
+	if c.ruleset >= 0 {
+		if _, _, err1 = syscall.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(c.ruleset), 0, 0); err1 != 0 {
+			step = stepLandlock
+			goto fail
+		}
+	}
+	if c.caps != nil {
+		if err1 = c.caps.apply(); err1 != 0 {
+			step = stepCaps
+			goto fail
+		}
+	}
+	for i = 0; i < len(c.filters); i++ {
+		if _, _, err1 = syscall.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&c.filters[i]))); err1 != 0 {
+			step = stepSeccomp
+			goto fail
+		}
+	}
+	for i = c.early; i < len(c.rlimits); i++ {
+		if _, _, err1 = syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, c.rlimits[i].resource, uintptr(unsafe.Pointer(&c.rlimits[i].lim)), 0, 0, 0); err1 != 0 {
+			step = stepRlimit + uintptr(i)
+			goto fail
+		}
+	}
+	_, _, err1 = syscall.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(c.path)),
+		uintptr(unsafe.Pointer(&c.argv[0])), uintptr(unsafe.Pointer(&c.envp[0])))
+	step = stepExec
+
+fail:
+	rep[0], rep[1] = uint32(step), uint32(err1)
+	syscall.RawSyscall(unix.SYS_WRITE, pipe, uintptr(unsafe.Pointer(&rep[0])), unsafe.Sizeof(rep))
+	for {
+		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
+	}
+}
+
+// apply drops the capabilities in the child (see capDrop).
+//
+//go:nosplit
+//go:norace
+func (d *capDrop) apply() syscall.Errno {
+	var c uintptr
+	var err1 syscall.Errno
+	for c = 0; c <= 63; c++ {
+		if d.keep>>c&1 != 0 {
+			continue
+		}
+		_, _, err1 = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0)
+		if err1 == unix.EINVAL {
+			break // past the kernel's last capability
+		}
+		if err1 == unix.EPERM {
+			if d.anyCap {
+				return err1
+			}
+			break
+		}
+		if err1 != 0 {
+			return err1
+		}
+	}
+	_, _, err1 = syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0)
+	if err1 != 0 && err1 != unix.EINVAL {
+		return err1
+	}
+	if _, _, err1 = syscall.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&d.hdr)), uintptr(unsafe.Pointer(&d.data[0])), 0); err1 != 0 {
+		return err1
+	}
+	for c = 0; c <= 63; c++ { // so a non-root program keeps them across execve
+		if d.keep>>c&1 != 0 {
+			syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, c, 0, 0, 0)
+		}
+	}
+	return 0
+}

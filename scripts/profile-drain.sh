@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# profile-drain.sh — where the CPU of an `artq work --drain -j 8` goes.
+#
+# Enqueues TASKS (default 1000) tasks running `true` into a fresh queue,
+# drains it with `artq work --drain -q -j 8 --isolation ISOLATION` under
+# `perf record -F 2000 -g` (artq and every process it starts), and prints
+# the CPU by process name and, for the supervisors (artexec-shim), the
+# functions with the largest share of their time. Builds artq and
+# artexec-shim unstripped (so perf can name Go functions) unless ARTQ names
+# an artq with its artexec-shim beside it. Needs perf and the Go toolchain.
+#
+# Usage: scripts/profile-drain.sh [ISOLATION [TASKS]]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+iso="${1:-landlock}"
+n="${2:-1000}"
+command -v perf >/dev/null || { echo "profile-drain: needs perf" >&2; exit 2; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+artq="${ARTQ:-}"
+if [ -z "$artq" ]; then
+	CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artq ./cmd/artexec-shim
+	artq="$tmp/artq"
+fi
+mkdir -p "$tmp/ws"
+for ((i = 0; i < n; i++)); do
+	echo '{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}'
+done | "$artq" enqueue --dir "$tmp/q" --batch >/dev/null
+perf record -q -F 2000 -g -o "$tmp/perf.data" -- \
+	"$artq" work --dir "$tmp/q" --drain -q -j 8 --allow true --workspace "$tmp/ws" --isolation "$iso" 2>/dev/null
+echo "# $n tasks, isolation $iso, load $(cut -d' ' -f1 /proc/loadavg): CPU by process (event count is ns of CPU)"
+perf report -i "$tmp/perf.data" --no-children --sort comm -g none --stdio 2>/dev/null | grep -E '^# Event count|%'
+echo "# the supervisors' time by function (inclusive, share of their own time)"
+perf report -i "$tmp/perf.data" --children --comm artexec-shim --percentage relative --sort sym -g none --stdio 2>/dev/null |
+	grep -E '%' | head -40
