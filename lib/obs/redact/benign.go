@@ -77,7 +77,7 @@ func dropBenign(s string, sp []span) []span {
 		}
 	}
 	for i, x := range sp {
-		if nameBasedRule(x.rule) && !overlapsOther(sp, i, gone) && benignText(s, x.a, x.b) {
+		if nameBasedRule(x.rule) && !overlapsOther(sp, i, gone) && (benignText(s, x.a, x.b) || plainSpan(s, x)) {
 			drop = append(drop, i)
 		}
 	}

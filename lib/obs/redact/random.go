@@ -28,14 +28,15 @@ import (
 //     above 3.5 bits;
 //   - at most 35% of its letter pairs are common English pairs (th, er,
 //     in …): BenchmarkReadBatch100k, TestIPv6Loopback are names;
-//   - it is not hex (git hashes, digests, ids: a secret of hex digits
-//     needs a name or a prefix), does not hold a UUID, is not a Gerrit
+//   - it is not hex, '-' and '_' aside (git hashes, digests, ids, trace
+//     ids: a secret of hex digits needs a name or a prefix), does not hold a UUID, is not a Gerrit
 //     Change-Id (I + 40 hex), hex after a short tag (0x…), an integrity hash (sha512-…, h1:…), public
 //     material (DER in base64, an SSH key blob, a bech32 public key or
 //     address, a line inside a PEM block), an API object id (a lower-case
 //     word and '_' or '-' before it: toolu_…, msg_…, req_…), a line of a
 //     base64 block
-//     (lines of one length) or base64 of text.
+//     (lines of one length, or the padded last line before another block) or
+//     base64 of text.
 const (
 	randomMin     = 16
 	randomMax     = 256
@@ -128,7 +129,7 @@ func randomToken(t string) bool {
 		case 2:
 			digit++
 		}
-		if !isHex(c) && c != '-' {
+		if !isHex(c) && c != '-' && c != '_' {
 			hex = false
 		}
 		if i > 0 {
@@ -335,7 +336,13 @@ func base64Block(s string, a, b int) bool {
 		} else {
 			ne += le + 1
 		}
-		return same(s[le+1:ne], false)
+		if same(s[le+1:ne], false) {
+			return true
+		}
+		// The padded last line of a block, another block after it (a
+		// diff that replaces one key or certificate with another).
+		next := strings.TrimRight(lineBody(s[le+1:ne]), "\r")
+		return s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next)
 	}
 	return false
 }
