@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"math"
 	"strings"
 )
 
@@ -16,33 +17,43 @@ import (
 // gitleaks' published samples and on real text (scripts/redact-report.sh;
 // docs/artobs.md gives both figures):
 //
-//   - it is 16 to 256 characters long and holds no '+' or '/' (a base64
+//   - it is 14 to 256 characters long and holds no '+' or '/' (a base64
 //     blob: certificates, hashes, encoded text are the decoder's);
-//   - it has lower-case letters and digits (upper case alone: ULIDs,
-//     base32 ids; no digit: words), and one of its '-'/'_' parts of 12+
-//     characters mixes them and is not a ULID (art's task ids are lower-case
-//     ULIDs; task-01J9ZK…), and slugs such as nginx-7c5ddbdf54-x2vq9,
-//     GHSA-xvch-5gv4-984h, nightly-2026-11-30 stay);
-//   - letters and digits alternate (a class change every 3.3 characters or
-//     more often, three runs of digits or more) and its Shannon entropy is
-//     above 3.5 bits;
+//   - it has lower-case letters, and either digits with letters and digits
+//     alternating (a class change every 5 characters or more often, three
+//     runs of digits or more, two if it has no capitals: camelCase names
+//     carry one or two numbers), or, 24 characters or more, both cases
+//     alternating (a class change every 2.2 characters, two pairs of
+//     adjacent capitals or more: a camelCase name has them only in
+//     acronyms); one of its '-'/'_' parts of 12+ characters mixes them and
+//     is not a ULID (art's task ids are lower-case ULIDs; task-01J9ZK…),
+//     and slugs such as nginx-7c5ddbdf54-x2vq9, GHSA-xvch-5gv4-984h,
+//     nightly-2026-11-30 stay;
+//   - its Shannon entropy is above 3.5 bits (a token without capitals:
+//     above log2(length) - 0.6 if that is lower, as a short string cannot
+//     reach 3.5);
 //   - at most 35% of its letter pairs are common English pairs (th, er,
-//     in …): BenchmarkReadBatch100k, TestIPv6Loopback are names;
+//     in …; one more pair allowed for a token without capitals):
+//     BenchmarkReadBatch100k, TestIPv6Loopback are names;
 //   - it is not hex, '-' and '_' aside (git hashes, digests, ids, trace
-//     ids: a secret of hex digits needs a name or a prefix), does not hold a UUID, is not a Gerrit
-//     Change-Id (I + 40 hex), hex after a short tag (0x…), an integrity hash (sha512-…, h1:…), public
-//     material (DER in base64, an SSH key blob, a bech32 public key or
-//     address, a line inside a PEM block), an API object id (a lower-case
-//     word and '_' or '-' before it: toolu_…, msg_…, req_…), a line of a
-//     base64 block
-//     (lines of one length, or the padded last line before another block) or
+//     ids: a secret of hex digits needs a name or a prefix), does not hold
+//     a UUID (or lower-case letters and digits in a UUID's layout), is not
+//     a Gerrit Change-Id (I + 40 hex), hex after a short tag (0x…), an
+//     integrity hash (sha512-…, h1:…), public material (DER in base64, an
+//     SSH key blob, a bech32 public key or address, a line inside a PEM
+//     block), an API object id (a lower-case word and '_' or '-' before a
+//     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
+//     of one length, or the padded last line before another block) or
 //     base64 of text.
 const (
-	randomMin     = 16
-	randomMax     = 256
-	randomEntropy = 3.5
-	randomWordy   = 0.35
-	randomChanges = 0.3
+	randomMin         = 14
+	randomMax         = 256
+	randomEntropy     = 3.5
+	randomEntropyGap  = 0.6
+	randomWordy       = 0.35
+	randomChanges     = 0.2
+	randomCasesMin    = 24
+	randomCaseChanges = 0.45
 )
 
 // randomChar: the bytes of a token the rule looks at.
@@ -96,6 +107,10 @@ func randomSpans(s string, sp []span) []span {
 		if e < len(s) && e > b && (tokenChar[s[e]] || s[e] == '+' || s[e] == '/') {
 			e = b // "=value": an assignment, not padding
 		}
+		if base64Credential(s[a:e]) {
+			sp = append(sp, span{a: a, b: e, rule: Base64Credentials})
+			continue
+		}
 		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) {
 			continue
 		}
@@ -145,19 +160,44 @@ func randomToken(t string) bool {
 			}
 		}
 	}
-	if hex || lower == 0 || digit == 0 || float64(changes) < randomChanges*float64(len(t)) {
+	if hex || lower == 0 || hexAfterTag(t) {
 		return false
 	}
-	if digitRuns(t) < 3 || hexAfterTag(t) {
+	// Lower case and digits alternating, or (no digits needed) both cases
+	// alternating as only generated strings do.
+	runs := 3
+	if upper == 0 && len(t) >= 16 {
+		runs = 2 // no capitals: no camelCase name (ubuntu2204lts stays wordy)
+	}
+	digits := digit > 0 && float64(changes) >= randomChanges*float64(len(t)) && digitRuns(t) >= runs
+	cases := len(t) >= randomCasesMin && upper >= 4 && lower >= 4 && float64(changes) >= randomCaseChanges*float64(len(t)) && upperPairs(t) >= 2
+	if !digits && !cases {
 		return false // an identifier (sigV4SigningNameKey, ColumnTypeEnum16) or a tagged hash
 	}
-	if pairs > 0 && float64(common) > randomWordy*float64(pairs) {
+	loose := upper == 0 || cases
+	margin, gap := 0.0, 0.0
+	if loose {
+		margin, gap = 1, randomEntropyGap
+	}
+	if pairs > 0 && float64(common) > randomWordy*float64(pairs)+margin {
 		return false
 	}
-	if !mixedPart(t) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
+	if !mixedPart(t, cases) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
 		return false
 	}
-	return shannonEntropy(t) > randomEntropy
+	return shannonEntropy(t) > min(randomEntropy, math.Log2(float64(len(t)))-gap)
+}
+
+// upperPairs counts adjacent capitals: a camelCase name has them only in
+// acronyms, a generated mixed-case string every few characters.
+func upperPairs(t string) int {
+	n := 0
+	for i := 1; i < len(t); i++ {
+		if isUpper(t[i]) && isUpper(t[i-1]) {
+			n++
+		}
+	}
+	return n
 }
 
 // publicForm: the token starts the way public material does: DER in
@@ -228,15 +268,18 @@ func objectID(t string) bool {
 			return false
 		}
 	}
+	if strings.ContainsAny(t[k+1:], "_-") {
+		return false // more parts: a generated string with separators
+	}
 	return alnum[t[k+1]]
 }
 
 // mixedPart: one of the '-'/'_' separated parts of t, 12+ characters
 // long, holds both lower-case letters and digits (task-01J9ZK…, a ULID
 // after a word, does not).
-func mixedPart(t string) bool {
+func mixedPart(t string, cases bool) bool {
 	for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' }) {
-		if len(p) >= 12 && !isULID(p) && strings.ContainsAny(p, "0123456789") && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
+		if len(p) >= 12 && !isULID(p) && (strings.ContainsAny(p, "0123456789") || cases && strings.ContainsAny(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")) && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
 			return true
 		}
 	}
@@ -267,7 +310,8 @@ func isULID(p string) bool {
 	return !(lower && upper)
 }
 
-// holdsUUID: t contains 8-4-4-4-12 hex digits (pvc-480952e7-f8e0-…).
+// holdsUUID: t contains 8-4-4-4-12 hex digits (pvc-480952e7-f8e0-…), or
+// lower-case letters and digits in that layout (an id with a typo in it).
 func holdsUUID(t string) bool {
 	for i := 0; i+36 <= len(t); i++ {
 		if isUUID(t[i : i+36]) {
@@ -285,7 +329,7 @@ func isUUID(u string) bool {
 				return false
 			}
 		default:
-			if !isHex(u[i]) {
+			if !isHex(u[i]) && !isLower(u[i]) && !isDigit(u[i]) {
 				return false
 			}
 		}

@@ -1,0 +1,145 @@
+package redact
+
+import (
+	"encoding/base64"
+	"strings"
+)
+
+// Two more shapes of bare secrets, beside random.go's tokens:
+//
+//   - a password as generators write one: 10 to 64 characters of letters,
+//     digits and symbols, holding upper- and lower-case letters, two
+//     digits and one of !@#$~ (not the operators & * ^: maxFDs*4,
+//     flags&0x1f), changing between those classes at least every 2.5
+//     characters, with no run of four lower-case letters (a word:
+//     AzureKeyVault@2), standing alone (spaces, quotes, '=' or ':' around
+//     it). It does not start with a symbol (@handle, #tag, $VAR,
+//     !negation), and holds no '.', '/', '%' or brackets (paths, e-mail
+//     addresses, format strings and code stop it).
+//   - base64 of id:secret (base64Credential), the form of an HTTP Basic
+//     credential and of a Docker config's "auth": it decodes to
+//     printable text without spaces, an id and a secret of 6+ characters
+//     around the first ':', and is no URL (tcp://…).
+
+// pwChar are the bytes of a password token; pwSymbol the symbols one of
+// which it must hold.
+var (
+	pwChar   = makeClass("!@#$^&*~_+-?", true)
+	pwSymbol = makeClass("!@#$~", false)
+)
+
+const (
+	pwMin     = 10
+	pwMax     = 64
+	pwChanges = 0.4
+)
+
+// passwordSpans appends the spans of bare passwords in s.
+func passwordSpans(s string, sp []span) []span {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '[' {
+			i = pastMarker(s, i)
+			continue
+		}
+		if !pwSymbol[c] {
+			continue
+		}
+		a := i
+		for a > 0 && pwChar[s[a-1]] {
+			a--
+		}
+		b := runOf(s, i, pwChar)
+		i = b - 1
+		if (a > 0 && strings.IndexByte(" \t\r\n\"'`=:,(", s[a-1]) < 0) ||
+			(b < len(s) && strings.IndexByte(" \t\r\n\"'`,;)", s[b]) < 0 && !(s[b] == '.' && (b+1 == len(s) || isSpace(s[b+1])))) {
+			continue
+		}
+		if password(s[a:b]) {
+			sp = append(sp, span{a: a, b: b, rule: RandomToken})
+		}
+	}
+	return sp
+}
+
+// password applies the shape tests to one token (see above).
+func password(t string) bool {
+	if len(t) < pwMin || len(t) > pwMax || !alnum[t[0]] {
+		return false
+	}
+	var lower, upper, digit, symbol, changes, run int
+	class := func(c byte) int {
+		switch {
+		case isLower(c):
+			return 0
+		case isUpper(c):
+			return 1
+		case isDigit(c):
+			return 2
+		}
+		return 3
+	}
+	for i := 0; i < len(t); i++ {
+		if isLower(t[i]) {
+			if run++; run >= 4 {
+				return false
+			}
+		} else {
+			run = 0
+		}
+		switch class(t[i]) {
+		case 0:
+			lower++
+		case 1:
+			upper++
+		case 2:
+			digit++
+		default:
+			if pwSymbol[t[i]] {
+				symbol++
+			}
+		}
+		if i > 0 && class(t[i]) != class(t[i-1]) {
+			changes++
+		}
+	}
+	return lower > 0 && upper > 0 && digit >= 2 && symbol > 0 && float64(changes) >= pwChanges*float64(len(t))
+}
+
+// base64Credential: t is base64 of id:secret (see above).
+func base64Credential(t string) bool {
+	if len(t) < 12 {
+		return false
+	}
+	raw := strings.TrimRight(t, "=")
+	var d []byte
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		if x, err := enc.DecodeString(raw); err == nil {
+			d = x
+			break
+		}
+	}
+	if d == nil {
+		return false
+	}
+	bad := 0
+	for _, c := range d {
+		if c <= ' ' || c >= 0x7f {
+			bad++
+		}
+	}
+	if bad*20 > len(d) {
+		return false // 5% or more of it is not printable: random bytes
+	}
+	text := string(d)
+	id, secret, ok := strings.Cut(text, ":")
+	if !ok || id == "" || len(id) > 64 || len(secret) < minSecret || strings.HasPrefix(secret, "//") {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !alnum[id[i]] && strings.IndexByte("._@+-", id[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
