@@ -30,7 +30,9 @@ import (
 //     (0123456789abcdef-token): a placeholder;
 //   - printf verbs and separators ("%s/%s"): a value a format fills in;
 //   - a message: four words or more, two of them function words, or a
-//     printf verb ("idtoken: CredentialsFile and … must not …");
+//     printf verb ("idtoken: CredentialsFile and … must not …"), or one
+//     lower-case word in quotes that such a message follows on its line
+//     ("credentials: \"certificate\" object must either specify a …");
 //   - base64 (padded) of one of the above ("ZGVtbw==" is "demo").
 //
 // Spans of gitleaks' rules are not dropped for these: a value gitleaks
@@ -80,7 +82,7 @@ func plainValue(s string, a, b int) bool {
 	if !quoted {
 		v = strings.TrimRight(v, ",;)")
 	}
-	if plainShape(v) || message(v) {
+	if plainShape(v) || message(v) || messageWord(s, a, b) {
 		return true
 	}
 	if d, ok := base64Word(v); ok {
@@ -295,6 +297,30 @@ func message(v string) bool {
 		}
 	}
 	return n >= 2
+}
+
+// messageWord: s[a:b] is one lower-case word in quotes, and the rest of
+// its line is a message.
+func messageWord(s string, a, b int) bool {
+	if b-a > 16 || a == 0 || strings.IndexByte("\"'`", s[a-1]) < 0 {
+		return false
+	}
+	for i := a; i < b; i++ {
+		if !isLower(s[i]) {
+			return false
+		}
+	}
+	e := b
+	for e < len(s) && strings.IndexByte("\"'`\\", s[e]) >= 0 {
+		e++
+	}
+	le := strings.IndexByte(s[e:], '\n')
+	if le < 0 {
+		le = len(s)
+	} else {
+		le += e
+	}
+	return message(s[e:le])
 }
 
 // formatVerbIn: f holds a printf verb after '=' or at its start (now=%v).

@@ -57,6 +57,7 @@ func TestPlainValuesStay(t *testing.T) {
 			`	return errors.New("idtoken: CredentialsFile and CredentialsJSON must not both be provided")`,
 			`	return fmt.Errorf("idtoken: token expired: now=%v, expires=%v", a, b)`,
 			`	return errors.New("credentials: STSAudience must be set for the GDCH auth flows")`,
+			`	return errors.New("credentials: \"certificate\" object must either specify a location or use the default")`,
 		},
 		"base64 of a plain value": {
 			`   discovery.auth.password: ` + base64.StdEncoding.EncodeToString([]byte("demo")),
@@ -87,6 +88,7 @@ func TestPlainValuesDoNotHideSecrets(t *testing.T) {
 		{`Authorization: Bearer abc.def-ghi`, "abc.def-ghi"},
 		{`curl -u :glpat1234567890abcdef https://h/`, "glpat1234567890abcdef"},
 		{`{"msg":"password: HunterTwo was rejected"}`, "HunterTwo"},
+		{`{"msg":"password: \"hunter2x\" was rejected and is not valid"}`, "hunter2x"},
 		{`password: "correct horse battery staple"`, "correct horse"},
 		{`password = "Zq81kLm0x.Rt55pVa9"`, "Zq81kLm0x"},
 		{`api_key: ` + base64.StdEncoding.EncodeToString([]byte("s3cr3t-V4lue-77")), base64.StdEncoding.EncodeToString([]byte("s3cr3t-V4lue-77"))[:12]},
