@@ -43,8 +43,8 @@ import (
 //     SSH key blob, a bech32 public key or address, a line inside a PEM
 //     block), an API object id (a lower-case word and '_' or '-' before a
 //     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
-//     of one length, or the padded last line before another block) or
-//     base64 of text.
+//     of one length, also after a diff's hunk header, or the padded last
+//     line before another block or a PEM END line) or base64 of text.
 const (
 	randomMin         = 14
 	randomMax         = 256
@@ -275,11 +275,12 @@ func objectID(t string) bool {
 }
 
 // mixedPart: one of the '-'/'_' separated parts of t, 12+ characters
-// long, holds both lower-case letters and digits (task-01J9ZK…, a ULID
-// after a word, does not).
+// long, holds both lower-case letters and digits and is not hex
+// (task-01J9ZK…, a ULID after a word, and ipython-input-4-00e7077cfb5b, a
+// hash after words, do not).
 func mixedPart(t string, cases bool) bool {
 	for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' }) {
-		if len(p) >= 12 && !isULID(p) && (strings.ContainsAny(p, "0123456789") || cases && strings.ContainsAny(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")) && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
+		if len(p) >= 12 && !isULID(p) && strings.Trim(strings.ToLower(p), "0123456789abcdef") != "" && (strings.ContainsAny(p, "0123456789") || cases && strings.ContainsAny(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")) && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
 			return true
 		}
 	}
@@ -357,12 +358,20 @@ func hashTagged(s string, a int) bool {
 // as PEM and MIME cut them.
 func base64Block(s string, a, b int) bool {
 	ls, le := lineAround(s, a, b)
-	if lineBody(s[ls:a]) != "" || strings.TrimRight(s[b:le], "\r") != "" {
+	if pre := lineBody(s[ls:a]); pre != "" && !hunkHeader(pre) || strings.TrimRight(s[b:le], "\r") != "" {
 		return false
+	}
+	if le < len(s) && (strings.HasPrefix(s[le+1:], "-----END ") || strings.HasPrefix(lineBody(s[le+1:]), "-----END ")) {
+		return true // the last line of a PEM body whose BEGIN is cut off
 	}
 	n := b - a
 	same := func(line string, last bool) bool {
 		line = strings.TrimRight(lineBody(line), "\r")
+		if strings.HasPrefix(line, "@@ -") {
+			if k := strings.Index(line[3:], " @@ "); k >= 0 {
+				line = line[3+k+4:] // the line the hunk starts after
+			}
+		}
 		k := runOf(line, 0, b64Std)
 		// A block's lines have one length; its last may be shorter.
 		return k == len(line) && (k == n || last && k > n && k >= 40)
@@ -389,6 +398,12 @@ func base64Block(s string, a, b int) bool {
 		return s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next)
 	}
 	return false
+}
+
+// hunkHeader: a unified diff's "@@ -a,b +c,d @@ ", which the line the
+// hunk starts after follows (a line of the same base64 block).
+func hunkHeader(pre string) bool {
+	return strings.HasPrefix(pre, "@@ -") && strings.HasSuffix(pre, " @@ ")
 }
 
 // lineBody is a line without its diff marker ("+", "-" or " " of a

@@ -14,8 +14,9 @@ import (
 //     characters, with no run of four lower-case letters (a word:
 //     AzureKeyVault@2), standing alone (spaces, quotes, '=' or ':' around
 //     it). It does not start with a symbol (@handle, #tag, $VAR,
-//     !negation), and holds no '.', '/', '%' or brackets (paths, e-mail
-//     addresses, format strings and code stop it).
+//     !negation), holds no '.', '/', '%' or brackets (paths, e-mail
+//     addresses, format strings and code stop it), and its line is not a
+//     blob (40+ characters without a space: base85 of a git binary patch).
 //   - base64 of id:secret (base64Credential), the form of an HTTP Basic
 //     credential and of a Docker config's "auth": it decodes to
 //     printable text without spaces, an id and a secret of 6+ characters
@@ -55,11 +56,19 @@ func passwordSpans(s string, sp []span) []span {
 			(b < len(s) && strings.IndexByte(" \t\r\n\"'`,;)", s[b]) < 0 && !(s[b] == '.' && (b+1 == len(s) || isSpace(s[b+1])))) {
 			continue
 		}
-		if password(s[a:b]) {
+		if password(s[a:b]) && !blobLine(s, a, b) {
 			sp = append(sp, span{a: a, b: b, rule: RandomToken})
 		}
 	}
 	return sp
+}
+
+// blobLine: the line around s[a:b] is 40 characters or more without a
+// space.
+func blobLine(s string, a, b int) bool {
+	ls, le := lineAround(s, a, b)
+	line := strings.TrimRight(s[ls:le], "\r")
+	return len(line) >= 40 && strings.IndexAny(line, " \t") < 0
 }
 
 // password applies the shape tests to one token (see above).

@@ -79,6 +79,11 @@ func TestShapedSpares(t *testing.T) {
 		"printf '%08X%5dAbc1!' ; if (!isReady2X) {}",
 		"npm i left-pad@1.3.0 @scope/Pkg2@4.1.2",
 		"Summer2024!Vacation", // a run of lower-case letters: a written word, given up
+		"x9;Lk(Ab1$Cd2@Ef3#Gh4'Qz{Wm>Np<Rt7}Uv8|Xy9Za0Bc1", // base85 of a binary patch
+		"<ipython-input-4-00e7077cfb5b> in <module>()",
+		// Lines of base64 blocks in diffs.
+		"@@ -1507,39 +1339,6 @@ rscL9yuwNwXsvFcj4jjSm2jzVhKIT0J8uDHEtdvkyCE06UgRNe76x5JXxZ805Mf2\n GwnpXtlR22ciYaQqPEh346B8pt5zohQDhT37qw4wxYMWM4ETCJ57NE7fQMh017l9",
+		"2JTQ7IUOO04RZfSCjKY9ri4ilAnIXOo8gV0WKgOXFlUJ24pBgp5mmxE=\n-----END CERTIFICATE-----",
 		// base64 of text that is not id:secret.
 		base64.StdEncoding.EncodeToString([]byte("tcp://127.0.0.1:5705")),
 		base64.StdEncoding.EncodeToString([]byte("localhost:8080")),
