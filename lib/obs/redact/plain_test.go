@@ -62,6 +62,9 @@ func TestPlainValuesStay(t *testing.T) {
 		"base64 of a plain value": {
 			`   discovery.auth.password: ` + base64.StdEncoding.EncodeToString([]byte("demo")),
 		},
+		"the documented example passphrase": {
+			`	const token = "correct-horse-battery-staple"`,
+		},
 		"hex with underscores": {
 			`		{"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false},`,
 		},
@@ -89,7 +92,7 @@ func TestPlainValuesDoNotHideSecrets(t *testing.T) {
 		{`curl -u :glpat1234567890abcdef https://h/`, "glpat1234567890abcdef"},
 		{`{"msg":"password: HunterTwo was rejected"}`, "HunterTwo"},
 		{`{"msg":"password: \"hunter2x\" was rejected and is not valid"}`, "hunter2x"},
-		{`password: "correct horse battery staple"`, "correct horse"},
+		{`password: "purple monkey dishwasher tuesday"`, "purple monkey"},
 		{`password = "Zq81kLm0x.Rt55pVa9"`, "Zq81kLm0x"},
 		{`api_key: ` + base64.StdEncoding.EncodeToString([]byte("s3cr3t-V4lue-77")), base64.StdEncoding.EncodeToString([]byte("s3cr3t-V4lue-77"))[:12]},
 		{`https://12345678-ABCD-ABCD-ABCD-1234567890AB@git.example.com/r.git`, "12345678-ABCD"},
