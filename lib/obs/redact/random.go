@@ -275,16 +275,22 @@ func objectID(t string) bool {
 }
 
 // mixedPart: one of the '-'/'_' separated parts of t, 12+ characters
-// long, holds both lower-case letters and digits and is not hex
-// (task-01J9ZK…, a ULID after a word, and ipython-input-4-00e7077cfb5b, a
-// hash after words, do not).
+// long, holds both lower-case letters and digits and is not hex of one
+// case (task-01J9ZK…, a ULID after a word, and
+// ipython-input-4-00e7077cfb5b, a hash after words, do not; hex of both
+// cases is no hash: KEY-4BABC675dad0AA9B…).
 func mixedPart(t string, cases bool) bool {
 	for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' }) {
-		if len(p) >= 12 && !isULID(p) && strings.Trim(strings.ToLower(p), "0123456789abcdef") != "" && (strings.ContainsAny(p, "0123456789") || cases && strings.ContainsAny(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")) && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
+		if len(p) >= 12 && !isULID(p) && !hashPart(p) && (strings.ContainsAny(p, "0123456789") || cases && strings.ContainsAny(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")) && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
 			return true
 		}
 	}
 	return false
+}
+
+// hashPart: p is hex digits of one case.
+func hashPart(p string) bool {
+	return strings.Trim(p, "0123456789abcdef") == "" || strings.Trim(p, "0123456789ABCDEF") == ""
 }
 
 // isULID: 26 characters of Crockford's base32 (no i, l, o, u) in one case,

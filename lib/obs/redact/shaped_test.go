@@ -133,6 +133,7 @@ func TestRandomTokenShortAndMixed(t *testing.T) {
 		"pwyxtuypgc69kiq28eoa",
 		"lHCJeTDStMeoLzNUgXIlrkmQFXpJZhIsdbdsoO",
 		"sOHuKPNvpMoKHIJRjtUUbwLbWQsMoQ",
+		"KEY-4BABC675dad0AA9B5629Bc51d01b14b6",
 	} {
 		var sum Summary
 		if out := r.Text("using "+tok+" now", &sum); strings.Contains(out, tok[:6]) {
