@@ -25,6 +25,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -312,18 +314,9 @@ func measure(secrets []secret, workers int) (map[key]*tally, []miss) {
 			t.invalid++
 		}
 	}
-	sort.Slice(misses, func(i, j int) bool {
-		a, b := misses[i], misses[j]
-		if a.Set != b.Set {
-			return a.Set < b.Set
-		}
-		if a.Placement != b.Placement {
-			return a.Placement < b.Placement
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		return a.Secret < b.Secret
+	slices.SortFunc(misses, func(a, b miss) int {
+		return cmp.Or(strings.Compare(a.Set, b.Set), strings.Compare(a.Placement, b.Placement),
+			strings.Compare(a.Rule, b.Rule), strings.Compare(a.Secret, b.Secret))
 	})
 	return res, misses
 }

@@ -68,7 +68,8 @@ var commonPairs = func() *[26 * 26]bool {
 	return &t
 }()
 
-// randomSpans appends the spans of random-looking tokens in s.
+// randomSpans appends the spans of random-looking tokens and generated
+// passwords (shaped.go) in s.
 func randomSpans(s string, sp []span) []span {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -77,6 +78,9 @@ func randomSpans(s string, sp []span) []span {
 			continue
 		}
 		if !randomChar[c] {
+			if pwSymbol[c] {
+				sp, i = passwordAt(s, i, sp)
+			}
 			continue
 		}
 		a := i
@@ -121,42 +125,19 @@ func randomSpans(s string, sp []span) []span {
 
 // randomToken applies the shape tests to one token (see above).
 func randomToken(t string) bool {
-	var lower, upper, digit, changes, pairs, common int
-	kind := func(c byte) int {
-		switch {
-		case isLower(c):
-			return 0
-		case isUpper(c):
-			return 1
-		case isDigit(c):
-			return 2
-		}
-		return 3
-	}
+	n, changes := classCounts(t)
+	lower, upper, digit := n[0], n[1], n[2]
+	var pairs, common int
 	hex := true
 	for i := 0; i < len(t); i++ {
 		c := t[i]
-		switch kind(c) {
-		case 0:
-			lower++
-		case 1:
-			upper++
-		case 2:
-			digit++
-		}
 		if !isHex(c) && c != '-' && c != '_' {
 			hex = false
 		}
-		if i > 0 {
-			if kind(c) != kind(t[i-1]) {
-				changes++
-			}
-			x, y := c|0x20, t[i-1]|0x20
-			if letters[c] && letters[t[i-1]] {
-				pairs++
-				if commonPairs[int(y-'a')*26+int(x-'a')] {
-					common++
-				}
+		if i > 0 && letters[c] && letters[t[i-1]] {
+			pairs++
+			if commonPairs[int(t[i-1]|0x20-'a')*26+int(c|0x20-'a')] {
+				common++
 			}
 		}
 	}
@@ -198,6 +179,32 @@ func upperPairs(t string) int {
 		}
 	}
 	return n
+}
+
+// charClass: 0 lower case, 1 upper case, 2 digit, 3 anything else.
+func charClass(c byte) int {
+	switch {
+	case isLower(c):
+		return 0
+	case isUpper(c):
+		return 1
+	case isDigit(c):
+		return 2
+	}
+	return 3
+}
+
+// classCounts counts t's bytes per charClass, and the changes of class
+// between neighbours.
+func classCounts(t string) (n [4]int, changes int) {
+	for i := 0; i < len(t); i++ {
+		k := charClass(t[i])
+		n[k]++
+		if i > 0 && k != charClass(t[i-1]) {
+			changes++
+		}
+	}
+	return n, changes
 }
 
 // publicForm: the token starts the way public material does: DER in

@@ -164,7 +164,6 @@ func (w *walker) scanNamed(name, s string, sum *Summary) string {
 	sp := findSecrets(s, w.spans[:0])
 	sp = providerSpans(s, sp)
 	sp = randomSpans(s, sp)
-	sp = passwordSpans(s, sp)
 	sp = table().leaks.scan(&w.lk, name, s, sp)
 	sp = dropBenign(s, sp)
 	sp = w.decodedSpans(s, sp)

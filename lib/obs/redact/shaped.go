@@ -7,7 +7,7 @@ import (
 
 // Two more shapes of bare secrets, beside random.go's tokens:
 //
-//   - a password as generators write one: 10 to 64 characters of letters,
+//   - a password as generators write one (found by randomSpans, at its symbols): 10 to 64 characters of letters,
 //     digits and symbols, holding upper- and lower-case letters, two
 //     digits and one of !@#$~ (not the operators & * ^: maxFDs*4,
 //     flags&0x1f), changing between those classes at least every 2.5
@@ -35,32 +35,23 @@ const (
 	pwChanges = 0.4
 )
 
-// passwordSpans appends the spans of bare passwords in s.
-func passwordSpans(s string, sp []span) []span {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '[' {
-			i = pastMarker(s, i)
-			continue
-		}
-		if !pwSymbol[c] {
-			continue
-		}
-		a := i
-		for a > 0 && pwChar[s[a-1]] {
-			a--
-		}
-		b := runOf(s, i, pwChar)
-		i = b - 1
-		if (a > 0 && strings.IndexByte(" \t\r\n\"'`=:,(", s[a-1]) < 0) ||
-			(b < len(s) && strings.IndexByte(" \t\r\n\"'`,;)", s[b]) < 0 && !(s[b] == '.' && (b+1 == len(s) || isSpace(s[b+1])))) {
-			continue
-		}
-		if password(s[a:b]) && !blobLine(s, a, b) {
-			sp = append(sp, span{a: a, b: b, rule: RandomToken})
-		}
+// passwordAt looks at the password token around the symbol at s[i]
+// (randomSpans calls it for every symbol it meets); it appends its span
+// if it is one and returns the index of the token's last byte.
+func passwordAt(s string, i int, sp []span) ([]span, int) {
+	a := i
+	for a > 0 && pwChar[s[a-1]] {
+		a--
 	}
-	return sp
+	b := runOf(s, i, pwChar)
+	if (a > 0 && strings.IndexByte(" \t\r\n\"'`=:,(", s[a-1]) < 0) ||
+		(b < len(s) && strings.IndexByte(" \t\r\n\"'`,;)", s[b]) < 0 && !(s[b] == '.' && (b+1 == len(s) || isSpace(s[b+1])))) {
+		return sp, b - 1
+	}
+	if password(s[a:b]) && !blobLine(s, a, b) {
+		sp = append(sp, span{a: a, b: b, rule: RandomToken})
+	}
+	return sp, b - 1
 }
 
 // blobLine: the line around s[a:b] is 40 characters or more without a
@@ -68,7 +59,7 @@ func passwordSpans(s string, sp []span) []span {
 func blobLine(s string, a, b int) bool {
 	ls, le := lineAround(s, a, b)
 	line := strings.TrimRight(s[ls:le], "\r")
-	return len(line) >= 40 && strings.IndexAny(line, " \t") < 0
+	return len(line) >= 40 && !strings.ContainsAny(line, " \t")
 }
 
 // password applies the shape tests to one token (see above).
@@ -76,18 +67,8 @@ func password(t string) bool {
 	if len(t) < pwMin || len(t) > pwMax || !alnum[t[0]] {
 		return false
 	}
-	var lower, upper, digit, symbol, changes, run int
-	class := func(c byte) int {
-		switch {
-		case isLower(c):
-			return 0
-		case isUpper(c):
-			return 1
-		case isDigit(c):
-			return 2
-		}
-		return 3
-	}
+	n, changes := classCounts(t)
+	run, symbol := 0, 0
 	for i := 0; i < len(t); i++ {
 		if isLower(t[i]) {
 			if run++; run >= 4 {
@@ -96,23 +77,11 @@ func password(t string) bool {
 		} else {
 			run = 0
 		}
-		switch class(t[i]) {
-		case 0:
-			lower++
-		case 1:
-			upper++
-		case 2:
-			digit++
-		default:
-			if pwSymbol[t[i]] {
-				symbol++
-			}
-		}
-		if i > 0 && class(t[i]) != class(t[i-1]) {
-			changes++
+		if pwSymbol[t[i]] {
+			symbol++
 		}
 	}
-	return lower > 0 && upper > 0 && digit >= 2 && symbol > 0 && float64(changes) >= pwChanges*float64(len(t))
+	return n[0] > 0 && n[1] > 0 && n[2] >= 2 && symbol > 0 && float64(changes) >= pwChanges*float64(len(t))
 }
 
 // base64Credential: t is base64 of id:secret (see above).

@@ -78,7 +78,7 @@ func TestShapedSpares(t *testing.T) {
 		"user1@Example2.com see https://Host9x@example.com/a",
 		"printf '%08X%5dAbc1!' ; if (!isReady2X) {}",
 		"npm i left-pad@1.3.0 @scope/Pkg2@4.1.2",
-		"Summer2024!Vacation", // a run of lower-case letters: a written word, given up
+		"Summer2024!Vacation",                              // a run of lower-case letters: a written word, given up
 		"x9;Lk(Ab1$Cd2@Ef3#Gh4'Qz{Wm>Np<Rt7}Uv8|Xy9Za0Bc1", // base85 of a binary patch
 		"<ipython-input-4-00e7077cfb5b> in <module>()",
 		// Lines of base64 blocks in diffs.
@@ -187,7 +187,7 @@ func FuzzShaped(f *testing.F) {
 	}
 	r := New(Options{})
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, x := range passwordSpans(s, nil) {
+		for _, x := range randomSpans(s, nil) {
 			if x.a < 0 || x.b > len(s) || x.a >= x.b {
 				t.Fatalf("span [%d,%d) outside %q", x.a, x.b, s)
 			}
