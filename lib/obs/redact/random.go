@@ -44,7 +44,9 @@ import (
 //     block), an API object id (a lower-case word and '_' or '-' before a
 //     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
 //     of one length, also after a diff's hunk header, or the padded last
-//     line before another block or a PEM END line) or base64 of text.
+//     line before another block or a PEM END line), part of a run of 256
+//     base64 characters or more (a data: URI, an image in XMP) or base64
+//     of text.
 const (
 	randomMin         = 14
 	randomMax         = 256
@@ -115,7 +117,7 @@ func randomSpans(s string, sp []span) []span {
 			sp = append(sp, span{a: a, b: e, rule: Base64Credentials})
 			continue
 		}
-		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) {
+		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) || inEncodedRun(s, a, e) {
 			continue
 		}
 		sp = append(sp, span{a: a, b: e, rule: RandomToken})
@@ -179,6 +181,43 @@ func upperPairs(t string) int {
 		}
 	}
 	return n
+}
+
+// encodedRun: a run of base64 characters this long (a line break
+// written as XML's "&#xA;" counts as one of them) is encoded data: a data:
+// URI's payload, an image in XMP, a blob in a config; no key is that long.
+const encodedRun = 256
+
+// b64Any: the bytes of base64 in either alphabet, with padding.
+var b64Any = makeClass("+/=_-", true)
+
+// inEncodedRun: s[a:b] lies in a run of encodedRun base64 characters or
+// more.
+func inEncodedRun(s string, a, b int) bool {
+	n := b - a
+	for i := a; i > 0 && n < encodedRun; n++ {
+		switch {
+		case b64Any[s[i-1]]:
+			i--
+		case i >= 5 && s[i-5:i] == "&#xA;":
+			i -= 5
+		default:
+			i = 0
+			n--
+		}
+	}
+	for j := b; j < len(s) && n < encodedRun; n++ {
+		switch {
+		case b64Any[s[j]]:
+			j++
+		case strings.HasPrefix(s[j:], "&#xA;"):
+			j += 5
+		default:
+			j = len(s)
+			n--
+		}
+	}
+	return n >= encodedRun
 }
 
 // charClass: 0 lower case, 1 upper case, 2 digit, 3 anything else.

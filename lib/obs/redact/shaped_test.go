@@ -81,6 +81,9 @@ func TestShapedSpares(t *testing.T) {
 		"Summer2024!Vacation",                              // a run of lower-case letters: a written word, given up
 		"x9;Lk(Ab1$Cd2@Ef3#Gh4'Qz{Wm>Np<Rt7}Uv8|Xy9Za0Bc1", // base85 of a binary patch
 		"<ipython-input-4-00e7077cfb5b> in <module>()",
+		// Encoded data: a data: URI's payload, an XMP image's lines.
+		`<image xlink:href="data:image/png;base64,` + strings.Repeat("iVBORw0KGgoAAAANSUhEUgAAAMYAAAC8CAYAAAAjItH6+/", 4) + `x7Kq2mZ9vRw4Tn8pLc3YbH6sJd1Fg5Qe+AAAA"/>`,
+		`<xmpGImg:image>/9j/4AAQSkZJRgABAgEASABIAAD&#xA;` + strings.Repeat("AQBIAAAAAQAB+4ADkFkb2JlAGTAAAAAAf&#xA;", 6) + `q7dQPUNlIaulTHVQ7cDvEgJ1nyxQyx&#xA;</xmpGImg:image>`,
 		// Lines of base64 blocks in diffs.
 		"@@ -1507,39 +1339,6 @@ igxyUA4MlXqA69qHKA71ghTZLxGYEazcPGce8eORP5SYCp4Ua6iVkIVQ70I0\n q7dQPUNlIaulTHVQ7cDvEgJ1nyxQyxkSiTaBQyHuWeER4T5eSChw1Yu0TZz7",
 		"yM6nhwKq0Y1M7qka8OAiQx3jG76NJ0VImjW3VzSvotpDgX1A5xjYDQ==\n-----END CERTIFICATE-----",
