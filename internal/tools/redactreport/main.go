@@ -25,6 +25,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -35,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,6 +66,7 @@ type options struct {
 	examples  int
 	lines     int
 	fpOut     string
+	missOut   string
 }
 
 func main() {
@@ -82,6 +85,7 @@ func main() {
 	flag.IntVar(&o.examples, "examples", 12, "false-positive examples printed per tool")
 	flag.IntVar(&o.lines, "lines", 4, "source lines measured per secret (its first ones)")
 	flag.StringVar(&o.fpOut, "fp-out", "", "write every real-text draft artobs changes or gitleaks flags to this file, as JSON lines {draft, artobs, gitleaks}")
+	flag.StringVar(&o.missOut, "miss-out", "", "write every (secret, placement) artobs leaves readable to this file, as JSON lines {set, placement, rule, secret, found_by_gitleaks, output}")
 	flag.Parse()
 	ok, err := run(o, os.Stdout)
 	if err != nil {
@@ -124,7 +128,13 @@ func run(o options, w io.Writer) (bool, error) {
 	}
 	ok := true
 	if len(secrets) > 0 {
-		ok = printRecall(w, measure(secrets, o.workers))
+		res, misses := measure(secrets, o.workers)
+		if o.missOut != "" {
+			if err := writeLines(o.missOut, misses); err != nil {
+				return false, err
+			}
+		}
+		ok = printRecall(w, res)
 	}
 	drafts, err := realText(o)
 	if err != nil {
@@ -230,9 +240,20 @@ type verdict struct {
 	k                       key
 	art, raw, dec, validOut bool
 	example                 string
+	miss                    miss
 }
 
-func measure(secrets []secret, workers int) map[key]*tally {
+// miss is one (secret, placement) artobs left readable.
+type miss struct {
+	Set       string `json:"set"`
+	Placement string `json:"placement"`
+	Rule      string `json:"rule"`
+	Secret    string `json:"secret"`
+	Gitleaks  bool   `json:"found_by_gitleaks"`
+	Output    string `json:"output"`
+}
+
+func measure(secrets []secret, workers int) (map[key]*tally, []miss) {
 	jobs := make(chan job, 64)
 	out := make(chan verdict, 64)
 	var wg sync.WaitGroup
@@ -260,7 +281,11 @@ func measure(secrets []secret, workers int) map[key]*tally {
 		close(out)
 	}()
 	res := map[key]*tally{}
+	var misses []miss
 	for v := range out {
+		if !v.art {
+			misses = append(misses, v.miss)
+		}
 		t := res[v.k]
 		if t == nil {
 			t = &tally{}
@@ -289,7 +314,11 @@ func measure(secrets []secret, workers int) map[key]*tally {
 			t.invalid++
 		}
 	}
-	return res
+	slices.SortFunc(misses, func(a, b miss) int {
+		return cmp.Or(strings.Compare(a.Set, b.Set), strings.Compare(a.Placement, b.Placement),
+			strings.Compare(a.Rule, b.Rule), strings.Compare(a.Secret, b.Secret))
+	})
+	return res, misses
 }
 
 // scanner holds one worker's redactor and detector.
@@ -328,6 +357,7 @@ func (sc *scanner) judge(j job) verdict {
 	v.dec = sc.finds(dec, j.s, template)
 	if !v.art {
 		v.example = j.s.rule + ": " + string(out)
+		v.miss = miss{j.s.set, j.where, j.s.rule, j.s.value, v.raw || v.dec, string(out)}
 	}
 	return v
 }

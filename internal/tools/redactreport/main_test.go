@@ -91,9 +91,31 @@ func TestReportOnGeneratedCorpus(t *testing.T) {
 		}
 	}
 	var out strings.Builder
-	ok, err := run(options{corpus: dir, fpGit: multi{repo}, fpMax: 2000, gitMax: 5, workers: 2, examples: 5, lines: 3}, &out)
+	missOut := filepath.Join(dir, "miss.jsonl")
+	ok, err := run(options{corpus: dir, fpGit: multi{repo}, fpMax: 2000, gitMax: 5, workers: 2, examples: 5, lines: 3, missOut: missOut}, &out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// -miss-out: one JSON line per (secret, placement) left readable, its
+	// output holding a readable part of its secret.
+	b, err := os.ReadFile(missOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 {
+		t.Error("-miss-out is empty; the generated samples always leave some bare secrets readable")
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l == "" {
+			continue
+		}
+		var m miss
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("-miss-out line %q: %v", l, err)
+		}
+		if m.Set == "" || m.Placement == "" || m.Secret == "" || !strings.Contains(m.Output, "{") {
+			t.Errorf("-miss-out row incomplete: %+v", m)
+		}
 	}
 	t.Logf("%d secrets:\n%s", n, out.String())
 	for _, p := range append([]string{sourceLine, "false positives on real text"}, placementNames()...) {

@@ -251,9 +251,14 @@ func changedAt(d string, out []byte, sum redact.Summary) string {
 // one JSON object a line, sorted by draft.
 func writeFalsePositives(path string, r *fpResult) error {
 	sort.Slice(r.changed, func(i, j int) bool { return r.changed[i].Draft < r.changed[j].Draft })
+	return writeLines(path, r.changed)
+}
+
+// writeLines writes one JSON object a line.
+func writeLines[T any](path string, rows []T) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
-	for _, d := range r.changed {
+	for _, d := range rows {
 		if err := enc.Encode(d); err != nil {
 			return err
 		}

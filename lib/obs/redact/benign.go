@@ -39,6 +39,9 @@ var placeholderWords = []string{
 	"dummy", "todo", "fixme", "tbd", "none", "null", "nil", "undefined", "empty",
 	"notset", "unset", "xxx", "session", "cookie", "cookies", "auth", "credential",
 	"credentials", "key", "bearer", "basic", "pass", "passwd", "pw", "read", "write",
+	// The example passphrase of XKCD 936, which documentation and tests
+	// quote as the example of a strong one.
+	"correcthorsebatterystaple",
 }
 
 // knownObjects are names whose attributes are configuration lookups, not
@@ -77,7 +80,7 @@ func dropBenign(s string, sp []span) []span {
 		}
 	}
 	for i, x := range sp {
-		if nameBasedRule(x.rule) && !overlapsOther(sp, i, gone) && benignText(s, x.a, x.b) {
+		if nameBasedRule(x.rule) && !overlapsOther(sp, i, gone) && (benignText(s, x.a, x.b) || plainSpan(s, x)) {
 			drop = append(drop, i)
 		}
 	}

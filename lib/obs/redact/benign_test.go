@@ -185,9 +185,7 @@ func jsonEscape(v string) string {
 func TestBenignDoesNotHideSecrets(t *testing.T) {
 	r := New(Options{})
 	for _, c := range []struct{ line, secret string }{
-		{`password = "getpass.getpass"`, "getpass.getpass"},
 		{`DB_PASSWORD=hunter2.two`, "hunter2.two"},
-		{`token = 'config.token'`, "config.token"},
 		{`API_TOKEN=s3cr3tv4lu3${SUFFIX}`, "s3cr3tv4lu3"},
 		{`password: "v1.2.3-rc1-but-long-enough-to-be-a-password-not-a-version"`, "long-enough-to-be"},
 		{`secret_key = "9"`, `"9"`},

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"hash/crc32"
 	"regexp"
 	"strings"
@@ -32,8 +33,11 @@ type TokenFormat struct {
 	Reference string // the provider's page that describes the format
 	prefixes  []string
 	lead      int // bytes of the token before the prefix (an infix format)
-	check     func(tok string) bool
-	fix       func(tok string) string
+	// leadMin > 0: the lead is digits, leadMin to lead of them (a
+	// numeric id before the infix: Telegram's bot id).
+	leadMin int
+	check   func(tok string) bool
+	fix     func(tok string) string
 	// re is the anchored Pattern, compiled at the format's first
 	// candidate: a process that redacts one draft compiles the few its
 	// text triggers, not all of them.
@@ -98,6 +102,14 @@ func infix(id, provider, what, ref string, lead int, leadRe string, inf string, 
 		Pattern: leadRe + regexp.QuoteMeta(inf) + `(?:` + body + `)`}
 }
 
+// idInfix builds a format identified by an infix after a numeric id of
+// min to max digits.
+func idInfix(id, provider, what, ref string, min, max int, inf string, body string) *TokenFormat {
+	f := infix(id, provider, what, ref, max, fmt.Sprintf(`[0-9]{%d,%d}`, min, max), inf, body)
+	f.leadMin = min
+	return f
+}
+
 func p(s ...string) []string { return s }
 
 // withCRC marks a GitHub-style format: 30 random base62 characters then the
@@ -129,6 +141,7 @@ const (
 func formats() []*TokenFormat {
 	return []*TokenFormat{
 		fm("1password-service-account-token", "1Password", "service account tokens", "1Password developer docs, \"Service accounts\" (https://developer.1password.com/docs/service-accounts/)", p("ops_eyJ"), `[A-Za-z0-9+/_=-]{100,}`),
+		fm("airtable-pat", "Airtable", "personal access tokens", "Airtable developers, \"Personal access tokens\" (https://airtable.com/developers/web/guides/personal-access-tokens)", p("pat"), b62+`{14}\.`+hexl+`{64}`),
 		fm("akamai-edgegrid-token", "Akamai", "EdgeGrid client tokens and secrets", "Akamai TechDocs, \"Create authentication credentials\" (https://techdocs.akamai.com/developer/docs/set-up-authentication-credentials)", p("akab-"), `[a-z0-9]{16}-[a-z0-9]{16}`),
 		fm("alibaba-access-key-id", "Alibaba Cloud", "AccessKey ids", "Alibaba Cloud docs, \"Create an AccessKey pair\" (https://www.alibabacloud.com/help/en/ram/user-guide/create-an-accesskey-pair)", p("LTAI"), `[A-Za-z0-9]{12,20}`),
 		fm("anthropic-key", "Anthropic", "API, admin and OAuth keys", "Anthropic docs, \"API keys\" (https://docs.anthropic.com/en/api/overview#authentication)", p("sk-ant-api03-", "sk-ant-admin01-", "sk-ant-oat01-", "sk-ant-ort01-"), `[A-Za-z0-9_-]{80,}`),
@@ -169,6 +182,7 @@ func formats() []*TokenFormat {
 		fm("e2b-api-key", "E2B", "API keys", "E2B docs, \"API key\" (https://e2b.dev/docs/api-key)", p("e2b_"), hexl+`{40}`),
 		fm("easypost-api-key", "EasyPost", "production and test API keys", "EasyPost docs, \"Authentication\" (https://docs.easypost.com/docs/authentication)", p("EZAK", "EZTK"), b62+`{54}`),
 		fm("sk-underscore-key", "ElevenLabs and others", "sk_ secret keys (ElevenLabs, WorkOS, Clerk, Knock, Checkout.com …)", "ElevenLabs docs, \"Authentication\" (https://elevenlabs.io/docs/api-reference/authentication)", p("sk_"), `[A-Za-z0-9_-]{24,}`),
+		idInfix("facebook-app-token", "Meta", "app access tokens and client tokens written app-id|token", "Meta for Developers, \"Access tokens: app access tokens\" (https://developers.facebook.com/docs/facebook-login/guides/access-tokens/#apptokens)", 15, 16, "|", `[A-Za-z0-9_-]{27}(?:[A-Za-z0-9_-]{5})?`),
 		fm("facebook-access-token", "Meta", "Facebook and Instagram Graph API access tokens", "Meta for Developers, \"Access tokens\" (https://developers.facebook.com/docs/facebook-login/guides/access-tokens/)", p("EAA", "IGQV"), b62+`{90,}`),
 		fm("figma-token", "Figma", "personal access and OAuth refresh tokens", "Figma developers, \"Access tokens\" (https://www.figma.com/developers/api#access-tokens)", p("figd_", "figr_", "figo_", "figu_"), urlc+`{40,}`),
 		fm("firebase-cloud-messaging-key", "Google", "Firebase Cloud Messaging legacy server keys", "Firebase docs, \"Server keys\" (https://firebase.google.com/docs/cloud-messaging/auth-server)", p("AAAA"), urlc+`{7}:APA91b`+urlc+`{130,140}`),
@@ -260,9 +274,8 @@ func formats() []*TokenFormat {
 		infix("terraform-cloud-token", "HashiCorp", "HCP Terraform / Terraform Enterprise API tokens", "HashiCorp docs, \"API tokens\" (https://developer.hashicorp.com/terraform/cloud-docs/users-teams-organizations/api-tokens)", 14, b62+`{14}`, ".atlasv1.", `[A-Za-z0-9=_-]{60,70}`),
 		fm("lob-publishable-key", "Lob", "publishable API keys", "Lob docs, \"Authentication\" (https://docs.lob.com/#tag/Authentication)", p("test_pub_", "live_pub_"), hexl+`{31}`),
 		fm("mailgun-public-key", "Mailgun", "public validation keys", "Mailgun docs, \"API keys\" (https://documentation.mailgun.com/docs/mailgun/user-manual/get-started/#primary-account-api-key)", p("pubkey-"), hexl+`{32}`),
-		infix("telegram-bot-token", "Telegram", "Bot API tokens", "Telegram Bot API, \"Authorizing your bot\" (https://core.telegram.org/bots/api#authorizing-your-bot)", 8, `[0-9]{8}`, ":", `[A-Za-z0-9_-]{35}`),
-		infix("telegram-bot-token", "Telegram", "Bot API tokens", "Telegram Bot API, \"Authorizing your bot\" (https://core.telegram.org/bots/api#authorizing-your-bot)", 9, `[0-9]{9}`, ":", `[A-Za-z0-9_-]{35}`),
-		infix("telegram-bot-token", "Telegram", "Bot API tokens", "Telegram Bot API, \"Authorizing your bot\" (https://core.telegram.org/bots/api#authorizing-your-bot)", 10, `[0-9]{10}`, ":", `[A-Za-z0-9_-]{35}`),
+		idInfix("telegram-bot-token", "Telegram", "Bot API tokens", "Telegram Bot API, \"Authorizing your bot\" (https://core.telegram.org/bots/api#authorizing-your-bot)", 8, 10, ":", `[A-Za-z0-9_-]{35}`),
+		idInfix("telegram-bot-token", "Telegram", "Bot API tokens (bot ids of 5 to 16 digits; the secret starts with A)", "Telegram Bot API, \"Authorizing your bot\" (https://core.telegram.org/bots/api#authorizing-your-bot)", 5, 16, ":", `A[A-Za-z0-9_-]{34}`),
 		fm("tencent-secret-id", "Tencent Cloud", "API SecretIds", "Tencent Cloud docs, \"API key management\" (https://www.tencentcloud.com/document/product/598/34228)", p("AKID"), b62+`{32}`),
 		fm("together-api-key", "Together AI", "API keys", "Together docs, \"Authentication\" (https://docs.together.ai/reference/authentication-1)", p("tgp_v1_"), urlc+`{40,}`),
 		fm("twilio-api-key", "Twilio", "API key SIDs", "Twilio docs, \"API keys\" (https://www.twilio.com/docs/iam/api-keys)", p("SK"), hexl+`{32}`),
@@ -394,6 +407,15 @@ func providerSpans(s string, sp []span) []span {
 				continue
 			}
 			a := i - f.lead
+			if f.leadMin > 0 {
+				a = i
+				for a > 0 && i-a < f.lead && isDigit(s[a-1]) {
+					a--
+				}
+				if i-a < f.leadMin {
+					continue
+				}
+			}
 			if a < 0 || (f.lead > 0 && !leadOK(s, a, i)) {
 				continue
 			}
@@ -412,7 +434,7 @@ func providerSpans(s string, sp []span) []span {
 			// something longer that is not this format ("SK" + 32 hex
 			// inside a longer hex run).
 			wordEnd := b == len(s) || !alnum[s[b]]
-			body := tok[:f.lead] + tok[f.lead+prefixLen(s, i, f.prefixes):]
+			body := tok[:i-a] + tok[i-a+prefixLen(s, i, f.prefixes):]
 			if !strong && (!wordStart || !wordEnd || !randomBody(body)) {
 				continue
 			}

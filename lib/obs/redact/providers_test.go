@@ -118,9 +118,9 @@ func TestProviderRulesListed(t *testing.T) {
 // shortPrefixOK are formats whose short prefix is backed by a rigid body
 // (Discord's three dotted parts, Asana's n/digits:hex, Twilio's SK and 32
 // hex, Okta's 00 and 40 characters, Yandex's YC and 38, Telegram's
-// 8–10 digits, ':' and 35 characters).
+// 5–16 digits, ':' and 35 characters, Meta's 15–16 digits, '|' and 27).
 var shortPrefixOK = map[string]bool{"discord-bot-token": true, "asana-pat": true, "twilio-api-key": true, "okta-api-token": true,
-	"yandex-cloud-token": true, "telegram-bot-token": true}
+	"yandex-cloud-token": true, "telegram-bot-token": true, "facebook-app-token": true}
 
 func TestGitHubChecksum(t *testing.T) {
 	// A token whose last six characters are the base62 CRC32 of the 30

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"math"
 	"strings"
 )
 
@@ -16,32 +17,45 @@ import (
 // gitleaks' published samples and on real text (scripts/redact-report.sh;
 // docs/artobs.md gives both figures):
 //
-//   - it is 16 to 256 characters long and holds no '+' or '/' (a base64
+//   - it is 14 to 256 characters long and holds no '+' or '/' (a base64
 //     blob: certificates, hashes, encoded text are the decoder's);
-//   - it has lower-case letters and digits (upper case alone: ULIDs,
-//     base32 ids; no digit: words), and one of its '-'/'_' parts of 12+
-//     characters mixes them and is not a ULID (art's task ids are lower-case
-//     ULIDs; task-01J9ZK…), and slugs such as nginx-7c5ddbdf54-x2vq9,
-//     GHSA-xvch-5gv4-984h, nightly-2026-11-30 stay);
-//   - letters and digits alternate (a class change every 3.3 characters or
-//     more often, three runs of digits or more) and its Shannon entropy is
-//     above 3.5 bits;
+//   - it has lower-case letters, and either digits with letters and digits
+//     alternating (a class change every 5 characters or more often, three
+//     runs of digits or more, two if it has no capitals: camelCase names
+//     carry one or two numbers), or, 24 characters or more, both cases
+//     alternating (a class change every 2.2 characters, two pairs of
+//     adjacent capitals or more: a camelCase name has them only in
+//     acronyms); one of its '-'/'_' parts of 12+ characters mixes them and
+//     is not a ULID (art's task ids are lower-case ULIDs; task-01J9ZK…),
+//     and slugs such as nginx-7c5ddbdf54-x2vq9, GHSA-xvch-5gv4-984h,
+//     nightly-2026-11-30 stay;
+//   - its Shannon entropy is above 3.5 bits (a token without capitals:
+//     above log2(length) - 0.6 if that is lower, as a short string cannot
+//     reach 3.5);
 //   - at most 35% of its letter pairs are common English pairs (th, er,
-//     in …): BenchmarkReadBatch100k, TestIPv6Loopback are names;
-//   - it is not hex (git hashes, digests, ids: a secret of hex digits
-//     needs a name or a prefix), does not hold a UUID, is not a Gerrit
-//     Change-Id (I + 40 hex), hex after a short tag (0x…), an integrity hash (sha512-…, h1:…), public
-//     material (DER in base64, an SSH key blob, a bech32 public key or
-//     address, a line inside a PEM block), an API object id (a lower-case
-//     word and '_' or '-' before it: toolu_…, msg_…, req_…), a line of a
-//     base64 block
-//     (lines of one length) or base64 of text.
+//     in …; one more pair allowed for a token without capitals):
+//     BenchmarkReadBatch100k, TestIPv6Loopback are names;
+//   - it is not hex, '-' and '_' aside (git hashes, digests, ids, trace
+//     ids: a secret of hex digits needs a name or a prefix), does not hold
+//     a UUID (or lower-case letters and digits in a UUID's layout), is not
+//     a Gerrit Change-Id (I + 40 hex), hex after a short tag (0x…), an
+//     integrity hash (sha512-…, h1:…), public material (DER in base64, an
+//     SSH key blob, a bech32 public key or address, a line inside a PEM
+//     block), an API object id (a lower-case word and '_' or '-' before a
+//     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
+//     of one length, also after a diff's hunk header, or the padded last
+//     line before another block or a PEM END line), part of a run of 256
+//     base64 characters or more (a data: URI, an image in XMP) or base64
+//     of text.
 const (
-	randomMin     = 16
-	randomMax     = 256
-	randomEntropy = 3.5
-	randomWordy   = 0.35
-	randomChanges = 0.3
+	randomMin         = 14
+	randomMax         = 256
+	randomEntropy     = 3.5
+	randomEntropyGap  = 0.6
+	randomWordy       = 0.35
+	randomChanges     = 0.2
+	randomCasesMin    = 24
+	randomCaseChanges = 0.45
 )
 
 // randomChar: the bytes of a token the rule looks at.
@@ -56,7 +70,8 @@ var commonPairs = func() *[26 * 26]bool {
 	return &t
 }()
 
-// randomSpans appends the spans of random-looking tokens in s.
+// randomSpans appends the spans of random-looking tokens and generated
+// passwords (shaped.go) in s.
 func randomSpans(s string, sp []span) []span {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -65,6 +80,9 @@ func randomSpans(s string, sp []span) []span {
 			continue
 		}
 		if !randomChar[c] {
+			if pwSymbol[c] {
+				sp, i = passwordAt(s, i, sp)
+			}
 			continue
 		}
 		a := i
@@ -95,7 +113,11 @@ func randomSpans(s string, sp []span) []span {
 		if e < len(s) && e > b && (tokenChar[s[e]] || s[e] == '+' || s[e] == '/') {
 			e = b // "=value": an assignment, not padding
 		}
-		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) {
+		if base64Credential(s[a:e]) {
+			sp = append(sp, span{a: a, b: e, rule: Base64Credentials})
+			continue
+		}
+		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) || inEncodedRun(s, a, e) {
 			continue
 		}
 		sp = append(sp, span{a: a, b: e, rule: RandomToken})
@@ -105,58 +127,123 @@ func randomSpans(s string, sp []span) []span {
 
 // randomToken applies the shape tests to one token (see above).
 func randomToken(t string) bool {
-	var lower, upper, digit, changes, pairs, common int
-	kind := func(c byte) int {
-		switch {
-		case isLower(c):
-			return 0
-		case isUpper(c):
-			return 1
-		case isDigit(c):
-			return 2
-		}
-		return 3
-	}
+	n, changes := classCounts(t)
+	lower, upper, digit := n[0], n[1], n[2]
+	var pairs, common int
 	hex := true
 	for i := 0; i < len(t); i++ {
 		c := t[i]
-		switch kind(c) {
-		case 0:
-			lower++
-		case 1:
-			upper++
-		case 2:
-			digit++
-		}
-		if !isHex(c) && c != '-' {
+		if !isHex(c) && c != '-' && c != '_' {
 			hex = false
 		}
-		if i > 0 {
-			if kind(c) != kind(t[i-1]) {
-				changes++
-			}
-			x, y := c|0x20, t[i-1]|0x20
-			if letters[c] && letters[t[i-1]] {
-				pairs++
-				if commonPairs[int(y-'a')*26+int(x-'a')] {
-					common++
-				}
+		if i > 0 && letters[c] && letters[t[i-1]] {
+			pairs++
+			if commonPairs[int(t[i-1]|0x20-'a')*26+int(c|0x20-'a')] {
+				common++
 			}
 		}
 	}
-	if hex || lower == 0 || digit == 0 || float64(changes) < randomChanges*float64(len(t)) {
+	if hex || lower == 0 || hexAfterTag(t) {
 		return false
 	}
-	if digitRuns(t) < 3 || hexAfterTag(t) {
+	// Lower case and digits alternating, or (no digits needed) both cases
+	// alternating as only generated strings do.
+	runs := 3
+	if upper == 0 && len(t) >= 16 {
+		runs = 2 // no capitals: no camelCase name (ubuntu2204lts stays wordy)
+	}
+	digits := digit > 0 && float64(changes) >= randomChanges*float64(len(t)) && digitRuns(t) >= runs
+	cases := len(t) >= randomCasesMin && upper >= 4 && lower >= 4 && float64(changes) >= randomCaseChanges*float64(len(t)) && upperPairs(t) >= 2
+	if !digits && !cases {
 		return false // an identifier (sigV4SigningNameKey, ColumnTypeEnum16) or a tagged hash
 	}
-	if pairs > 0 && float64(common) > randomWordy*float64(pairs) {
+	loose := upper == 0 || cases
+	margin, gap := 0.0, 0.0
+	if loose {
+		margin, gap = 1, randomEntropyGap
+	}
+	if pairs > 0 && float64(common) > randomWordy*float64(pairs)+margin {
 		return false
 	}
-	if !mixedPart(t) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
+	if !mixedPart(t, cases) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
 		return false
 	}
-	return shannonEntropy(t) > randomEntropy
+	return shannonEntropy(t) > min(randomEntropy, math.Log2(float64(len(t)))-gap)
+}
+
+// upperPairs counts adjacent capitals: a camelCase name has them only in
+// acronyms, a generated mixed-case string every few characters.
+func upperPairs(t string) int {
+	n := 0
+	for i := 1; i < len(t); i++ {
+		if isUpper(t[i]) && isUpper(t[i-1]) {
+			n++
+		}
+	}
+	return n
+}
+
+// encodedRun: a run of base64 characters this long (a line break
+// written as XML's "&#xA;" counts as one of them) is encoded data: a data:
+// URI's payload, an image in XMP, a blob in a config; no key is that long.
+const encodedRun = 256
+
+// b64Any: the bytes of base64 in either alphabet, with padding.
+var b64Any = makeClass("+/=_-", true)
+
+// inEncodedRun: s[a:b] lies in a run of encodedRun base64 characters or
+// more.
+func inEncodedRun(s string, a, b int) bool {
+	n := b - a
+	for i := a; i > 0 && n < encodedRun; n++ {
+		switch {
+		case b64Any[s[i-1]]:
+			i--
+		case i >= 5 && s[i-5:i] == "&#xA;":
+			i -= 5
+		default:
+			i = 0
+			n--
+		}
+	}
+	for j := b; j < len(s) && n < encodedRun; n++ {
+		switch {
+		case b64Any[s[j]]:
+			j++
+		case strings.HasPrefix(s[j:], "&#xA;"):
+			j += 5
+		default:
+			j = len(s)
+			n--
+		}
+	}
+	return n >= encodedRun
+}
+
+// charClass: 0 lower case, 1 upper case, 2 digit, 3 anything else.
+func charClass(c byte) int {
+	switch {
+	case isLower(c):
+		return 0
+	case isUpper(c):
+		return 1
+	case isDigit(c):
+		return 2
+	}
+	return 3
+}
+
+// classCounts counts t's bytes per charClass, and the changes of class
+// between neighbours.
+func classCounts(t string) (n [4]int, changes int) {
+	for i := 0; i < len(t); i++ {
+		k := charClass(t[i])
+		n[k]++
+		if i > 0 && k != charClass(t[i-1]) {
+			changes++
+		}
+	}
+	return n, changes
 }
 
 // publicForm: the token starts the way public material does: DER in
@@ -227,19 +314,29 @@ func objectID(t string) bool {
 			return false
 		}
 	}
+	if strings.ContainsAny(t[k+1:], "_-") {
+		return false // more parts: a generated string with separators
+	}
 	return alnum[t[k+1]]
 }
 
 // mixedPart: one of the '-'/'_' separated parts of t, 12+ characters
-// long, holds both lower-case letters and digits (task-01J9ZK…, a ULID
-// after a word, does not).
-func mixedPart(t string) bool {
+// long, holds both lower-case letters and digits and is not hex of one
+// case (task-01J9ZK…, a ULID after a word, and
+// ipython-input-4-00e7077cfb5b, a hash after words, do not; hex of both
+// cases is no hash: KEY-4BABC675dad0AA9B…).
+func mixedPart(t string, cases bool) bool {
 	for _, p := range strings.FieldsFunc(t, func(r rune) bool { return r == '-' || r == '_' }) {
-		if len(p) >= 12 && !isULID(p) && strings.ContainsAny(p, "0123456789") && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
+		if len(p) >= 12 && !isULID(p) && !hashPart(p) && (strings.ContainsAny(p, "0123456789") || cases && strings.ContainsAny(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ")) && strings.ContainsAny(p, "abcdefghijklmnopqrstuvwxyz") {
 			return true
 		}
 	}
 	return false
+}
+
+// hashPart: p is hex digits of one case.
+func hashPart(p string) bool {
+	return strings.Trim(p, "0123456789abcdef") == "" || strings.Trim(p, "0123456789ABCDEF") == ""
 }
 
 // isULID: 26 characters of Crockford's base32 (no i, l, o, u) in one case,
@@ -266,7 +363,8 @@ func isULID(p string) bool {
 	return !(lower && upper)
 }
 
-// holdsUUID: t contains 8-4-4-4-12 hex digits (pvc-480952e7-f8e0-…).
+// holdsUUID: t contains 8-4-4-4-12 hex digits (pvc-480952e7-f8e0-…), or
+// lower-case letters and digits in that layout (an id with a typo in it).
 func holdsUUID(t string) bool {
 	for i := 0; i+36 <= len(t); i++ {
 		if isUUID(t[i : i+36]) {
@@ -284,7 +382,7 @@ func isUUID(u string) bool {
 				return false
 			}
 		default:
-			if !isHex(u[i]) {
+			if !isHex(u[i]) && !isLower(u[i]) && !isDigit(u[i]) {
 				return false
 			}
 		}
@@ -312,12 +410,20 @@ func hashTagged(s string, a int) bool {
 // as PEM and MIME cut them.
 func base64Block(s string, a, b int) bool {
 	ls, le := lineAround(s, a, b)
-	if lineBody(s[ls:a]) != "" || strings.TrimRight(s[b:le], "\r") != "" {
+	if pre := lineBody(s[ls:a]); pre != "" && !hunkHeader(pre) || strings.TrimRight(s[b:le], "\r") != "" {
 		return false
+	}
+	if le < len(s) && (strings.HasPrefix(s[le+1:], "-----END ") || strings.HasPrefix(lineBody(s[le+1:]), "-----END ")) {
+		return true // the last line of a PEM body whose BEGIN is cut off
 	}
 	n := b - a
 	same := func(line string, last bool) bool {
 		line = strings.TrimRight(lineBody(line), "\r")
+		if strings.HasPrefix(line, "@@ -") {
+			if k := strings.Index(line[3:], " @@ "); k >= 0 {
+				line = line[3+k+4:] // the line the hunk starts after
+			}
+		}
 		k := runOf(line, 0, b64Std)
 		// A block's lines have one length; its last may be shorter.
 		return k == len(line) && (k == n || last && k > n && k >= 40)
@@ -335,9 +441,21 @@ func base64Block(s string, a, b int) bool {
 		} else {
 			ne += le + 1
 		}
-		return same(s[le+1:ne], false)
+		if same(s[le+1:ne], false) {
+			return true
+		}
+		// The padded last line of a block, another block after it (a
+		// diff that replaces one key or certificate with another).
+		next := strings.TrimRight(lineBody(s[le+1:ne]), "\r")
+		return s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next)
 	}
 	return false
+}
+
+// hunkHeader: a unified diff's "@@ -a,b +c,d @@ ", which the line the
+// hunk starts after follows (a line of the same base64 block).
+func hunkHeader(pre string) bool {
+	return strings.HasPrefix(pre, "@@ -") && strings.HasSuffix(pre, " @@ ")
 }
 
 // lineBody is a line without its diff marker ("+", "-" or " " of a

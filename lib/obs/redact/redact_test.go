@@ -238,7 +238,7 @@ func TestFakeMarkerCannotSmuggle(t *testing.T) {
 func TestTextRules(t *testing.T) {
 	r := New(Options{})
 	tests := []struct{ in, want string }{
-		{"https://user:pa55@host/x?token=abc&page=2", "https://[REDACTED:url-credentials]@host/x?token=[REDACTED:url-query-secret]&page=2"},
+		{"https://user:pa55@host/x?token=abc123x&page=2", "https://[REDACTED:url-credentials]@host/x?token=[REDACTED:url-query-secret]&page=2"},
 		{"Authorization: Bearer abc.def-ghi", "Authorization: Bearer [REDACTED:auth-header]"},
 		{"authorization: Digest username=\"u\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "authorization: Digest [REDACTED:auth-header]\nnext"},
 		{"password = hunter2 done", "password = [REDACTED:unsafe-key] done"},

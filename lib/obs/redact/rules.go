@@ -39,6 +39,7 @@ const (
 	AuthHeader
 	CurlAuthUser
 	RandomToken
+	Base64Credentials
 	Sensitive
 	Binary
 	Cycle
@@ -72,6 +73,7 @@ var ruleIDs = [numOwn]string{
 	AuthHeader:         "auth-header",
 	CurlAuthUser:       "curl-auth-user",
 	RandomToken:        "random-token",
+	Base64Credentials:  "base64-credentials",
 	Sensitive:          "sensitive",
 	Binary:             "binary",
 	Cycle:              "cycle",
@@ -105,6 +107,7 @@ var ownDescriptions = [numOwn]string{
 	AuthHeader:         "credentials in Authorization/Proxy-Authorization headers (any scheme) and in a bare 'Bearer <token>'",
 	CurlAuthUser:       "the user:password given to curl's -u (user) and -U (proxy user) options, long forms too, whole",
 	RandomToken:        "a bare string of 16+ characters that looks generated (lower-case letters and digits alternating, high entropy, no English letter pairs); not hex, UUIDs, ULIDs, slugs, integrity hashes or base64 blocks",
+	Base64Credentials:  "a bare base64 string (standard or URL alphabet, padded or not) whose text is id:secret, as an HTTP Basic credential or a Docker config's auth entry is: printable, no spaces, an id of letters, digits and ._@+- and a secret of 6+ characters; not a URL",
 	Sensitive:          "values the Draft names in its sensitive list",
 	Binary:             "strings and keys that are not valid UTF-8, and byte slices",
 	Cycle:              "a map or slice that contains itself (Go API only)",

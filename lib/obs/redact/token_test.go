@@ -83,7 +83,7 @@ func TestQuotedHeaderValue(t *testing.T) {
 	for in, want := range map[string]string{
 		`curl -H 'X-Api-Key: abc}def]ghi,jk' https://x`: `curl -H 'X-Api-Key: [REDACTED:unsafe-key]' https://x`,
 		`curl -H "X-Auth-Token: t0k]en" -d '{}'`:        `curl -H "X-Auth-Token: [REDACTED:unsafe-key]" -d '{}'`,
-		`{"password": "a}b"}`:                           `{"password": "[REDACTED:unsafe-key]"}`,
+		`{"password": "a}b4x9z"}`:                       `{"password": "[REDACTED:unsafe-key]"}`,
 	} {
 		var sum Summary
 		if got := r.Text(in, &sum); got != want {
