@@ -78,9 +78,15 @@ func attackRunnerMain(cfgJSON string) int {
 	}
 	var usr1 atomic.Int64
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, unix.SIGUSR1)
+	// SIGUSR2 is the runner's own marker (see below), never an attack's.
+	signal.Notify(sigs, unix.SIGUSR1, unix.SIGUSR2)
+	marked := make(chan struct{})
 	go func() {
-		for range sigs {
+		for sig := range sigs {
+			if sig == unix.SIGUSR2 {
+				close(marked)
+				continue
+			}
 			usr1.Add(1)
 		}
 	}()
@@ -141,6 +147,19 @@ func attackRunnerMain(cfgJSON string) int {
 			rep.Output, rep.Enforced, rep.Network = res.Output, res.Isolation.Enforced, res.Network
 			rep.Status, rep.Leftover, rep.Killed = string(res.Status), res.Leftover, res.KilledAtEnd
 		}
+	}
+	// A SIGUSR1 the task sent is pending on this process once its kill
+	// returned, but os/signal hands it to the channel asynchronously: under
+	// load the count could be read before it arrives. Signal a marker to
+	// ourselves and wait for it: the runtime delivers a pending signal of a
+	// lower number (SIGUSR1) before a higher one (SIGUSR2), and one caught
+	// earlier before one caught later, so once the marker is seen every
+	// SIGUSR1 sent before it is counted.
+	_ = unix.Kill(os.Getpid(), unix.SIGUSR2)
+	select {
+	case <-marked:
+	case <-time.After(10 * time.Second):
+		rep.Error += " (the runner's SIGUSR2 marker never arrived)"
 	}
 	rep.Usr1 = usr1.Load()
 	rep.Canary = string(runnerCanary[:])
