@@ -44,7 +44,7 @@ func TestStartRestrictedErrors(t *testing.T) {
 			s := &Spec{Stage: stage.Spec{Path: c.path, Argv: []string{"sh", "-c", "touch " + marker}, NNP: true, Filters: c.filters}}
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			_, _, err := startRestricted(s, &taskFDs{stdin: fd, out: fd, err: fd, cgroup: -1})
+			_, err := startRestricted(s, &taskFDs{stdin: fd, out: fd, err: fd, cgroup: -1})
 			if err == nil || exitcode.Of(err) != c.code || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("startRestricted = %v (exit %d); want exit %d with %q", err, exitcode.Of(err), c.code, c.msg)
 			}
