@@ -24,10 +24,11 @@ import (
 // with the plan's filters, an empty bounding set, and Landlock (a write
 // outside its trees fails, as the file's absence outside shows; as root a
 // write to the view's fresh /dev/shm, which only Landlock forbids, is
-// refused). Under landlock on a pool (root: the view is built on a thread
-// of the supervisor's own) the thread that forked the task is that
-// thread, in a mount namespace of its own, unrestricted — and gone after
-// the task, while the supervisor serves on.
+// refused). Under landlock on a pool (root: the task builds its view
+// itself between fork and execve) the task is in a mount namespace of its
+// own, forked from the supervisor's main thread, and no thread of the
+// supervisor ever leaves the supervisor's namespace — during the task and
+// after it, while the same supervisor serves on.
 func TestTaskRestrictedFromOutside(t *testing.T) {
 	needLandlock(t)
 	for _, c := range []struct {
@@ -87,14 +88,16 @@ if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
 				}
 			}
 			sup := ppidOf(t, pid)
-			forker := 0
 			if c.pool {
-				forker = forkingThread(t, sup, pid)
-				if forker == sup {
-					t.Errorf("the task was forked from the supervisor's main thread; want its view thread")
+				if forker := forkingThread(t, sup, pid); forker != sup {
+					t.Errorf("the task was forked from thread %d of supervisor %d; want its main thread", forker, sup)
 				}
-				if nsOf(t, sup, forker) == nsOf(t, sup, sup) {
-					t.Errorf("the forking thread %d is in the supervisor's mount namespace; want one of its own", forker)
+				supNS := sameMountNS(t, sup)
+				if supNS != nsOf(t, os.Getpid(), os.Getpid()) {
+					t.Errorf("supervisor %d is not in the runner's mount namespace", sup)
+				}
+				if nsOf(t, pid, pid) == supNS {
+					t.Errorf("the task %d is in its supervisor's mount namespace; want one of its own", pid)
 				}
 			}
 			unrestricted(t, sup)
@@ -114,14 +117,7 @@ if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
 				t.Errorf("output %q: the write to the view's /dev/shm was not refused by Landlock", res.Output)
 			}
 			if c.pool {
-				if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", sup, forker)); !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("the view thread %d of supervisor %d outlived the task: %v", forker, sup, err)
-				}
-				for _, tid := range threads(t, sup) {
-					if nsOf(t, sup, tid) != nsOf(t, sup, sup) {
-						t.Errorf("thread %d of supervisor %d is still in another mount namespace", tid, sup)
-					}
-				}
+				sameMountNS(t, sup)
 				if _, again := runOn(t, opt.Pool, p, `true`); again != sup {
 					t.Errorf("next task on supervisor %d; want %d again (its state unchanged)", again, sup)
 				}
@@ -209,6 +205,19 @@ func nsOf(t *testing.T, pid, tid int) string {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// sameMountNS is the mount namespace of every thread of pid, and fails
+// the test if they are not all in the same one.
+func sameMountNS(t *testing.T, pid int) string {
+	t.Helper()
+	ns := nsOf(t, pid, pid)
+	for _, tid := range threads(t, pid) {
+		if tns := nsOf(t, pid, tid); tns != ns {
+			t.Errorf("thread %d of %d is in mount namespace %s, not the process's %s", tid, pid, tns, ns)
+		}
+	}
+	return ns
 }
 
 // unrestricted fails the test if any thread of pid has no_new_privs or a

@@ -265,7 +265,7 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 
 // mountNSUsable says, once per process, whether this process can start a
 // child in a mount namespace of its own. A pooled supervisor has landlock's
-// view as root built on a thread of its own in one (shim.Spec.StageView); where
+// view as root built by the task's own process in one (shim.Spec.StageView); where
 // the kernel or a container refuses it, the task gets a supervisor of its
 // own instead, whose start in a mount namespace falls back as best effort
 // allows. Asked only by a runner with a pool (one probe child for its

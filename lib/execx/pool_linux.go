@@ -46,8 +46,8 @@ type forkResult struct {
 // poolable: a supervisor whose process state depends on nothing of the
 // task — no clone flags (strict's namespaces, a network namespace of the
 // task's own), hence no mount view, no PID namespace, no ID maps, no lo
-// of its own. Landlock's mount view as root is made by the supervisor on
-// a thread of its own, in a mount namespace of that thread's own
+// of its own. Landlock's mount view as root is made by the task's own
+// process between fork and execve, in a mount namespace of its own
 // (startPooled), where this process can make one.
 func poolable(ip *isoPlan) bool {
 	return !ip.namespaces && !ip.netNS && (!ip.mountNS || mountNSUsable() == nil)
@@ -263,9 +263,9 @@ func (s *poolSup) send(msg []byte, fds []int) error {
 func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (_ proc, ok bool, err error) {
 	spec := pl.shimSpec(true)
 	spec.Cgroup = cg != nil
-	// Landlock as root: the supervisor makes the read-only view on a
-	// thread of its own, in a mount namespace of that thread's own, and
-	// the rest of it stays as it is.
+	// Landlock as root: the task's own process makes the read-only view
+	// in a mount namespace of its own before its restrictions; the
+	// supervisor stays as it is.
 	spec.StageView, spec.View = spec.View, nil
 	msg := append([]byte{shim.ServeRun}, spec.Encode()...)
 	if len(msg) > 1+shim.MaxServeSpec || serveFDs(errw != nil, cg != nil, len(pl.rwFiles())) > shim.MaxServeFDs {

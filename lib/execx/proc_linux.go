@@ -424,8 +424,8 @@ func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, s
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
 // namespaces, or a mount namespace alone (landlock as root, on a
-// supervisor of its own; a pooled one makes it on a thread of its own,
-// see startPooled).
+// supervisor of its own; a pooled one's task makes it for itself, see
+// startPooled).
 //
 // The supervisor maps its uid and gid to themselves itself (shimSpec.MapIDs:
 // the task keeps its identity, every other id shows as the overflow id):

@@ -223,7 +223,6 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 		return false, reportErr(status, err)
 	}
 	sv.supervise()
-	sv.view.gone()
 	srv.mu.Lock()
 	srv.cur = nil
 	again = !srv.stopped

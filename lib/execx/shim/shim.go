@@ -60,9 +60,9 @@ type Spec struct {
 	View   *stage.View `json:"view,omitempty"` // mount view the supervisor sets up
 	// StageView is a mount view the task gets without its supervisor
 	// leaving the runner's mount namespace (landlock as root on a pooled
-	// supervisor): built on a thread of the supervisor's own in a mount
-	// namespace of that thread's own, which forks the task (see
-	// startInView).
+	// supervisor): the task's own process builds it in a mount namespace
+	// of its own between fork and execve, before its restrictions (see
+	// startRestricted).
 	StageView *stage.View `json:"stage_view,omitempty"`
 	PIDNS     bool        `json:"pidns,omitempty"` // the supervisor is PID 1
 	// MapIDs: the supervisor is in a new user namespace and maps UID and

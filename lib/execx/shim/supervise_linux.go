@@ -109,7 +109,6 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 	}
 	var pid int
 	var err error
-	var view *viewThread
 	if s.Direct {
 		// Nothing to apply but a new session: fork does that.
 		pid, err = syscall.ForkExec(s.Stage.Path, s.Stage.Argv, &syscall.ProcAttr{
@@ -120,7 +119,7 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 		if err != nil {
 			return nil, StartError(s.Stage.Path, err)
 		}
-	} else if pid, view, err = startRestricted(s, &fds); err != nil {
+	} else if pid, err = startRestricted(s, &fds); err != nil {
 		// The task's own process applies everything to itself between
 		// fork and execve: this process stays unrestricted.
 		return nil, err
@@ -142,7 +141,7 @@ func startTask(s *Spec, fds taskFDs) (*supervisor, error) {
 	}
 	closeAll(fds.rw)
 	report(fds.status, Msg{Event: "started"})
-	return &supervisor{target: pid, pidns: s.PIDNS, status: fds.status, ctl: fds.ctl, view: view}, nil
+	return &supervisor{target: pid, pidns: s.PIDNS, status: fds.status, ctl: fds.ctl}, nil
 }
 
 // mapIDs maps uid and gid (ours in the parent namespace) to themselves in
@@ -169,13 +168,10 @@ func mapIDs(uid, gid int) error {
 // supervisor is the state of one supervised task. Only reapAll waits;
 // kill and signalAll may be called from any goroutine.
 type supervisor struct {
-	target int
-	pidns  bool
-	status *os.File
-	ctl    int
-	// view is the thread the program was forked from in its own mount
-	// view (Spec.StageView), released once the program is reaped.
-	view    *viewThread
+	target  int
+	pidns   bool
+	status  *os.File
+	ctl     int
 	killing atomic.Bool
 	// done: reapAll saw ECHILD, nothing of the task is left. A kill
 	// asked for later (the runner's last 'K', the control pipe's EOF) has
@@ -321,7 +317,6 @@ func (sv *supervisor) wait4(opts int) (int, error) {
 			continue
 		}
 		if err == nil && pid == sv.target {
-			sv.view.release()
 			report(sv.status, Msg{Event: "exited", Status: uint32(ws),
 				UserUS: ru.Utime.Nano() / 1000, SysUS: ru.Stime.Nano() / 1000, MaxRSS: ru.Maxrss})
 		}

@@ -48,7 +48,9 @@ const (
 // child applies between fork and execve, computed and allocated by the
 // parent, so that the child itself only makes system calls on memory
 // that already exists. The order of its steps is the guarantee: a new
-// session and the parent-death signal first; descriptors 0-2 (nothing
+// session and the parent-death signal first; the mount view, if the
+// parent asked for one (InView: a mount namespace of the child's own,
+// built before anything restricts it); descriptors 0-2 (nothing
 // else survives execve: every other descriptor of the parent is
 // close-on-exec); the resource limits but the address space; no_new_privs;
 // Landlock; the capability drop; the seccomp filters (last of the
@@ -74,6 +76,11 @@ type Child struct {
 	useClone3 bool
 	clone3    cloneArgs
 	names     []string // the rlimits' names, for errors
+	// view, if not nil, is the mount view the child builds first (InView);
+	// viewDirs and viewCwd name its trees and directory in errors.
+	view     *childView
+	viewDirs []string
+	viewCwd  string
 }
 
 type childRlimit struct {
@@ -249,6 +256,9 @@ func (c *Child) Start() (int, error) {
 	}
 	step := binary.NativeEndian.Uint32(rep[:4])
 	errno = syscall.Errno(binary.NativeEndian.Uint32(rep[4:]))
+	if e := c.viewError(step, errno); e != nil {
+		return 0, e
+	}
 	return 0, &Error{c.stepName(step), errno}
 }
 
@@ -350,6 +360,13 @@ func (c *Child) child(pipe uintptr) {
 	// The parent may have died before the signal was armed.
 	if r1, _, _ = syscall.RawSyscall(unix.SYS_GETPPID, 0, 0, 0); r1 != c.ppid {
 		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
+	}
+	// The mount view, before any restriction (nothing is restricted yet
+	// that it needs).
+	if c.view != nil {
+		if step, err1 = c.view.setup(); step != 0 {
+			goto fail
+		}
 	}
 	// Descriptors: first move any source below its target out of the
 	// way (above everything in use), then put each in place; dup3 makes

@@ -4,11 +4,12 @@ package stage
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -61,12 +62,32 @@ func TestChildFailures(t *testing.T) {
 		return &Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", "touch " + marker}, NNP: true}
 	}
 	badFilter := make([]byte, 8) // one instruction, opcode 0: not a valid program end
+	// A view whose writable trees are dir (where the marker goes) and
+	// tree, held open here before swap changes what the paths name.
+	tree, link, other := filepath.Join(dir, "tree"), filepath.Join(dir, "link"), t.TempDir()
+	wd := cwd(t)
+	inView := func(cwd string, treePath string, swap func()) func(*Child) {
+		return func(c *Child) {
+			rw := []int{holdDir(t, dir), holdDir(t, tree)}
+			swap()
+			if err := c.InView(&View{ReadOnly: true, RW: []string{dir, treePath}, Cwd: cwd}, rw); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mkTree := func() {
+		os.RemoveAll(tree)
+		os.Remove(link)
+		if err := os.Mkdir(tree, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		name  string
 		spec  func() *Spec
 		spoil func(*Child)
 		step  string
-		errno syscall.Errno
+		errno error
 	}{
 		{"missing program", func() *Spec { s := sh(); s.Path = filepath.Join(dir, "missing"); return s }, nil, "exec", unix.ENOENT},
 		{"not executable", func() *Spec { s := sh(); s.Path = noexec; return s }, nil, "exec", unix.EACCES},
@@ -90,8 +111,26 @@ func TestChildFailures(t *testing.T) {
 			c.ruleset = fd
 		}, "landlock", unix.EBADFD},
 		{"bad seccomp program", func() *Spec { s := sh(); s.Filters = [][]byte{badFilter}; return s }, nil, "seccomp", unix.EINVAL},
+		{"view: tree swapped", func() *Spec { mkTree(); return sh() }, inView(wd, tree, func() {
+			if err := os.Rename(tree, tree+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(tree, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}), "mount view: bind " + tree, errReplaced},
+		{"view: tree now a symlink", func() *Spec { mkTree(); return sh() }, inView(wd, link, func() {
+			if err := os.Symlink(tree, link); err != nil {
+				t.Fatal(err)
+			}
+		}), "mount view: bind " + link, unix.ENOTDIR},
+		{"view: cwd swapped", func() *Spec { mkTree(); return sh() }, inView(other, tree, func() {}),
+			"mount view: working directory " + other, errCwdReplaced},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if strings.HasPrefix(c.name, "view:") && os.Geteuid() != 0 {
+				t.Skip("a mount namespace needs root")
+			}
 			_, err := start(t, c.spec(), c.spoil)
 			var se *Error
 			if !errors.As(err, &se) || se.Step != c.step || !errors.Is(se.Err, c.errno) {
@@ -105,6 +144,126 @@ func TestChildFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+func cwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err == nil {
+		wd, err = filepath.EvalSymlinks(wd)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
+}
+
+// holdDir opens dir as the runner holds a writable tree.
+func holdDir(t *testing.T, dir string) int {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd
+}
+
+// The two implementations of the mount view (View.Setup in Go, in the
+// calling thread's namespace; childView.setup in the task's own process)
+// leave the same mounts, as the task's mountinfo shows them: every mount
+// point with its root, options and file system, in order — / read-only,
+// the writable trees read-write, nosuid and nodev, a fresh /dev/shm.
+func TestViewImplementationsAgree(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a mount namespace needs root")
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, d := range []string{a, b} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := &View{ReadOnly: true, RW: []string{a, b}, Cwd: cwd(t)}
+	rw := []int{holdDir(t, a), holdDir(t, b)}
+
+	// Setup on a thread of its own, in a mount namespace of that thread's
+	// own: its goroutine never unlocks it, so the thread ends with it.
+	type result struct {
+		mounts string
+		err    error
+	}
+	inGo := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS); err != nil {
+			inGo <- result{err: err}
+			return
+		}
+		if err := v.Setup(rw); err != nil {
+			inGo <- result{err: err}
+			return
+		}
+		m, err := os.ReadFile("/proc/thread-self/mountinfo")
+		inGo <- result{string(m), err}
+	}()
+	g := <-inGo
+	if g.err != nil {
+		t.Fatal(g.err)
+	}
+
+	// The child: the program prints the mountinfo of its own view.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c, err := NewChild(&Spec{Path: "/bin/cat", Argv: []string{"cat", "/proc/self/mountinfo"}}, [3]int{0, int(w.Fd()), int(w.Fd())}, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.InView(v, rw); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := c.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(r)
+	var ws unix.WaitStatus
+	if _, werr := unix.Wait4(pid, &ws, 0, nil); err != nil || werr != nil || ws.ExitStatus() != 0 {
+		t.Fatalf("cat mountinfo: %v %v, status %v", err, werr, ws)
+	}
+
+	goMounts, childMounts := mounts(g.mounts), mounts(string(out))
+	if !slices.Equal(goMounts, childMounts) {
+		t.Errorf("the views differ:\nSetup: %q\nchild: %q", goMounts, childMounts)
+	}
+	for _, want := range []string{"/ / ro,", a + " " + a + " rw,nosuid,nodev,", b + " " + b + " rw,nosuid,nodev,", "/ /dev/shm rw,nosuid,nodev,"} {
+		if !slices.ContainsFunc(childMounts, func(m string) bool { return strings.HasPrefix(m, want) }) {
+			t.Errorf("no mount %q in the child's view %q", want, childMounts)
+		}
+	}
+}
+
+// mounts is mountinfo reduced to what a view decides: each mount's root,
+// mount point, options and file system (no IDs, which differ).
+func mounts(info string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(info), "\n") {
+		f := strings.Fields(l)
+		sep := slices.Index(f, "-")
+		if len(f) < 6 || sep < 0 || sep+1 >= len(f) {
+			continue
+		}
+		out = append(out, f[3]+" "+f[4]+" "+f[5]+" "+f[sep+1])
+	}
+	return out
 }
 
 // A spec that cannot be prepared fails in the parent, before any fork.

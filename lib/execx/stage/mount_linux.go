@@ -5,8 +5,25 @@ package stage
 import (
 	"errors"
 	"fmt"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+)
+
+// The mount view has two implementations, kept side by side here: Setup,
+// in Go, for a supervisor that builds the view in its own namespace
+// before it forks the task (one-shot and strict supervisors), and
+// childView.setup, raw system calls in the task's own process between
+// fork and execve (a pooled supervisor, which never leaves its
+// namespace). They make the same calls in the same order with the same
+// checks; TestViewImplementationsAgree compares the mounts they leave.
+
+// errReplaced and errCwdReplaced: a writable tree or the working
+// directory is not the directory the runner opened (device and inode).
+var (
+	errReplaced    = errors.New("replaced since the runner opened it")
+	errCwdReplaced = errors.New("replaced while the view was built")
 )
 
 // Setup builds the view in the calling process's (new, unshared) mount
@@ -85,7 +102,7 @@ func bindRW(dir string, held int) (int, error) {
 		return -1, err
 	}
 	if want.Dev != got.Dev || want.Ino != got.Ino {
-		return -1, errors.New("replaced since the runner opened it")
+		return -1, errReplaced
 	}
 	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH)
 	if err != nil {
@@ -117,7 +134,242 @@ func reenterCwd(wd string) error {
 		return fmt.Errorf("working directory %s: %w", wd, err)
 	}
 	if before.Dev != after.Dev || before.Ino != after.Ino {
-		return fmt.Errorf("working directory %s: replaced while the view was built", wd)
+		return fmt.Errorf("working directory %s: %w", wd, errCwdReplaced)
 	}
 	return nil
+}
+
+// childView is a View as the parent prepares it for the task's own
+// process (Child.InView): every path a NUL-terminated string, every
+// argument structure and every result buffer allocated here, so that
+// setup only makes system calls on memory that exists. The buffers are
+// the child's scratch space (the parent never reads them).
+type childView struct {
+	readOnly, proc                   bool
+	fdcwd                            uintptr // AT_FDCWD
+	empty, root, shm, tmpfs, shmData *byte
+	procFS, dot, cwd                 *byte
+	trees                            []childTree
+	how                              unix.OpenHow
+	ro, rw                           unix.MountAttr
+	before, after                    unix.Statx_t
+}
+
+// childTree is one writable tree: its canonical path, the runner's
+// descriptor on it, and the child's scratch.
+type childTree struct {
+	path      *byte
+	held      uintptr
+	fd, tree  uintptr
+	want, got unix.Statx_t
+}
+
+var atFDCWD = unix.AT_FDCWD // as a variable: a negative constant is no uintptr
+
+// InView makes the child build v in a mount namespace of its own before
+// any restriction (see childView.setup), from rwFDs, descriptors on v.RW
+// in order, held in this process. The error is an *Error "mount view".
+func (c *Child) InView(v *View, rwFDs []int) error {
+	if v.ReadOnly && len(rwFDs) != len(v.RW) {
+		return &Error{"mount view", fmt.Errorf("%d writable trees but %d descriptors", len(v.RW), len(rwFDs))}
+	}
+	cv := &childView{readOnly: v.ReadOnly, proc: v.Proc, fdcwd: uintptr(atFDCWD),
+		how: unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS},
+		ro: unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY},
+		rw: unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY, Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}}
+	var err error
+	for _, s := range []struct {
+		p   **byte
+		str string
+	}{{&cv.empty, ""}, {&cv.root, "/"}, {&cv.shm, "/dev/shm"}, {&cv.tmpfs, "tmpfs"},
+		{&cv.shmData, "mode=1777,size=64m"}, {&cv.procFS, "proc"}, {&cv.dot, "."}, {&cv.cwd, v.Cwd}} {
+		if *s.p, err = syscall.BytePtrFromString(s.str); err != nil {
+			return &Error{"mount view", err}
+		}
+	}
+	c.viewDirs = nil
+	if v.ReadOnly {
+		cv.trees = make([]childTree, len(v.RW))
+		for i, dir := range v.RW {
+			if cv.trees[i].path, err = syscall.BytePtrFromString(dir); err != nil {
+				return &Error{"mount view", err}
+			}
+			cv.trees[i].held = uintptr(rwFDs[i])
+		}
+		c.viewDirs = v.RW
+	}
+	c.view, c.viewCwd = cv, v.Cwd
+	return nil
+}
+
+// Steps of childView.setup (a tree's step carries its index from bit 16).
+const (
+	stepViewUnshare = 9 + iota
+	stepViewPrivate
+	stepViewReadOnly
+	stepViewShm
+	stepViewProc
+	stepViewCwd
+	stepViewCwdReplaced
+	stepViewBind
+	stepViewReplaced
+	stepViewOpenTree
+	stepViewMoveMount
+	stepViewWritable
+	stepTreeShift = 16
+)
+
+// viewError names a failed step of childView.setup as Setup's errors
+// read, or returns nil if step is none of them.
+func (c *Child) viewError(step uint32, errno syscall.Errno) *Error {
+	i := int(step >> stepTreeShift)
+	dir := ""
+	if i < len(c.viewDirs) {
+		dir = c.viewDirs[i]
+	}
+	var err error = errno
+	name := "mount view: "
+	switch step & (1<<stepTreeShift - 1) {
+	case stepViewUnshare:
+		name += "unshare"
+	case stepViewPrivate:
+		name += "make / private"
+	case stepViewReadOnly:
+		name += "read-only /"
+	case stepViewShm:
+		name += "/dev/shm"
+	case stepViewProc:
+		name += "mount /proc"
+	case stepViewCwd:
+		name += "working directory " + c.viewCwd
+	case stepViewCwdReplaced:
+		name, err = name+"working directory "+c.viewCwd, errCwdReplaced
+	case stepViewBind:
+		name += "bind " + dir
+	case stepViewReplaced:
+		name, err = name+"bind "+dir, errReplaced
+	case stepViewOpenTree:
+		name += "bind " + dir + ": open_tree"
+	case stepViewMoveMount:
+		name += "bind " + dir + ": move_mount"
+	case stepViewWritable:
+		name += "writable " + dir
+	default:
+		return nil
+	}
+	return &Error{name, err}
+}
+
+// setup is Setup in the task's own process, right after fork: a mount
+// namespace of its own (unshare: this process only — the supervisor's
+// threads stay where they are), / private, each writable tree bound onto
+// itself from the very directory the runner holds (bind), / read-only,
+// the trees writable again nosuid and nodev, a fresh /dev/shm, /proc if
+// asked for, and the working directory entered again by path and checked
+// to be the same directory. It returns the failed step and its errno (0
+// for a directory found replaced), or 0, 0.
+//
+//go:nosplit
+//go:norace
+func (v *childView) setup() (uintptr, syscall.Errno) {
+	var err1 syscall.Errno
+	var i int
+	if _, _, err1 = syscall.RawSyscall(unix.SYS_UNSHARE, unix.CLONE_NEWNS, 0, 0); err1 != 0 {
+		return stepViewUnshare, err1
+	}
+	if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.empty)), uintptr(unsafe.Pointer(v.root)),
+		uintptr(unsafe.Pointer(v.empty)), unix.MS_REC|unix.MS_PRIVATE, 0, 0); err1 != 0 {
+		return stepViewPrivate, err1
+	}
+	if v.readOnly {
+		for i = 0; i < len(v.trees); i++ {
+			if step, err1 := v.bind(&v.trees[i]); step != 0 {
+				return step | uintptr(i)<<stepTreeShift, err1
+			}
+		}
+		if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, v.fdcwd, uintptr(unsafe.Pointer(v.root)),
+			unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.ro)), unsafe.Sizeof(v.ro), 0); err1 != 0 {
+			return stepViewReadOnly, err1
+		}
+		for i = 0; i < len(v.trees); i++ {
+			if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, v.trees[i].tree, uintptr(unsafe.Pointer(v.empty)),
+				unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.rw)), unsafe.Sizeof(v.rw), 0); err1 != 0 {
+				return stepViewWritable | uintptr(i)<<stepTreeShift, err1
+			}
+			syscall.RawSyscall(unix.SYS_CLOSE, v.trees[i].tree, 0, 0)
+		}
+		_, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.tmpfs)), uintptr(unsafe.Pointer(v.shm)),
+			uintptr(unsafe.Pointer(v.tmpfs)), unix.MS_NOSUID|unix.MS_NODEV, uintptr(unsafe.Pointer(v.shmData)), 0)
+		if err1 != 0 && err1 != unix.ENOENT {
+			return stepViewShm, err1
+		}
+	}
+	if v.proc {
+		if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.procFS)), uintptr(unsafe.Pointer(v.procFS)),
+			uintptr(unsafe.Pointer(v.procFS)), unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, 0, 0); err1 != 0 {
+			return stepViewProc, err1
+		}
+	}
+	// reenterCwd
+	if _, _, err1 = syscall.RawSyscall6(unix.SYS_STATX, v.fdcwd, uintptr(unsafe.Pointer(v.dot)), 0,
+		unix.STATX_INO, uintptr(unsafe.Pointer(&v.before)), 0); err1 != 0 {
+		return stepViewCwd, err1
+	}
+	if _, _, err1 = syscall.RawSyscall(unix.SYS_CHDIR, uintptr(unsafe.Pointer(v.cwd)), 0, 0); err1 != 0 {
+		return stepViewCwd, err1
+	}
+	if _, _, err1 = syscall.RawSyscall6(unix.SYS_STATX, v.fdcwd, uintptr(unsafe.Pointer(v.dot)), 0,
+		unix.STATX_INO, uintptr(unsafe.Pointer(&v.after)), 0); err1 != 0 {
+		return stepViewCwd, err1
+	}
+	if !sameFile(&v.before, &v.after) {
+		return stepViewCwdReplaced, 0
+	}
+	return 0, 0
+}
+
+// bind is bindRW in the child: t's path opened without following any
+// symlink, checked to be the directory t.held is open on, cloned and
+// moved onto itself; t.tree is the new mount.
+//
+//go:nosplit
+//go:norace
+func (v *childView) bind(t *childTree) (uintptr, syscall.Errno) {
+	r1, _, err1 := syscall.RawSyscall6(unix.SYS_OPENAT2, v.fdcwd, uintptr(unsafe.Pointer(t.path)),
+		uintptr(unsafe.Pointer(&v.how)), unsafe.Sizeof(v.how), 0, 0)
+	if err1 != 0 {
+		return stepViewBind, err1
+	}
+	t.fd = r1
+	if _, _, err1 = syscall.RawSyscall6(unix.SYS_STATX, t.held, uintptr(unsafe.Pointer(v.empty)), unix.AT_EMPTY_PATH,
+		unix.STATX_INO, uintptr(unsafe.Pointer(&t.want)), 0); err1 != 0 {
+		return stepViewBind, err1
+	}
+	if _, _, err1 = syscall.RawSyscall6(unix.SYS_STATX, t.fd, uintptr(unsafe.Pointer(v.empty)), unix.AT_EMPTY_PATH,
+		unix.STATX_INO, uintptr(unsafe.Pointer(&t.got)), 0); err1 != 0 {
+		return stepViewBind, err1
+	}
+	if !sameFile(&t.want, &t.got) {
+		return stepViewReplaced, 0
+	}
+	if r1, _, err1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, t.fd, uintptr(unsafe.Pointer(v.empty)),
+		unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH); err1 != 0 {
+		return stepViewOpenTree, err1
+	}
+	t.tree = r1
+	if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, t.tree, uintptr(unsafe.Pointer(v.empty)), t.fd,
+		uintptr(unsafe.Pointer(v.empty)), unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH, 0); err1 != 0 {
+		return stepViewMoveMount, err1
+	}
+	syscall.RawSyscall(unix.SYS_CLOSE, t.fd, 0, 0)
+	return 0, 0
+}
+
+// sameFile: a and b are the same inode on the same device.
+//
+//go:nosplit
+//go:norace
+func sameFile(a, b *unix.Statx_t) bool {
+	return a.Ino == b.Ino && a.Dev_major == b.Dev_major && a.Dev_minor == b.Dev_minor
 }

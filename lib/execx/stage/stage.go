@@ -14,8 +14,10 @@
 // keeps it), elsewhere a clone that copies the memory. The child runs only
 // nosplit code making raw system calls, writes nothing of the
 // supervisor's but its own stack frames, restricts itself and execs the
-// program. So the task's Landlock domain, seccomp filter and credentials
-// are the task's alone, and a task starts without a second Go runtime.
+// program — for a pooled supervisor's task that needs a mount view, after
+// building it in a mount namespace of its own (Child.InView). So the
+// task's Landlock domain, seccomp filter, credentials and mount view are
+// the task's alone, and a task starts without a second Go runtime.
 // On macOS (no supervisor) Exec applies the rlimits in a re-executed
 // shim and execs the program.
 //
