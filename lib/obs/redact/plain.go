@@ -20,7 +20,9 @@ import (
 //     snake_case, kebab-case or dotted) one of which is a secret word
 //     ("DelegationToken", "refresh_token", "x-ms-authorization-auxiliary",
 //     "fake_token", "wrong-token-wrong-token");
-//   - a dotted name of words ("session.new", "oauth2.google.serviceAccount");
+//   - a dotted name of words ("session.new", "oauth2.google.serviceAccount"),
+//     or lower-case words joined by '/' and ':' ("foo/system:masters");
+//   - a URL's password that is its user name (guest:guest);
 //   - one upper-case word that reads as a word ("OAUTHBEARER"): a
 //     constant's value; most of its letter pairs are common English pairs,
 //     so a random string of capitals is not one (a lower-case word stays a
@@ -65,8 +67,12 @@ func plainSpan(s string, x span) bool {
 	switch x.rule {
 	case UnsafeKey, URLQuerySecret:
 	case URLCredentials:
-		if strings.IndexByte(s[x.a:x.b], ':') < 0 {
+		user, pass, ok := strings.Cut(s[x.a:x.b], ":")
+		if !ok {
 			return false
+		}
+		if defaultLogin(user, pass) {
+			return true
 		}
 	default:
 		return false
@@ -92,7 +98,43 @@ func plainValue(s string, a, b int) bool {
 }
 
 func plainShape(v string) bool {
-	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || upperWord(v) || address(v) || counting(v) && secretPart(v) || verbsOnly(v)
+	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) || counting(v) && secretPart(v) || verbsOnly(v)
+}
+
+// defaultLogin: the password is the user name, a word of letters
+// (guest:guest, RabbitMQ's default): redacting it hides nothing the
+// user name beside it does not show.
+func defaultLogin(user, pass string) bool {
+	if len(pass) < 4 || pass != user {
+		return false
+	}
+	for i := 0; i < len(pass); i++ {
+		if !letters[pass[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// wordPath: lower-case names of words joined by '/' and ':'
+// ("foo/system:masters", "ns/service-account"): a path or an RBAC
+// subject, no digits in it.
+func wordPath(v string) bool {
+	if !strings.Contains(v, "/") || len(v) > 64 || strings.ToLower(v) != v {
+		return false
+	}
+	for _, p := range strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == ':' }) {
+		ws, ok := words(p)
+		if !ok || strings.ContainsAny(p, "0123456789") {
+			return false
+		}
+		for _, w := range ws {
+			if len(w) < 3 {
+				return false
+			}
+		}
+	}
+	return strings.Trim(v, "/:") == v && !strings.Contains(v, "//")
 }
 
 // words splits v into words on '_', '-', '.' and camelCase boundaries;

@@ -44,9 +44,11 @@ import (
 //     block), an API object id (a lower-case word and '_' or '-' before a
 //     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
 //     of one length, also after a diff's hunk header, or the padded last
-//     line before another block or a PEM END line), part of a run of 256
-//     base64 characters or more (a data: URI, an image in XMP) or base64
-//     of text.
+//     line before another block or a PEM END line, or after a block's
+//     full line), part of a run of 256 base64 characters or more (a data:
+//     URI, an image in XMP), the start of a data: URI's payload, base64 of
+//     text, a version-4 UUID in 22 characters of base64 (Elasticsearch's
+//     node ids) or XMP's fixed packet id.
 const (
 	randomMin         = 14
 	randomMax         = 256
@@ -117,7 +119,8 @@ func randomSpans(s string, sp []span) []span {
 			sp = append(sp, span{a: a, b: e, rule: Base64Credentials})
 			continue
 		}
-		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) || inEncodedRun(s, a, e) {
+		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) || inEncodedRun(s, a, e) ||
+			dataURI(s, a) || blockTail(s, a, e) {
 			continue
 		}
 		sp = append(sp, span{a: a, b: e, rule: RandomToken})
@@ -165,7 +168,7 @@ func randomToken(t string) bool {
 	if pairs > 0 && float64(common) > randomWordy*float64(pairs)+margin {
 		return false
 	}
-	if !mixedPart(t, cases) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
+	if !mixedPart(t, cases) || holdsUUID(t) || base64UUID(t) || t == xmpPacketID || gerritChangeID(t) || publicForm(t) || objectID(t) {
 		return false
 	}
 	return shannonEntropy(t) > min(randomEntropy, math.Log2(float64(len(t)))-gap)
@@ -388,6 +391,48 @@ func isUUID(u string) bool {
 		}
 	}
 	return true
+}
+
+// base64UUID: 22 characters of base64 (either alphabet, unpadded) that
+// decode to a version-4 UUID, version and variant bits in place: an id
+// written short (Elasticsearch's node, cluster and index ids). A random
+// 22-character token has those six bits one time in 64.
+func base64UUID(t string) bool {
+	if len(t) != 22 {
+		return false
+	}
+	var u [16]byte
+	for _, enc := range []*base64.Encoding{base64.RawURLEncoding, base64.RawStdEncoding} {
+		if n, err := enc.Decode(u[:], []byte(t)); err == nil && n == 16 {
+			return u[6]>>4 == 4 && u[8]>>6 == 2
+		}
+	}
+	return false
+}
+
+// xmpPacketID is the id of every XMP packet header (<?xpacket begin="…"
+// id="W5M0MpCehiHzreSzNTczkc9d"?>), fixed by the XMP specification: images
+// and SVG files carry it.
+const xmpPacketID = "W5M0MpCehiHzreSzNTczkc9d"
+
+// dataURI: the token at a starts the payload of a data: URI
+// ("data:image/png;base64,iVBORw0K…"): encoded data, cut short when the
+// draft ends or the payload is wrapped.
+func dataURI(s string, a int) bool {
+	return a >= 7 && s[a-7:a] == "base64,"
+}
+
+// blockTail: the padded token s[a:e] starts its line, and the line before
+// is base64 alone, 40 characters or more and no shorter: the last line of
+// a wrapped block, the end of the attribute after it (an SVG image's
+// `…ErkJggg==" transform=…`).
+func blockTail(s string, a, e int) bool {
+	ls, _ := lineAround(s, a, e)
+	if ls == 0 || s[e-1] != '=' || lineBody(s[ls:a]) != "" {
+		return false
+	}
+	prev := strings.TrimRight(lineBody(s[strings.LastIndexByte(s[:ls-1], '\n')+1:ls-1]), "\r")
+	return len(prev) >= 40 && len(prev) >= e-a && runOf(prev, 0, b64Std) == len(prev)
 }
 
 // gerritChangeID: "I" followed by 40 hex digits.
