@@ -137,6 +137,9 @@ func benignText(s string, a, b int) bool {
 	if isReference(s, ra, rb) || benignValue(s[a:b]) || afterHashTag(s, a) {
 		return true
 	}
+	if quoted && (strings.HasPrefix(s[a:], " + ") || strings.HasPrefix(s[a:], " . ")) {
+		return true // the literal ends after the name: "PWD=" + realpath(…)
+	}
 	if quoted {
 		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) || // "MSI_SECRET": a variable's name
 			smallNumber(s[a:b]) && pluralName(s, a) // "secrets": "10", a count

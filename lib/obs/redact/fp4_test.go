@@ -3,6 +3,7 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,21 @@ func TestWiderRealTextStays(t *testing.T) {
 			`+   xlink:href="data:image/png;base64,` + base64.RawURLEncoding.EncodeToString(fixtureBytes("png", 60)) + "\n+" + blockLine,
 			`<img src="data:image/webp;base64,` + base64.RawURLEncoding.EncodeToString(fixtureBytes("webp", 30)),
 		},
+		"data: URI payload, the line after it": {
+			`<image width="9" xlink:href="data:image/png;base64,` + base64.StdEncoding.EncodeToString(fixtureBytes("first", 45)) + "\n" +
+				base64.RawURLEncoding.EncodeToString(fixtureBytes("second", 57)),
+		},
+		"end of a PNG in base64": {
+			base64.StdEncoding.EncodeToString(append(fixtureBytes("png-body", 13), []byte("\x00\x00\x00\x00IEND\xaeB`\x82")...)) + `" transform="scale(2)">`,
+			base64.StdEncoding.EncodeToString(append(fixtureBytes("png-body", 14), []byte("\x00\x00\x00\x00IEND\xaeB`\x82")...)) + `"/>`,
+			base64.StdEncoding.EncodeToString(append(fixtureBytes("png-body", 15), []byte("\x00\x00\x00\x00IEND\xaeB`\x82")...)) + `"/>`,
+		},
+		"hex id with one typo": {
+			"tenant-id=" + strings.Replace(hex.EncodeToString(fixtureBytes("tenant", 18)), "a", "s", 1),
+		},
+		"string concatenation after the name": {
+			"\twant := \"HOME=/home/op\\nPWD=\" + realpath(t, dir) + \"\\n\"",
+		},
 		"last line of a wrapped block": {
 			"-" + blockLine + "\n-" + blockLine + "\n-" + tail + `" transform="matrix(1 0 0 1 3 4)">` + "\r\n-</image>",
 			blockLine + "\n" + tail + `"/>`,
@@ -46,6 +62,7 @@ func TestWiderRealTextStays(t *testing.T) {
 			"[2020-01-02 10:00:00,001][INFO ][cluster.service] added {[Nova][" + uuid4B64("n1") + "][es-data-x1][inet[/10.0.0.4:9300]]}",
 			`  "cluster_uuid" : "` + uuid4B64("c1") + `",`,
 			"{" + uuid4B64("a") + "}{" + uuid4B64("b") + "}{10.0.0.5}{10.0.0.5:9300}",
+			"{_" + uuid4B64("u")[1:] + "}", // base64url may start with '_'
 		},
 		"XMP packet id": {
 			`<?xpacket begin="` + "\ufeff" + `" id="W5M0MpCehiHzreSzNTczkc9d"?>`,
@@ -102,6 +119,8 @@ func TestWiderRealTextSecretsGo(t *testing.T) {
 		{`amqp://admin:S3cretPw9@mq-service:5672`, "S3cretPw9"},
 		{`amqp://guest:guest2x@mq:5672`, "guest2x"},
 		{`password: "*hunter2x"`, "hunter2x"},
+		{"tenant-secret=" + tok("hx", 27), tok("hx", 27)},
+		{`password = "` + tok("cc", 24) + `" + suffix`, tok("cc", 24)},
 	} {
 		var sum Summary
 		if out := r.Text(c.in, &sum); strings.Contains(out, c.secret) {

@@ -90,6 +90,9 @@ func randomSpans(s string, sp []span) []span {
 		a := i
 		b := runOf(s, i, randomChar)
 		i = b - 1
+		if base64UUID(s[a:b]) {
+			continue // before trimming: base64url may start with '_'
+		}
 		// A token neither starts nor ends with '-' or '_' (a diff's "-",
 		// an option's "--", a name's "_").
 		for a < b && (s[a] == '-' || s[a] == '_') {
@@ -146,7 +149,7 @@ func randomToken(t string) bool {
 			}
 		}
 	}
-	if hex || lower == 0 || hexAfterTag(t) {
+	if hex || lower == 0 || hexAfterTag(t) || hexTypo(t) {
 		return false
 	}
 	// Lower case and digits alternating, or (no digits needed) both cases
@@ -168,7 +171,7 @@ func randomToken(t string) bool {
 	if pairs > 0 && float64(common) > randomWordy*float64(pairs)+margin {
 		return false
 	}
-	if !mixedPart(t, cases) || holdsUUID(t) || base64UUID(t) || t == xmpPacketID || gerritChangeID(t) || publicForm(t) || objectID(t) {
+	if !mixedPart(t, cases) || holdsUUID(t) || base64UUID(t) || t == xmpPacketID || pngEnd(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
 		return false
 	}
 	return shannonEntropy(t) > min(randomEntropy, math.Log2(float64(len(t)))-gap)
@@ -410,6 +413,37 @@ func base64UUID(t string) bool {
 	return false
 }
 
+// hexTypo: 24 lower-case hex digits or more and one other letter (an id
+// copied with a typo). A generated token of lower-case letters and digits
+// has about 20 non-hex characters in 36.
+func hexTypo(t string) bool {
+	if len(t) < 24 {
+		return false
+	}
+	other := 0
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !isDigit(c) && !(c >= 'a' && c <= 'f') {
+			if !isLower(c) {
+				return false
+			}
+			other++
+		}
+	}
+	return other == 1
+}
+
+// pngEnd: the token ends the way base64 of a PNG file does: the empty
+// IEND chunk and its fixed CRC, at each of base64's three alignments.
+func pngEnd(t string) bool {
+	for _, end := range []string{"AAAAAElFTkSuQmCC", "AAAABJRU5ErkJggg", "AAAAASUVORK5CYII"} {
+		if strings.HasSuffix(strings.TrimRight(t, "="), end) {
+			return true
+		}
+	}
+	return false
+}
+
 // xmpPacketID is the id of every XMP packet header (<?xpacket begin="…"
 // id="W5M0MpCehiHzreSzNTczkc9d"?>), fixed by the XMP specification: images
 // and SVG files carry it.
@@ -475,7 +509,7 @@ func base64Block(s string, a, b int) bool {
 	}
 	if ls > 0 {
 		ps := strings.LastIndexByte(s[:ls-1], '\n') + 1
-		if same(s[ps:ls-1], true) {
+		if same(s[ps:ls-1], true) || dataURILine(strings.TrimRight(s[ps:ls-1], "\r")) {
 			return true
 		}
 	}
@@ -495,6 +529,13 @@ func base64Block(s string, a, b int) bool {
 		return s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next)
 	}
 	return false
+}
+
+// dataURILine: the line ends in a data: URI's base64 payload, 40
+// characters or more, which the next line goes on with.
+func dataURILine(line string) bool {
+	k := strings.LastIndex(line, ";base64,")
+	return k >= 0 && len(line)-k-8 >= 40 && runOf(line, k+8, b64Std) == len(line)
 }
 
 // hunkHeader: a unified diff's "@@ -a,b +c,d @@ ", which the line the
