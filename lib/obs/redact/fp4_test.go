@@ -3,7 +3,6 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -47,9 +46,6 @@ func TestWiderRealTextStays(t *testing.T) {
 			base64.StdEncoding.EncodeToString(append(fixtureBytes("png-body", 13), []byte("\x00\x00\x00\x00IEND\xaeB`\x82")...)) + `" transform="scale(2)">`,
 			base64.StdEncoding.EncodeToString(append(fixtureBytes("png-body", 14), []byte("\x00\x00\x00\x00IEND\xaeB`\x82")...)) + `"/>`,
 			base64.StdEncoding.EncodeToString(append(fixtureBytes("png-body", 15), []byte("\x00\x00\x00\x00IEND\xaeB`\x82")...)) + `"/>`,
-		},
-		"hex id with one typo": {
-			"tenant-id=" + strings.Replace(hex.EncodeToString(fixtureBytes("tenant", 18)), "a", "s", 1),
 		},
 		"string concatenation after the name": {
 			"\twant := \"HOME=/home/op\\nPWD=\" + realpath(t, dir) + \"\\n\"",
@@ -119,7 +115,6 @@ func TestWiderRealTextSecretsGo(t *testing.T) {
 		{`amqp://admin:S3cretPw9@mq-service:5672`, "S3cretPw9"},
 		{`amqp://guest:guest2x@mq:5672`, "guest2x"},
 		{`password: "*hunter2x"`, "hunter2x"},
-		{"tenant-secret=" + tok("hx", 27), tok("hx", 27)},
 		{`password = "` + tok("cc", 24) + `" + suffix`, tok("cc", 24)},
 	} {
 		var sum Summary

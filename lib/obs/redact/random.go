@@ -149,7 +149,7 @@ func randomToken(t string) bool {
 			}
 		}
 	}
-	if hex || lower == 0 || hexAfterTag(t) || hexTypo(t) {
+	if hex || lower == 0 || hexAfterTag(t) {
 		return false
 	}
 	// Lower case and digits alternating, or (no digits needed) both cases
@@ -411,26 +411,6 @@ func base64UUID(t string) bool {
 		}
 	}
 	return false
-}
-
-// hexTypo: 24 lower-case hex digits or more and one other letter (an id
-// copied with a typo). A generated token of lower-case letters and digits
-// has about 20 non-hex characters in 36.
-func hexTypo(t string) bool {
-	if len(t) < 24 {
-		return false
-	}
-	other := 0
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !isDigit(c) && !(c >= 'a' && c <= 'f') {
-			if !isLower(c) {
-				return false
-			}
-			other++
-		}
-	}
-	return other == 1
 }
 
 // pngEnd: the token ends the way base64 of a PNG file does: the empty
