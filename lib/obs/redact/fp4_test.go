@@ -3,6 +3,7 @@ package redact
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,37 @@ func fixtureBytes(seed string, n int) []byte {
 		out = append(out, h[:]...)
 	}
 	return out[:n]
+}
+
+// base58Check: a Bitcoin address of the version byte and payload.
+func base58Check(version byte, payload []byte) string {
+	b := append([]byte{version}, payload...)
+	h := sha256.Sum256(b)
+	h = sha256.Sum256(h[:])
+	b = append(b, h[:4]...)
+	n := new(big.Int).SetBytes(b)
+	var out []byte
+	for n.Sign() > 0 {
+		m := new(big.Int)
+		n.DivMod(n, big.NewInt(58), m)
+		out = append([]byte{base58[m.Int64()]}, out...)
+	}
+	for _, c := range b {
+		if c != 0 {
+			break
+		}
+		out = append([]byte{'1'}, out...)
+	}
+	return string(out)
+}
+
+// badChecksum changes the last character of a Base58Check string.
+func badChecksum(s string) string {
+	c := byte('x')
+	if s[len(s)-1] == 'x' {
+		c = 'y'
+	}
+	return s[:len(s)-1] + string(c)
 }
 
 // uuid4B64: a version-4 UUID written in 22 characters of base64url.
@@ -49,6 +81,15 @@ func TestWiderRealTextStays(t *testing.T) {
 		},
 		"string concatenation after the name": {
 			"\twant := \"HOME=/home/op\\nPWD=\" + realpath(t, dir) + \"\\n\"",
+		},
+		"tuple of names, link, symbols": {
+			"        auth = (user_name, pass_word)",
+			".. _Provider: https://auth.example.org/docs/",
+			`    USER = PASSWORD = "%!*'();:@&=+$,/?#[] "`,
+		},
+		"Bitcoin address": {
+			`<p>BTC: <code>` + base58Check(0, fixtureBytes("btc", 20)) + `</code></p>`,
+			`donate: ` + base58Check(5, fixtureBytes("p2sh", 20)),
 		},
 		"last line of a wrapped block": {
 			"-" + blockLine + "\n-" + blockLine + "\n-" + tail + `" transform="matrix(1 0 0 1 3 4)">` + "\r\n-</image>",
@@ -115,6 +156,11 @@ func TestWiderRealTextSecretsGo(t *testing.T) {
 		{`amqp://admin:S3cretPw9@mq-service:5672`, "S3cretPw9"},
 		{`amqp://guest:guest2x@mq:5672`, "guest2x"},
 		{`password: "*hunter2x"`, "hunter2x"},
+		{`password: "!@#$%^&*"`, "!@#$%^&*"},
+		{`auth = (s3cretPw9xQ, user)`, "s3cretPw9xQ"},
+		{`token: https://user:` + tok("u1", 20) + `@auth.example.org/`, tok("u1", 20)},
+		{`token: https://auth.example.org/?access_token=` + tok("u2", 20), tok("u2", 20)},
+		{"BTC " + badChecksum(base58Check(0, fixtureBytes("btc", 20))), badChecksum(base58Check(0, fixtureBytes("btc", 20)))},
 		{`password = "` + tok("cc", 24) + `" + suffix`, tok("cc", 24)},
 	} {
 		var sum Summary

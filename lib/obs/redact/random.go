@@ -1,8 +1,10 @@
 package redact
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"math"
+	"math/big"
 	"strings"
 )
 
@@ -48,7 +50,8 @@ import (
 //     full line), part of a run of 256 base64 characters or more (a data:
 //     URI, an image in XMP), the start of a data: URI's payload, base64 of
 //     text, a version-4 UUID in 22 characters of base64 (Elasticsearch's
-//     node ids) or XMP's fixed packet id.
+//     node ids), XMP's fixed packet id or a Bitcoin address (its
+//     checksum right).
 const (
 	randomMin         = 14
 	randomMax         = 256
@@ -171,7 +174,7 @@ func randomToken(t string) bool {
 	if pairs > 0 && float64(common) > randomWordy*float64(pairs)+margin {
 		return false
 	}
-	if !mixedPart(t, cases) || holdsUUID(t) || base64UUID(t) || t == xmpPacketID || pngEnd(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
+	if !mixedPart(t, cases) || holdsUUID(t) || base64UUID(t) || t == xmpPacketID || pngEnd(t) || gerritChangeID(t) || publicForm(t) || objectID(t) || bitcoinAddress(t) {
 		return false
 	}
 	return shannonEntropy(t) > min(randomEntropy, math.Log2(float64(len(t)))-gap)
@@ -412,6 +415,32 @@ func base64UUID(t string) bool {
 	}
 	return false
 }
+
+// bitcoinAddress: a Base58Check Bitcoin address (version 0 or 5: "1…",
+// "3…", 25 bytes, its double-SHA-256 checksum right): public, printed on
+// donation pages. A random token passes the checksum once in 2^32.
+func bitcoinAddress(t string) bool {
+	if len(t) < 26 || len(t) > 35 || t[0] != '1' && t[0] != '3' {
+		return false
+	}
+	var n big.Int
+	for i := 0; i < len(t); i++ {
+		k := strings.IndexByte(base58, t[i])
+		if k < 0 {
+			return false
+		}
+		n.Mul(&n, big.NewInt(58)).Add(&n, big.NewInt(int64(k)))
+	}
+	b := n.FillBytes(make([]byte, 25))
+	if len(n.Bytes()) > 25 || t[0] == '1' && b[0] != 0 || t[0] == '3' && b[0] != 5 {
+		return false
+	}
+	h := sha256.Sum256(b[:21])
+	h = sha256.Sum256(h[:])
+	return string(h[:4]) == string(b[21:])
+}
+
+const base58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 // pngEnd: the token ends the way base64 of a PNG file does: the empty
 // IEND chunk and its fixed CRC, at each of base64's three alignments.
