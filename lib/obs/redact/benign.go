@@ -140,14 +140,11 @@ func benignText(s string, a, b int) bool {
 	if quoted && (strings.HasPrefix(s[a:], " + ") || strings.HasPrefix(s[a:], " . ")) {
 		return true // the literal ends after the name: "PWD=" + realpath(…)
 	}
-	if symbolsOnly(s[a:b]) {
-		return true // "%!*'();:@&=+$,/?#[] ": the characters a test escapes
-	}
 	if quoted {
 		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) || // "MSI_SECRET": a variable's name
 			smallNumber(s[a:b]) && pluralName(s, a) // "secrets": "10", a count
 	}
-	return isCode(s, a, b) || nameTuple(s, a) || linkURL(s[a:vb]) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b) ||
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b) ||
 		smallNumber(s[a:vb]) || literalField(s, a, b)
 }
 
@@ -159,54 +156,6 @@ func pluralName(s string, a int) bool {
 		k--
 	}
 	return k > 0 && (s[k-1] == 's' || s[k-1] == 'S') && k >= 2 && letters[s[k-2]]
-}
-
-// nameTuple: the value at a is a tuple of names, (username, password):
-// code. Each name is words (plain.go), so (user, s3cretPw9) is none.
-func nameTuple(s string, a int) bool {
-	if a >= len(s) || s[a] != '(' {
-		return false
-	}
-	e := strings.IndexByte(s[a:], ')')
-	if e < 0 || strings.IndexByte(s[a:a+e], '\n') >= 0 {
-		return false
-	}
-	fs := strings.Split(s[a+1:a+e], ",")
-	if len(fs) < 2 {
-		return false
-	}
-	for _, f := range fs {
-		f = strings.TrimSpace(f)
-		if ws, ok := words(f); !ok || len(ws) == 0 || identEnd(f, 0) != len(f) || strings.ContainsAny(f, "0123456789") {
-			return false
-		}
-	}
-	return true
-}
-
-// linkURL: an http(s) URL without user, password, query or fragment (a
-// link target, ".. _OAuth: https://oauth.net/"): the URL rules take what
-// a URL can hold.
-func linkURL(v string) bool {
-	rest, ok := strings.CutPrefix(v, "https://")
-	if !ok {
-		rest, ok = strings.CutPrefix(v, "http://")
-	}
-	return ok && rest != "" && !strings.ContainsAny(rest, "@?#&=%") && !hasToken(rest)
-}
-
-// symbolsOnly: punctuation and spaces, no letter or digit, 12 characters
-// or a space: the characters a test escapes, not a credential.
-func symbolsOnly(v string) bool {
-	if strings.TrimSpace(v) == "" || len(v) < 12 && !strings.Contains(v, " ") {
-		return false // "!@#$%^&*" is a password people use
-	}
-	for i := 0; i < len(v); i++ {
-		if alnum[v[i]] || v[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // schemeWord: the length of an HTTP auth scheme and its space at the

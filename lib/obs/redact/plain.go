@@ -35,7 +35,9 @@ import (
 //     printf verb ("idtoken: CredentialsFile and … must not …"), or one
 //     lower-case word in quotes that such a message follows on its line
 //     ("credentials: \"certificate\" object must either specify a …");
-//   - base64 (padded) of one of the above ("ZGVtbw==" is "demo").
+//   - base64 (padded) of one of the above ("ZGVtbw==" is "demo");
+//   - a tuple of names ("(username, password)"), a link (an http(s) URL
+//     without credentials, query or digits), punctuation alone.
 //
 // Spans of gitleaks' rules are not dropped for these: a value gitleaks
 // finds is redacted whatever its shape.
@@ -88,7 +90,7 @@ func plainValue(s string, a, b int) bool {
 	if !quoted {
 		v = strings.TrimRight(v, ",;)")
 	}
-	if plainShape(v) || message(v) || messageWord(s, a, b) {
+	if plainShape(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
 		return true
 	}
 	if d, ok := base64Word(v); ok {
@@ -388,4 +390,52 @@ func base64Word(v string) (string, bool) {
 		}
 	}
 	return string(d), true
+}
+
+// nameTuple: the value at a is a tuple of names, (username, password):
+// code. Each name is words (plain.go), so (user, s3cretPw9) is none.
+func nameTuple(s string, a int) bool {
+	if a >= len(s) || s[a] != '(' {
+		return false
+	}
+	e := strings.IndexByte(s[a:], ')')
+	if e < 0 || strings.IndexByte(s[a:a+e], '\n') >= 0 {
+		return false
+	}
+	fs := strings.Split(s[a+1:a+e], ",")
+	if len(fs) < 2 {
+		return false
+	}
+	for _, f := range fs {
+		f = strings.TrimSpace(f)
+		if ws, ok := words(f); !ok || len(ws) == 0 || identEnd(f, 0) != len(f) || strings.ContainsAny(f, "0123456789") {
+			return false
+		}
+	}
+	return true
+}
+
+// linkURL: an http(s) URL without user, password, query, fragment or
+// digits (a link target, ".. _OAuth: https://oauth.net/"); a webhook's
+// URL holds its secret in the path, and digits with it.
+func linkURL(v string) bool {
+	rest, ok := strings.CutPrefix(v, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(v, "http://")
+	}
+	return ok && rest != "" && !strings.ContainsAny(rest, "@?#&=%0123456789") && !hasToken(rest)
+}
+
+// symbolsOnly: punctuation and spaces, no letter or digit, 12 characters
+// or a space: the characters a test escapes, not a credential.
+func symbolsOnly(v string) bool {
+	if strings.TrimSpace(v) == "" || len(v) < 12 && !strings.Contains(v, " ") {
+		return false // "!@#$%^&*" is a password people use
+	}
+	for i := 0; i < len(v); i++ {
+		if alnum[v[i]] || v[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
