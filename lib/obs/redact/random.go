@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"math"
-	"math/big"
 	"strings"
 )
 
@@ -423,16 +422,23 @@ func bitcoinAddress(t string) bool {
 	if len(t) < 26 || len(t) > 35 || t[0] != '1' && t[0] != '3' {
 		return false
 	}
-	var n big.Int
+	var b [25]byte // big-endian: b = b*58 + digit
 	for i := 0; i < len(t); i++ {
 		k := strings.IndexByte(base58, t[i])
 		if k < 0 {
 			return false
 		}
-		n.Mul(&n, big.NewInt(58)).Add(&n, big.NewInt(int64(k)))
+		carry := k
+		for j := len(b) - 1; j >= 0; j-- {
+			carry += int(b[j]) * 58
+			b[j] = byte(carry)
+			carry >>= 8
+		}
+		if carry != 0 {
+			return false // more than 25 bytes
+		}
 	}
-	b := n.FillBytes(make([]byte, 25))
-	if len(n.Bytes()) > 25 || t[0] == '1' && b[0] != 0 || t[0] == '3' && b[0] != 5 {
+	if t[0] == '1' && b[0] != 0 || t[0] == '3' && b[0] != 5 {
 		return false
 	}
 	h := sha256.Sum256(b[:21])
