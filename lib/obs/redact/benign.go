@@ -124,14 +124,49 @@ func benignText(s string, a, b int) bool {
 	for vb < len(s) && !isSpace(s[vb]) && strings.IndexByte("\"'`,;", s[vb]) < 0 {
 		vb++
 	}
-	if isReference(s, a, vb) || benignValue(s[a:b]) || afterHashTag(s, a) {
+	// A reference inside a string that escapes its line break
+	// ("key: ${KEY}\n"), or after an auth scheme ("Bearer ${{ secrets.X }}").
+	rb := vb
+	for rb-2 >= a && s[rb-2] == '\\' && strings.IndexByte("ntr", s[rb-1]) >= 0 {
+		rb -= 2
+	}
+	ra := a
+	if sch := schemeWord(s[a:b]); sch > 0 && sch < rb-a {
+		ra += sch
+	}
+	if isReference(s, ra, rb) || benignValue(s[a:b]) || afterHashTag(s, a) {
 		return true
 	}
+	if quoted && (strings.HasPrefix(s[a:], " + ") || strings.HasPrefix(s[a:], " . ")) {
+		return true // the literal ends after the name: "PWD=" + realpath(…)
+	}
 	if quoted {
-		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) // "MSI_SECRET": a variable's name
+		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) || // "MSI_SECRET": a variable's name
+			smallNumber(s[a:b]) && pluralName(s, a) // "secrets": "10", a count
 	}
 	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b) ||
 		smallNumber(s[a:vb]) || literalField(s, a, b)
+}
+
+// pluralName: the name before the value at a ends in 's' ("secrets":
+// "10", tokens = '3'): what a number there counts.
+func pluralName(s string, a int) bool {
+	k := a
+	for k > 0 && strings.IndexByte(" \t:=\"'`", s[k-1]) >= 0 {
+		k--
+	}
+	return k > 0 && (s[k-1] == 's' || s[k-1] == 'S') && k >= 2 && letters[s[k-2]]
+}
+
+// schemeWord: the length of an HTTP auth scheme and its space at the
+// start of v ("Bearer "), or 0.
+func schemeWord(v string) int {
+	for _, w := range []string{"Bearer ", "bearer ", "Basic ", "Token ", "token "} {
+		if strings.HasPrefix(v, w) {
+			return len(w)
+		}
+	}
+	return 0
 }
 
 // smallNumber: an integer of three digits at most (ApiKey: 0, apiKeySASLAuth
@@ -763,6 +798,9 @@ func isCode(s string, a, b int) bool {
 	}
 	if k < len(s) && strings.HasPrefix(s[k:], "{}") {
 		return true // an empty composite literal: idToken2{}
+	}
+	if addr && len(segs) == 1 && e < len(s) && (s[e] == ',' || s[e] == ')') && strings.Trim(s[e:b], ",;)") == "" {
+		return true // a pointer passed on: BearerToken: *token,
 	}
 	if e < b {
 		return false // more value after the chain: not a plain reference

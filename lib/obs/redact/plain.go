@@ -20,7 +20,9 @@ import (
 //     snake_case, kebab-case or dotted) one of which is a secret word
 //     ("DelegationToken", "refresh_token", "x-ms-authorization-auxiliary",
 //     "fake_token", "wrong-token-wrong-token");
-//   - a dotted name of words ("session.new", "oauth2.google.serviceAccount");
+//   - a dotted name of words ("session.new", "oauth2.google.serviceAccount"),
+//     or lower-case words joined by '/' and ':' ("foo/system:masters");
+//   - a URL's password that is its user name (guest:guest);
 //   - one upper-case word that reads as a word ("OAUTHBEARER"): a
 //     constant's value; most of its letter pairs are common English pairs,
 //     so a random string of capitals is not one (a lower-case word stays a
@@ -33,7 +35,9 @@ import (
 //     printf verb ("idtoken: CredentialsFile and … must not …"), or one
 //     lower-case word in quotes that such a message follows on its line
 //     ("credentials: \"certificate\" object must either specify a …");
-//   - base64 (padded) of one of the above ("ZGVtbw==" is "demo").
+//   - base64 (padded) of one of the above ("ZGVtbw==" is "demo");
+//   - a tuple of names ("(username, password)"), a link (an http(s) URL
+//     without credentials, query or digits), punctuation alone.
 //
 // Spans of gitleaks' rules are not dropped for these: a value gitleaks
 // finds is redacted whatever its shape.
@@ -65,8 +69,12 @@ func plainSpan(s string, x span) bool {
 	switch x.rule {
 	case UnsafeKey, URLQuerySecret:
 	case URLCredentials:
-		if strings.IndexByte(s[x.a:x.b], ':') < 0 {
+		user, pass, ok := strings.Cut(s[x.a:x.b], ":")
+		if !ok {
 			return false
+		}
+		if defaultLogin(user, pass) {
+			return true
 		}
 	default:
 		return false
@@ -82,7 +90,7 @@ func plainValue(s string, a, b int) bool {
 	if !quoted {
 		v = strings.TrimRight(v, ",;)")
 	}
-	if plainShape(v) || message(v) || messageWord(s, a, b) {
+	if plainShape(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
 		return true
 	}
 	if d, ok := base64Word(v); ok {
@@ -92,7 +100,43 @@ func plainValue(s string, a, b int) bool {
 }
 
 func plainShape(v string) bool {
-	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || upperWord(v) || address(v) || counting(v) && secretPart(v) || verbsOnly(v)
+	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) || counting(v) && secretPart(v) || verbsOnly(v)
+}
+
+// defaultLogin: the password is the user name, a word of letters
+// (guest:guest, RabbitMQ's default): redacting it hides nothing the
+// user name beside it does not show.
+func defaultLogin(user, pass string) bool {
+	if len(pass) < 4 || pass != user {
+		return false
+	}
+	for i := 0; i < len(pass); i++ {
+		if !letters[pass[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// wordPath: lower-case names of words joined by '/' and ':'
+// ("foo/system:masters", "ns/service-account"): a path or an RBAC
+// subject, no digits in it.
+func wordPath(v string) bool {
+	if !strings.Contains(v, "/") || len(v) > 64 || strings.ToLower(v) != v {
+		return false
+	}
+	for _, p := range strings.FieldsFunc(v, func(r rune) bool { return r == '/' || r == ':' }) {
+		ws, ok := words(p)
+		if !ok || strings.ContainsAny(p, "0123456789") {
+			return false
+		}
+		for _, w := range ws {
+			if len(w) < 3 {
+				return false
+			}
+		}
+	}
+	return strings.Trim(v, "/:") == v && !strings.Contains(v, "//")
 }
 
 // words splits v into words on '_', '-', '.' and camelCase boundaries;
@@ -346,4 +390,52 @@ func base64Word(v string) (string, bool) {
 		}
 	}
 	return string(d), true
+}
+
+// nameTuple: the value at a is a tuple of names, (username, password):
+// code. Each name is words (plain.go), so (user, s3cretPw9) is none.
+func nameTuple(s string, a int) bool {
+	if a >= len(s) || s[a] != '(' {
+		return false
+	}
+	e := strings.IndexByte(s[a:], ')')
+	if e < 0 || strings.IndexByte(s[a:a+e], '\n') >= 0 {
+		return false
+	}
+	fs := strings.Split(s[a+1:a+e], ",")
+	if len(fs) < 2 {
+		return false
+	}
+	for _, f := range fs {
+		f = strings.TrimSpace(f)
+		if ws, ok := words(f); !ok || len(ws) == 0 || identEnd(f, 0) != len(f) || strings.ContainsAny(f, "0123456789") {
+			return false
+		}
+	}
+	return true
+}
+
+// linkURL: an http(s) URL without user, password, query, fragment or
+// digits (a link target, ".. _OAuth: https://oauth.net/"); a webhook's
+// URL holds its secret in the path, and digits with it.
+func linkURL(v string) bool {
+	rest, ok := strings.CutPrefix(v, "https://")
+	if !ok {
+		rest, ok = strings.CutPrefix(v, "http://")
+	}
+	return ok && rest != "" && !strings.ContainsAny(rest, "@?#&=%0123456789") && !hasToken(rest)
+}
+
+// symbolsOnly: punctuation and spaces, no letter or digit, 12 characters
+// or a space: the characters a test escapes, not a credential.
+func symbolsOnly(v string) bool {
+	if strings.TrimSpace(v) == "" || len(v) < 12 && !strings.Contains(v, " ") {
+		return false // "!@#$%^&*" is a password people use
+	}
+	for i := 0; i < len(v); i++ {
+		if alnum[v[i]] || v[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"math"
 	"strings"
@@ -44,9 +45,12 @@ import (
 //     block), an API object id (a lower-case word and '_' or '-' before a
 //     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
 //     of one length, also after a diff's hunk header, or the padded last
-//     line before another block or a PEM END line), part of a run of 256
-//     base64 characters or more (a data: URI, an image in XMP) or base64
-//     of text.
+//     line before another block or a PEM END line, or after a block's
+//     full line), part of a run of 256 base64 characters or more (a data:
+//     URI, an image in XMP), the start of a data: URI's payload, base64 of
+//     text, a version-4 UUID in 22 characters of base64 (Elasticsearch's
+//     node ids), XMP's fixed packet id or a Bitcoin address (its
+//     checksum right).
 const (
 	randomMin         = 14
 	randomMax         = 256
@@ -88,6 +92,9 @@ func randomSpans(s string, sp []span) []span {
 		a := i
 		b := runOf(s, i, randomChar)
 		i = b - 1
+		if base64UUID(s[a:b]) {
+			continue // before trimming: base64url may start with '_'
+		}
 		// A token neither starts nor ends with '-' or '_' (a diff's "-",
 		// an option's "--", a name's "_").
 		for a < b && (s[a] == '-' || s[a] == '_') {
@@ -117,7 +124,8 @@ func randomSpans(s string, sp []span) []span {
 			sp = append(sp, span{a: a, b: e, rule: Base64Credentials})
 			continue
 		}
-		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) || inEncodedRun(s, a, e) {
+		if !randomToken(s[a:b]) || hashTagged(s, a) || inPEM(s, a) || base64Block(s, a, e) || base64Text(s[a:e]) || inEncodedRun(s, a, e) ||
+			dataURI(s, a) || blockTail(s, a, e) {
 			continue
 		}
 		sp = append(sp, span{a: a, b: e, rule: RandomToken})
@@ -165,7 +173,7 @@ func randomToken(t string) bool {
 	if pairs > 0 && float64(common) > randomWordy*float64(pairs)+margin {
 		return false
 	}
-	if !mixedPart(t, cases) || holdsUUID(t) || gerritChangeID(t) || publicForm(t) || objectID(t) {
+	if !mixedPart(t, cases) || holdsUUID(t) || base64UUID(t) || t == xmpPacketID || pngEnd(t) || gerritChangeID(t) || publicForm(t) || objectID(t) || bitcoinAddress(t) {
 		return false
 	}
 	return shannonEntropy(t) > min(randomEntropy, math.Log2(float64(len(t)))-gap)
@@ -390,6 +398,92 @@ func isUUID(u string) bool {
 	return true
 }
 
+// base64UUID: 22 characters of base64 (either alphabet, unpadded) that
+// decode to a version-4 UUID, version and variant bits in place: an id
+// written short (Elasticsearch's node, cluster and index ids). A random
+// 22-character token has those six bits one time in 64.
+func base64UUID(t string) bool {
+	if len(t) != 22 {
+		return false
+	}
+	var u [16]byte
+	for _, enc := range []*base64.Encoding{base64.RawURLEncoding, base64.RawStdEncoding} {
+		if n, err := enc.Decode(u[:], []byte(t)); err == nil && n == 16 {
+			return u[6]>>4 == 4 && u[8]>>6 == 2
+		}
+	}
+	return false
+}
+
+// bitcoinAddress: a Base58Check Bitcoin address (version 0 or 5: "1…",
+// "3…", 25 bytes, its double-SHA-256 checksum right): public, printed on
+// donation pages. A random token passes the checksum once in 2^32.
+func bitcoinAddress(t string) bool {
+	if len(t) < 26 || len(t) > 35 || t[0] != '1' && t[0] != '3' {
+		return false
+	}
+	var b [25]byte // big-endian: b = b*58 + digit
+	for i := 0; i < len(t); i++ {
+		k := strings.IndexByte(base58, t[i])
+		if k < 0 {
+			return false
+		}
+		carry := k
+		for j := len(b) - 1; j >= 0; j-- {
+			carry += int(b[j]) * 58
+			b[j] = byte(carry)
+			carry >>= 8
+		}
+		if carry != 0 {
+			return false // more than 25 bytes
+		}
+	}
+	if t[0] == '1' && b[0] != 0 || t[0] == '3' && b[0] != 5 {
+		return false
+	}
+	h := sha256.Sum256(b[:21])
+	h = sha256.Sum256(h[:])
+	return string(h[:4]) == string(b[21:])
+}
+
+const base58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// pngEnd: the token ends the way base64 of a PNG file does: the empty
+// IEND chunk and its fixed CRC, at each of base64's three alignments.
+func pngEnd(t string) bool {
+	for _, end := range []string{"AAAAAElFTkSuQmCC", "AAAABJRU5ErkJggg", "AAAAASUVORK5CYII"} {
+		if strings.HasSuffix(strings.TrimRight(t, "="), end) {
+			return true
+		}
+	}
+	return false
+}
+
+// xmpPacketID is the id of every XMP packet header (<?xpacket begin="…"
+// id="W5M0MpCehiHzreSzNTczkc9d"?>), fixed by the XMP specification: images
+// and SVG files carry it.
+const xmpPacketID = "W5M0MpCehiHzreSzNTczkc9d"
+
+// dataURI: the token at a starts the payload of a data: URI
+// ("data:image/png;base64,iVBORw0K…"): encoded data, cut short when the
+// draft ends or the payload is wrapped.
+func dataURI(s string, a int) bool {
+	return a >= 7 && s[a-7:a] == "base64,"
+}
+
+// blockTail: the padded token s[a:e] starts its line, and the line before
+// is base64 alone, 40 characters or more and no shorter: the last line of
+// a wrapped block, the end of the attribute after it (an SVG image's
+// `…ErkJggg==" transform=…`).
+func blockTail(s string, a, e int) bool {
+	ls, _ := lineAround(s, a, e)
+	if ls == 0 || s[e-1] != '=' || lineBody(s[ls:a]) != "" {
+		return false
+	}
+	prev := strings.TrimRight(lineBody(s[strings.LastIndexByte(s[:ls-1], '\n')+1:ls-1]), "\r")
+	return len(prev) >= 40 && len(prev) >= e-a && runOf(prev, 0, b64Std) == len(prev)
+}
+
 // gerritChangeID: "I" followed by 40 hex digits.
 func gerritChangeID(t string) bool {
 	return len(t) == 41 && t[0] == 'I' && isHexRun(t[1:])
@@ -430,7 +524,7 @@ func base64Block(s string, a, b int) bool {
 	}
 	if ls > 0 {
 		ps := strings.LastIndexByte(s[:ls-1], '\n') + 1
-		if same(s[ps:ls-1], true) {
+		if same(s[ps:ls-1], true) || dataURILine(strings.TrimRight(s[ps:ls-1], "\r")) {
 			return true
 		}
 	}
@@ -450,6 +544,13 @@ func base64Block(s string, a, b int) bool {
 		return s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next)
 	}
 	return false
+}
+
+// dataURILine: the line ends in a data: URI's base64 payload, 40
+// characters or more, which the next line goes on with.
+func dataURILine(line string) bool {
+	k := strings.LastIndex(line, ";base64,")
+	return k >= 0 && len(line)-k-8 >= 40 && runOf(line, k+8, b64Std) == len(line)
 }
 
 // hunkHeader: a unified diff's "@@ -a,b +c,d @@ ", which the line the
