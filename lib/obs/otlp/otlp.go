@@ -64,10 +64,10 @@ type Options struct {
 	Stderr io.Writer
 }
 
-// Defaults.
+// Defaults (one home: otlpwire, which both sides of the pipe import).
 const (
-	DefaultBuffer  = 8192
-	DefaultTimeout = 2 * time.Second
+	DefaultBuffer  = otlpwire.DefaultBuffer
+	DefaultTimeout = otlpwire.DefaultTimeout
 )
 
 // record is one frame waiting to be written: a log record or a span.

@@ -27,6 +27,8 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/art-runtime/art/lib/obs/otlp/otlpwire"
 )
 
 // Options configure an Exporter.
@@ -44,10 +46,10 @@ type Options struct {
 	Timeout time.Duration
 }
 
-// Defaults.
+// Defaults (one home: otlpwire, which both sides of the pipe import).
 const (
-	DefaultBuffer  = 8192
-	DefaultTimeout = 2 * time.Second
+	DefaultBuffer  = otlpwire.DefaultBuffer
+	DefaultTimeout = otlpwire.DefaultTimeout
 )
 
 // Exporter owns the OTLP pipeline: a logger whose records and a span

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 )
 
 // Magic starts the stream: the protocol's name and version. A tool and an
@@ -34,6 +35,14 @@ const (
 	EnvServiceVersion = "ARTOBS_OTLP_SERVICE_VERSION"
 	EnvBuffer         = "ARTOBS_OTLP_BUFFER"
 	EnvTimeout        = "ARTOBS_OTLP_TIMEOUT"
+)
+
+// The defaults both sides share: the records a tool holds for its
+// exporter (and the exporter in each of its queues), and how long one
+// export request, and the final send at the end, may take.
+const (
+	DefaultBuffer  = 8192
+	DefaultTimeout = 2 * time.Second
 )
 
 // Frame kinds.
