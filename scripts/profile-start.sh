@@ -77,8 +77,8 @@ esac
 for ((i = 0; i < 5; i++)); do "${cmd[@]}" >/dev/null; done # warm the page cache
 perf record -q -F 5000 -g -o "$tmp/perf.data" -- bash -c 'for ((i = 0; i < $1; i++)); do "${@:2}" >/dev/null; done' _ "$runs" "${cmd[@]}" 2>/dev/null
 echo "# $what: ${cmd[*]}"
-echo "# $runs runs, perf record -F 5000 -g; share of all samples by process and phase"
-perf script -i "$tmp/perf.data" -F comm,ip,sym 2>/dev/null | awk -v runs="$runs" '
+echo "# $runs runs, perf record -F 5000 -g (cpu-clock); CPU by process and phase: share, µs a run"
+perf script -i "$tmp/perf.data" -F comm,period,ip,sym 2>/dev/null | awk -v runs="$runs" '
 # A sample: a line with the process name, its frames (innermost first),
 # a blank line. The phase is the outermost frame that names a specific
 # one (so a page fault under the spec decoding counts as the spec), else
@@ -109,14 +109,16 @@ function phase(   i, p) {
 	return "other"
 }
 function flush() {
-	if (comm != "") { k = comm "\t" phase(); cnt[k]++; per[comm]++; total++ }
+	if (comm != "") { k = comm "\t" phase(); cnt[k] += period; per[comm] += period; total += period }
 	comm = ""; n = 0
 }
-/^[^ \t]/ { flush(); comm = $1; next }
+/^[^ \t]/ { flush(); comm = $1; period = $2; next }
 /^[ \t]*$/ { flush(); next }
 { sub(/^[ \t]+/, ""); sub(/^[0-9a-f]+ /, ""); sub(/\+0x[0-9a-f]+$/, ""); fr[++n] = $0 }
 END {
 	flush()
-	for (k in cnt) { split(k, a, "\t"); printf "%6.1f%%  %-14s %s\n", 100 * cnt[k] / total, a[1], a[2] }
-	for (c in per) printf "%6.1f%%  %-14s (all)\n", 100 * per[c] / total, c
-}' | sort -k2,2 -k1,1nr
+	# the cpu-clock period is in ns: CPU a run in µs
+	for (k in cnt) { split(k, a, "\t"); printf "%6.1f%% %7d µs  %-14s %s\n", 100 * cnt[k] / total, cnt[k] / 1000 / runs, a[1], a[2] }
+	for (c in per) printf "%6.1f%% %7d µs  %-14s (all)\n", 100 * per[c] / total, per[c] / 1000 / runs, c
+	printf "100.0%% %7d µs  %-14s (all)\n", total / 1000 / runs, "every process"
+}' | sort -k4,4 -k1,1nr
