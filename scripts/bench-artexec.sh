@@ -2,10 +2,14 @@
 # Whole-process cost of artexec, as ratios against baselines measured in the
 # same run:
 #   1. per-command cost of `artexec run -- true` (isolation none, landlock,
-#      strict) against /bin/true spawned raw, GNU `timeout 10 true`, the Go
-#      floor (os/exec) and bubblewrap (`bwrap --unshare-all --new-session
+#      strict) against /bin/true spawned raw, GNU `timeout 10 true`, an
+#      empty Go program, the Go floors (os/exec; two processes, the shape
+#      of artexec) and bubblewrap (`bwrap --unshare-all --new-session
 #      --die-with-parent` with / read-only, a fresh /proc and /dev: the peer
-#      strict is held to), with the ratios the targets are stated in;
+#      strict is held to; and the same with a mount namespace only), with
+#      the ratios the targets are stated in. CPU is every process of the
+#      command, from a cgroup of the script's own where it can make one
+#      (see cpu_us);
 #   2. capture of 1 GiB of text output with a 1 MiB cap: peak RSS and
 #      throughput against the same pipeline writing to /dev/null. (Text, not
 #      /dev/zero: a NUL byte is six bytes of JSON, "\u0000", which would
@@ -54,6 +58,14 @@ add "timeout 10 true (GNU)" "timeout 10 $true_bin"
 # The Go floor: the smallest Go program that runs true and waits (os/exec),
 # to tell the Go runtime's own start-up cost from artexec's.
 if command -v go >/dev/null 2>&1; then
+	# A Go process that starts and exits: one runtime start, the unit
+	# the two-process floor below has two of.
+	mkdir -p "$tmp/goempty"
+	printf 'package main\n\nfunc main() {}\n' >"$tmp/goempty/main.go"
+	printf 'module goempty\ngo 1.22\n' >"$tmp/goempty/go.mod"
+	if (cd "$tmp/goempty" && CGO_ENABLED=0 GOFLAGS= go build -o goempty . 2>/dev/null); then
+		add "Go: empty program" "$tmp/goempty/goempty"
+	fi
 	mkdir -p "$tmp/gofloor"
 	cat >"$tmp/gofloor/main.go" <<'GO'
 package main
@@ -108,6 +120,9 @@ GO
 fi
 if command -v bwrap >/dev/null 2>&1; then
 	add "bwrap --unshare-all" "bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
+	# The same without --unshare-all (a mount namespace only, and a user
+	# namespace when not root): what bwrap's other namespaces cost it.
+	add "bwrap, mount namespace only" "bwrap --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
 fi
 add "artexec run -- true" "$artexec run --workspace $ws -- true"
 iso_json="$("$artexec" isolation 2>/dev/null || true)"
