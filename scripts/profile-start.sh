@@ -99,14 +99,20 @@ function specific(f) {
 	if (f ~ /sys_mount|path_mount|sys_move_mount|sys_open_tree|sys_mount_setattr|sys_pivot_root|sys_umount/) return "kernel: mounts"
 	return ""
 }
-function phase(   i, p) {
+function phase(   i, p, f) {
 	for (i = n; i >= 1; i--) if ((p = specific(fr[i])) != "") return p
 	for (i = n; i >= 1; i--) if (fr[i] ~ /^main\.main$/) return "main: other"
 	for (i = n; i >= 1; i--) {
 		if (fr[i] ~ /^runtime\.(gcBgMarkWorker|bgsweep|bgscavenge|sysmon)/) return "Go runtime: gc, sysmon"
 		if (fr[i] ~ /^runtime\./) return "Go runtime: start, scheduler, memory"
 	}
-	return "other"
+	# code without frame pointers (bwrap, true): the system call, or a fault
+	for (i = n; i >= 1; i--) {
+		f = fr[i]
+		if (sub(/^(__x64_sys_|__do_sys_|__se_sys_|ksys_)/, "", f)) return "kernel: " f
+		if (f ~ /^asm_exc_page_fault$/) return "page faults"
+	}
+	return "other (user code)"
 }
 function flush() {
 	if (comm != "") { k = comm "\t" phase(); cnt[k] += period; per[comm] += period; total += period }
