@@ -55,68 +55,20 @@ cmds=()
 add() { names+=("$1"); cmds+=("$2"); }
 add "/bin/true (raw spawn)" "$true_bin"
 add "timeout 10 true (GNU)" "timeout 10 $true_bin"
-# The Go floor: the smallest Go program that runs true and waits (os/exec),
-# to tell the Go runtime's own start-up cost from artexec's.
-if command -v go >/dev/null 2>&1; then
-	# A Go process that starts and exits: one runtime start, the unit
-	# the two-process floor below has two of.
-	mkdir -p "$tmp/goempty"
-	printf 'package main\n\nfunc main() {}\n' >"$tmp/goempty/main.go"
-	printf 'module goempty\ngo 1.22\n' >"$tmp/goempty/go.mod"
-	if (cd "$tmp/goempty" && CGO_ENABLED=0 GOFLAGS= go build -o goempty . 2>/dev/null); then
-		add "Go: empty program" "$tmp/goempty/goempty"
-	fi
-	mkdir -p "$tmp/gofloor"
-	cat >"$tmp/gofloor/main.go" <<'GO'
-package main
-
-import (
-	"os"
-	"os/exec"
-)
-
-func main() {
-	if err := exec.Command(os.Args[1]).Run(); err != nil {
-		os.Exit(1)
-	}
-}
-GO
-	printf 'module gofloor\ngo 1.22\n' >"$tmp/gofloor/go.mod"
-	if (cd "$tmp/gofloor" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor . 2>/dev/null); then
-		add "Go floor: os/exec true" "$tmp/gofloor/gofloor $true_bin"
-	fi
-	# The floor of artexec's shape: two minimal Go processes, a runner
-	# that starts a supervisor (itself again) that starts true, each
-	# waiting for its child. Nothing is checked or isolated: what is left
-	# is two Go runtimes starting and two fork+execs.
-	mkdir -p "$tmp/gofloor2"
-	cat >"$tmp/gofloor2/main.go" <<'GO'
-package main
-
-import (
-	"os"
-	"os/exec"
-)
-
-func main() {
-	prog := os.Args[1]
-	if os.Getenv("GOFLOOR2_SUPERVISOR") == "" {
-		cmd := exec.Command("/proc/self/exe", prog)
-		cmd.Env = []string{"GOFLOOR2_SUPERVISOR=1"}
-		if err := cmd.Run(); err != nil {
-			os.Exit(1)
-		}
-		return
-	}
-	if err := exec.Command(prog).Run(); err != nil {
-		os.Exit(1)
-	}
-}
-GO
-	printf 'module gofloor2\ngo 1.22\n' >"$tmp/gofloor2/go.mod"
-	if (cd "$tmp/gofloor2" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor2 . 2>/dev/null); then
-		add "Go floor: runner+supervisor" "$tmp/gofloor2/gofloor2 $true_bin"
-	fi
+# The Go floors (scripts/gofloors.sh): an empty Go program, one that runs
+# true and waits (os/exec), and two of them in artexec's shape (a runner
+# that starts a supervisor that starts true), to tell the Go runtime's own
+# start-up cost from artexec's.
+# shellcheck source=scripts/gofloors.sh
+. scripts/gofloors.sh
+if build_gofloor goempty "$tmp"; then
+	add "Go: empty program" "$tmp/goempty/goempty"
+fi
+if build_gofloor gofloor "$tmp"; then
+	add "Go floor: os/exec true" "$tmp/gofloor/gofloor $true_bin"
+fi
+if build_gofloor gofloor2 "$tmp"; then
+	add "Go floor: runner+supervisor" "$tmp/gofloor2/gofloor2 $true_bin"
 fi
 if command -v bwrap >/dev/null 2>&1; then
 	add "bwrap --unshare-all" "bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"

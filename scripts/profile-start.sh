@@ -8,8 +8,8 @@
 #
 # Usage: scripts/profile-start.sh [none|landlock|strict|floor|bwrap [RUNS]]
 #   none, landlock, strict: `artexec run --workspace WS --isolation MODE -- true`
-#   floor: the two-process Go floor of scripts/bench-artexec.sh (a runner
-#     that starts a supervisor that starts true)
+#   floor: the two-process Go floor (scripts/gofloors.sh: a runner that
+#     starts a supervisor that starts true)
 #   bwrap: `bwrap --unshare-all --new-session --die-with-parent` as in
 #     scripts/bench-artexec.sh
 # Uses artexec from PATH (its artexec-shim beside it), else builds both
@@ -37,32 +37,9 @@ none | landlock | strict)
 	cmd=("$artexec" run --workspace "$tmp/ws" --isolation "$what" -- true)
 	;;
 floor)
-	mkdir -p "$tmp/gofloor2"
-	cat >"$tmp/gofloor2/main.go" <<'GO'
-package main
-
-import (
-	"os"
-	"os/exec"
-)
-
-func main() {
-	prog := os.Args[1]
-	if os.Getenv("GOFLOOR2_SUPERVISOR") == "" {
-		cmd := exec.Command("/proc/self/exe", prog)
-		cmd.Env = []string{"GOFLOOR2_SUPERVISOR=1"}
-		if err := cmd.Run(); err != nil {
-			os.Exit(1)
-		}
-		return
-	}
-	if err := exec.Command(prog).Run(); err != nil {
-		os.Exit(1)
-	}
-}
-GO
-	printf 'module gofloor2\ngo 1.22\n' >"$tmp/gofloor2/go.mod"
-	(cd "$tmp/gofloor2" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor2 .)
+	# shellcheck source=scripts/gofloors.sh
+	. scripts/gofloors.sh
+	build_gofloor gofloor2 "$tmp"
 	cmd=("$tmp/gofloor2/gofloor2" "$true_bin")
 	;;
 bwrap)

@@ -24,74 +24,75 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		return enc.Encode(r)
 	}
 	e := resultEnc{w: w, b: make([]byte, 0, 1024)}
-	e.raw(`{"apiVersion":`)
-	e.str(r.APIVersion)
-	e.raw(`,"kind":`)
-	e.str(r.Kind)
-	if r.TaskID != "" {
-		e.raw(`,"task_id":`)
-		e.str(r.TaskID)
+	iso := r.Isolation
+	members := []member{
+		{`{"apiVersion":`, r.APIVersion, false}, {`,"kind":`, r.Kind, false},
+		{`,"task_id":`, r.TaskID, true}, {`,"program":`, r.Program, false},
+		{`,"resolved_path":`, r.ResolvedPath, true}, {`,"argc":`, int64(r.Argc), false},
+		{`,"status":`, string(r.Status), false}, {`,"exit_code":`, int64(r.ExitCode), false},
+		{`,"signal":`, r.Signal, true}, {`,"timed_out":`, r.TimedOut, false},
+		{`,"cancelled":`, r.Cancelled, false}, {`,"started_at":`, r.StartedAt, false},
+		{`,"ended_at":`, r.EndedAt, false}, {`,"duration_ms":`, r.DurationMS, false},
+		{`,"output":`, r.Output, false}, {`,"output_bytes":`, r.OutputBytes, false},
+		{`,"output_truncated":`, r.OutputTruncated, false}, {`,"output_omitted":`, r.OutputOmitted, true},
+		{`,"output_incomplete":`, r.OutputIncomplete, false}, {`,"stderr_bytes":`, r.StderrBytes, true},
+		{`,"stderr_dropped":`, r.StderrDropped, true},
+		{`,"isolation":{"backend":`, string(iso.Backend), false}, {`,"enforced":`, iso.Enforced, false},
+		{`,"dropped":`, iso.Dropped, true}, {`}`, nil, false},
 	}
-	e.raw(`,"program":`)
-	e.str(r.Program)
-	if r.ResolvedPath != "" {
-		e.raw(`,"resolved_path":`)
-		e.str(r.ResolvedPath)
-	}
-	e.int(`,"argc":`, int64(r.Argc))
-	e.raw(`,"status":`)
-	e.str(string(r.Status))
-	e.int(`,"exit_code":`, int64(r.ExitCode))
-	if r.Signal != "" {
-		e.raw(`,"signal":`)
-		e.str(r.Signal)
-	}
-	e.bool(`,"timed_out":`, r.TimedOut)
-	e.bool(`,"cancelled":`, r.Cancelled)
-	e.time(`,"started_at":`, r.StartedAt)
-	e.time(`,"ended_at":`, r.EndedAt)
-	e.int(`,"duration_ms":`, r.DurationMS)
-	e.raw(`,"output":`)
-	e.str(r.Output)
-	e.int(`,"output_bytes":`, r.OutputBytes)
-	e.bool(`,"output_truncated":`, r.OutputTruncated)
-	e.intOmit(`,"output_omitted":`, r.OutputOmitted)
-	e.bool(`,"output_incomplete":`, r.OutputIncomplete)
-	e.intOmit(`,"stderr_bytes":`, r.StderrBytes)
-	e.intOmit(`,"stderr_dropped":`, r.StderrDropped)
-	e.raw(`,"isolation":{"backend":`)
-	e.str(string(r.Isolation.Backend))
-	e.raw(`,"enforced":`)
-	e.strs(r.Isolation.Enforced)
-	if len(r.Isolation.Dropped) > 0 {
-		e.raw(`,"dropped":`)
-		e.strs(r.Isolation.Dropped)
-	}
-	e.raw(`}`)
 	if n := r.Network; n != nil {
-		e.raw(`,"network":{"mode":`)
-		e.str(string(n.Mode))
-		e.intOmit(`,"allowed_omitted":`, int64(n.AllowedOmitted))
-		e.intOmit(`,"refused_omitted":`, int64(n.RefusedOmitted))
-		e.raw(`}`)
+		members = append(members, member{`,"network":{"mode":`, string(n.Mode), false},
+			member{`,"allowed_omitted":`, int64(n.AllowedOmitted), true},
+			member{`,"refused_omitted":`, int64(n.RefusedOmitted), true}, member{`}`, nil, false})
 	}
-	e.int(`,"rusage":{"user_ms":`, r.Rusage.UserMS)
-	e.int(`,"sys_ms":`, r.Rusage.SysMS)
-	e.int(`,"max_rss_kb":`, r.Rusage.MaxRSSKB)
-	e.raw(`}`)
-	if r.Error != "" {
-		e.raw(`,"error":`)
-		e.str(r.Error)
+	members = append(members,
+		member{`,"rusage":{"user_ms":`, r.Rusage.UserMS, false}, member{`,"sys_ms":`, r.Rusage.SysMS, false},
+		member{`,"max_rss_kb":`, r.Rusage.MaxRSSKB, false}, member{`}`, nil, false},
+		member{`,"error":`, r.Error, true}, member{`,"timeout_ms":`, r.TimeoutMS, true},
+		member{`,"killed":`, r.Killed, true}, member{`,"tool_exit_code":`, int64(r.ToolExitCode), false},
+		member{`,"killed_at_end":`, int64(r.KilledAtEnd), true}, member{`,"leftover":`, int64(r.Leftover), true},
+		member{"}\n", nil, false})
+	for _, m := range members {
+		e.member(m)
 	}
-	e.intOmit(`,"timeout_ms":`, r.TimeoutMS)
-	if r.Killed {
-		e.raw(`,"killed":true`)
-	}
-	e.int(`,"tool_exit_code":`, int64(r.ToolExitCode))
-	e.intOmit(`,"killed_at_end":`, int64(r.KilledAtEnd))
-	e.intOmit(`,"leftover":`, int64(r.Leftover))
-	e.raw("}\n")
 	return e.flush()
+}
+
+// member is one member of the Result's JSON: key is everything written
+// before the value (comma, key, an object's opening), v the value
+// (string, int64, bool, time.Time or []string; nil: key alone), omit
+// leaves it out when v is its zero value (omitempty).
+type member struct {
+	key  string
+	v    any
+	omit bool
+}
+
+func (e *resultEnc) member(m member) {
+	switch v := m.v.(type) {
+	case nil:
+		e.raw(m.key)
+	case string:
+		if v != "" || !m.omit {
+			e.raw(m.key)
+			e.str(v)
+		}
+	case int64:
+		if v != 0 || !m.omit {
+			e.b = strconv.AppendInt(append(e.b, m.key...), v, 10)
+		}
+	case bool:
+		if v || !m.omit {
+			e.b = strconv.AppendBool(append(e.b, m.key...), v)
+		}
+	case time.Time:
+		e.b = append(v.AppendFormat(append(append(e.b, m.key...), '"'), time.RFC3339Nano), '"')
+	case []string:
+		if len(v) > 0 || !m.omit {
+			e.raw(m.key)
+			e.strs(v)
+		}
+	}
 }
 
 // jsonTime: t is one time.Time's MarshalJSON writes (a four-digit year).
@@ -116,24 +117,6 @@ func (e *resultEnc) flush() error {
 }
 
 func (e *resultEnc) raw(s string) { e.b = append(e.b, s...) }
-
-func (e *resultEnc) int(key string, v int64) {
-	e.b = strconv.AppendInt(append(e.b, key...), v, 10)
-}
-
-func (e *resultEnc) intOmit(key string, v int64) {
-	if v != 0 {
-		e.int(key, v)
-	}
-}
-
-func (e *resultEnc) bool(key string, v bool) {
-	e.b = strconv.AppendBool(append(e.b, key...), v)
-}
-
-func (e *resultEnc) time(key string, t time.Time) {
-	e.b = append(t.AppendFormat(append(append(e.b, key...), '"'), time.RFC3339Nano), '"')
-}
 
 func (e *resultEnc) strs(v []string) {
 	if v == nil {

@@ -56,6 +56,29 @@ func TestSpecRoundTrip(t *testing.T) {
 	}
 }
 
+// tagOf is the tag of the field name in a message's table.
+func tagOf(fs []field, name string) byte {
+	for i, f := range fs {
+		if f.name == name {
+			return byte(i + 1)
+		}
+	}
+	panic("no field " + name)
+}
+
+var (
+	tagStage     = tagOf(specFields(&Spec{}), "stage")
+	tagDirect    = tagOf(specFields(&Spec{}), "direct")
+	tagView      = tagOf(specFields(&Spec{}), "view")
+	tagUID       = tagOf(specFields(&Spec{}), "uid")
+	tagSupervise = tagOf(specFields(&Spec{}), "supervise")
+	tagPath      = tagOf(stageFields(&stage.Spec{}), "path")
+	tagArgv      = tagOf(stageFields(&stage.Spec{}), "argv")
+	tagEnv       = tagOf(stageFields(&stage.Spec{}), "env")
+	tagRlimits   = tagOf(stageFields(&stage.Spec{}), "rlimits")
+	tagNNP       = tagOf(stageFields(&stage.Spec{}), "nnp")
+)
+
 func TestDecodeSpecRefuses(t *testing.T) {
 	good := fullSpec().Encode()
 	proto := []byte{Protocol}

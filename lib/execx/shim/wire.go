@@ -27,63 +27,49 @@ import (
 // not fit, naming the field; it never allocates more than the message's
 // size in elements.
 
-// Field tags of Spec.
-const (
-	tagStage = iota + 1
-	tagDirect
-	tagView
-	tagStageView
-	tagPIDNS
-	tagMapIDs
-	tagUID
-	tagGID
-	tagSupervise
-	tagStderr
-	tagRWTrees
-	tagLoopback
-	tagProxyPort
-	tagCgroup
+// A message is a table of fields; a field's tag is its index there plus
+// one, so a field is added at the end of its table (and the protocol
+// bumped), never in between.
+type field struct {
+	name string // in errors, as the field's json name
+	// v points at the value: *bool, *int, *uint64, *string, *[]string,
+	// *[]int, *[][]byte, or a nested message (stageMsg, viewMsg,
+	// limitsMsg).
+	v any
+}
+
+type (
+	stageMsg  struct{ p *stage.Spec }
+	viewMsg   struct{ p **stage.View } // left out when nil
+	limitsMsg struct{ p *[]stage.Rlimit }
 )
 
-// Field tags of stage.Spec.
-const (
-	tagPath = iota + 1
-	tagArgv
-	tagEnv
-	tagRlimits
-	tagNofileSoft
-	tagNNP
-	tagDropCaps
-	tagKeepCaps
-	tagLandlock
-	tagRW
-	tagRWFDs
-	tagNodes
-	tagFilters
-	tagNetOpen
-)
+func specFields(s *Spec) []field {
+	return []field{
+		{"stage", stageMsg{&s.Stage}}, {"direct", &s.Direct}, {"view", viewMsg{&s.View}},
+		{"stage_view", viewMsg{&s.StageView}}, {"pidns", &s.PIDNS}, {"map_ids", &s.MapIDs},
+		{"uid", &s.UID}, {"gid", &s.GID}, {"supervise", &s.Supervise}, {"stderr", &s.Stderr},
+		{"rw_trees", &s.RWTrees}, {"loopback", &s.Loopback}, {"proxy_port", &s.ProxyPort},
+		{"cgroup", &s.Cgroup},
+	}
+}
 
-// Field tags of stage.View and stage.Rlimit.
-const (
-	tagViewProc = iota + 1
-	tagViewReadOnly
-	tagViewRW
-	tagViewCwd
-)
+func stageFields(s *stage.Spec) []field {
+	return []field{
+		{"path", &s.Path}, {"argv", &s.Argv}, {"env", &s.Env}, {"rlimits", limitsMsg{&s.Rlimits}},
+		{"nofile_soft", &s.NofileSoft}, {"nnp", &s.NNP}, {"drop_caps", &s.DropCaps},
+		{"keep_caps", &s.KeepCaps}, {"landlock", &s.Landlock}, {"rw", &s.RW}, {"rw_fds", &s.RWFDs},
+		{"nodes", &s.Nodes}, {"filters", &s.Filters}, {"net_open", &s.NetOpen},
+	}
+}
 
-const (
-	tagLimitName = iota + 1
-	tagLimitResource
-	tagLimitValue
-)
+func viewFields(v *stage.View) []field {
+	return []field{{"proc", &v.Proc}, {"readonly", &v.ReadOnly}, {"rw", &v.RW}, {"cwd", &v.Cwd}}
+}
 
-// Field names by tag, for errors (index 0 unused).
-var (
-	specFields  = [...]string{"", "stage", "direct", "view", "stage_view", "pidns", "map_ids", "uid", "gid", "supervise", "stderr", "rw_trees", "loopback", "proxy_port", "cgroup"}
-	stageFields = [...]string{"", "path", "argv", "env", "rlimits", "nofile_soft", "nnp", "drop_caps", "keep_caps", "landlock", "rw", "rw_fds", "nodes", "filters", "net_open"}
-	viewFields  = [...]string{"", "proc", "readonly", "rw", "cwd"}
-	limitFields = [...]string{"", "name", "resource", "value"}
-)
+func limitFields(r *stage.Rlimit) []field {
+	return []field{{"name", &r.Name}, {"resource", &r.Resource}, {"value", &r.Value}}
+}
 
 // Encode is the spec as sent on fd 3 (and in a serve message), stamped
 // with Protocol.
@@ -92,24 +78,7 @@ func (s *Spec) Encode() []byte {
 	var e enc
 	e.b = make([]byte, 0, 256+len(s.Stage.Path)+strsLen(s.Stage.Argv)+strsLen(s.Stage.Env))
 	e.b = binary.AppendUvarint(e.b, uint64(Protocol))
-	e.msg(tagStage, func() { e.stage(&s.Stage) })
-	e.flag(tagDirect, s.Direct)
-	if s.View != nil {
-		e.msg(tagView, func() { e.view(s.View) })
-	}
-	if s.StageView != nil {
-		e.msg(tagStageView, func() { e.view(s.StageView) })
-	}
-	e.flag(tagPIDNS, s.PIDNS)
-	e.flag(tagMapIDs, s.MapIDs)
-	e.int(tagUID, s.UID)
-	e.int(tagGID, s.GID)
-	e.flag(tagSupervise, s.Supervise)
-	e.flag(tagStderr, s.Stderr)
-	e.int(tagRWTrees, s.RWTrees)
-	e.flag(tagLoopback, s.Loopback)
-	e.int(tagProxyPort, s.ProxyPort)
-	e.flag(tagCgroup, s.Cgroup)
+	e.fields(specFields(s))
 	return e.b
 }
 
@@ -122,12 +91,6 @@ func strsLen(ss []string) int {
 }
 
 type enc struct{ b []byte }
-
-func (e *enc) flag(tag byte, v bool) {
-	if v {
-		e.b = append(e.b, tag)
-	}
-}
 
 func (e *enc) int(tag byte, v int) {
 	if v != 0 {
@@ -192,43 +155,47 @@ func (e *enc) sized(body func()) {
 	copy(e.b[start-1:], l[:k])
 }
 
-func (e *enc) stage(s *stage.Spec) {
-	e.str(tagPath, s.Path)
-	e.strs(tagArgv, s.Argv)
-	e.strs(tagEnv, s.Env)
-	if len(s.Rlimits) > 0 {
-		e.b = binary.AppendUvarint(append(e.b, tagRlimits), uint64(len(s.Rlimits)))
-		for i := range s.Rlimits {
-			r := &s.Rlimits[i]
-			e.sized(func() {
-				e.str(tagLimitName, r.Name)
-				e.int(tagLimitResource, r.Resource)
-				e.uint(tagLimitValue, r.Value)
-			})
+// fields writes each field that is not its zero value.
+func (e *enc) fields(fs []field) {
+	for i, f := range fs {
+		tag := byte(i + 1)
+		switch v := f.v.(type) {
+		case *bool: // present means true
+			if *v {
+				e.b = append(e.b, tag)
+			}
+		case *int:
+			e.int(tag, *v)
+		case *uint64:
+			e.uint(tag, *v)
+		case *string:
+			e.str(tag, *v)
+		case *[]string:
+			e.strs(tag, *v)
+		case *[]int:
+			e.ints(tag, *v)
+		case *[][]byte:
+			if len(*v) > 0 {
+				e.b = binary.AppendUvarint(append(e.b, tag), uint64(len(*v)))
+				for _, b := range *v {
+					e.b = append(binary.AppendUvarint(e.b, uint64(len(b))), b...)
+				}
+			}
+		case stageMsg:
+			e.msg(tag, func() { e.fields(stageFields(v.p)) })
+		case viewMsg:
+			if *v.p != nil {
+				e.msg(tag, func() { e.fields(viewFields(*v.p)) })
+			}
+		case limitsMsg:
+			if len(*v.p) > 0 {
+				e.b = binary.AppendUvarint(append(e.b, tag), uint64(len(*v.p)))
+				for i := range *v.p {
+					e.sized(func() { e.fields(limitFields(&(*v.p)[i])) })
+				}
+			}
 		}
 	}
-	e.uint(tagNofileSoft, s.NofileSoft)
-	e.flag(tagNNP, s.NNP)
-	e.flag(tagDropCaps, s.DropCaps)
-	e.ints(tagKeepCaps, s.KeepCaps)
-	e.int(tagLandlock, s.Landlock)
-	e.strs(tagRW, s.RW)
-	e.ints(tagRWFDs, s.RWFDs)
-	e.strs(tagNodes, s.Nodes)
-	if len(s.Filters) > 0 {
-		e.b = binary.AppendUvarint(append(e.b, tagFilters), uint64(len(s.Filters)))
-		for _, f := range s.Filters {
-			e.b = append(binary.AppendUvarint(e.b, uint64(len(f))), f...)
-		}
-	}
-	e.flag(tagNetOpen, s.NetOpen)
-}
-
-func (e *enc) view(v *stage.View) {
-	e.flag(tagViewProc, v.Proc)
-	e.flag(tagViewReadOnly, v.ReadOnly)
-	e.strs(tagViewRW, v.RW)
-	e.str(tagViewCwd, v.Cwd)
 }
 
 // errTruncated: a value runs past the end of its message.
@@ -247,44 +214,7 @@ func decodeSpec(b []byte) (*Spec, error) {
 	}
 	s := &Spec{Proto: Protocol}
 	d := dec{b: b[n:]}
-	err := d.fields(specFields[:], func(tag byte, name string) (err error) {
-		switch tag {
-		case tagStage:
-			err = d.sub(name, func(sd *dec) error { return sd.stage(&s.Stage) })
-		case tagView, tagStageView:
-			v := new(stage.View)
-			err = d.sub(name, func(sd *dec) error { return sd.view(v) })
-			if tag == tagView {
-				s.View = v
-			} else {
-				s.StageView = v
-			}
-		case tagDirect:
-			s.Direct = true
-		case tagPIDNS:
-			s.PIDNS = true
-		case tagMapIDs:
-			s.MapIDs = true
-		case tagUID:
-			s.UID, err = d.int(name)
-		case tagGID:
-			s.GID, err = d.int(name)
-		case tagSupervise:
-			s.Supervise = true
-		case tagStderr:
-			s.Stderr = true
-		case tagRWTrees:
-			s.RWTrees, err = d.int(name)
-		case tagLoopback:
-			s.Loopback = true
-		case tagProxyPort:
-			s.ProxyPort, err = d.int(name)
-		case tagCgroup:
-			s.Cgroup = true
-		}
-		return err
-	})
-	if err != nil {
+	if err := d.fields(specFields(s)); err != nil {
 		return nil, fmt.Errorf("shim: decode spec (the tool and artexec-shim must come from the same build): %w", err)
 	}
 	return s, nil
@@ -296,30 +226,64 @@ type dec struct {
 	path string
 }
 
-// fields reads the message's fields to its end, calling field for each
-// known tag with its name (path.name) to read the value.
-func (d *dec) fields(names []string, field func(tag byte, name string) error) error {
-	last := byte(0)
+// fields reads the message's fields to its end into fs.
+func (d *dec) fields(fs []field) error {
+	last := 0
 	for len(d.b) > 0 {
-		tag := d.b[0]
+		tag := int(d.b[0])
 		d.b = d.b[1:]
-		if tag == 0 || int(tag) >= len(names) {
+		if tag == 0 || tag > len(fs) {
 			what := d.path
 			if what == "" {
 				what = "spec"
 			}
 			return fmt.Errorf("unknown field %d in %s", tag, what)
 		}
-		name := d.prefix() + names[tag]
+		f := fs[tag-1]
+		name := d.prefix() + f.name
 		if tag <= last {
 			return fmt.Errorf("%s: out of order or repeated", name)
 		}
 		last = tag
-		if err := field(tag, name); err != nil {
+		if err := d.value(name, f.v); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// value reads one field's value into v (a field's v).
+func (d *dec) value(name string, v any) (err error) {
+	switch v := v.(type) {
+	case *bool:
+		*v = true
+	case *int:
+		*v, err = d.int(name)
+	case *uint64:
+		*v, err = d.uvarint(name)
+	case *string:
+		*v, err = d.str(name)
+	case *[]string:
+		*v, err = list(d, name, d.str)
+	case *[]int:
+		*v, err = list(d, name, d.int)
+	case *[][]byte:
+		*v, err = list(d, name, func(name string) ([]byte, error) {
+			b, err := d.bytes(name)
+			return append([]byte(nil), b...), err // a serving supervisor reuses its buffer
+		})
+	case stageMsg:
+		err = d.sub(name, func(sd *dec) error { return sd.fields(stageFields(v.p)) })
+	case viewMsg:
+		*v.p = new(stage.View)
+		err = d.sub(name, func(sd *dec) error { return sd.fields(viewFields(*v.p)) })
+	case limitsMsg:
+		*v.p, err = list(d, name, func(name string) (r stage.Rlimit, err error) {
+			err = d.sub(name, func(ld *dec) error { return ld.fields(limitFields(&r)) })
+			return r, err
+		})
+	}
+	return err
 }
 
 func (d *dec) prefix() string {
@@ -379,28 +343,15 @@ func (d *dec) str(name string) (string, error) {
 	return string(b), err
 }
 
-func (d *dec) strs(name string) ([]string, error) {
+// list reads a count and that many elements with elem; none is nil.
+func list[T any](d *dec, name string, elem func(string) (T, error)) ([]T, error) {
 	n, err := d.count(name)
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	out := make([]string, n)
+	out := make([]T, n)
 	for i := range out {
-		if out[i], err = d.str(name); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func (d *dec) ints(name string) ([]int, error) {
-	n, err := d.count(name)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	out := make([]int, n)
-	for i := range out {
-		if out[i], err = d.int(name); err != nil {
+		if out[i], err = elem(name); err != nil {
 			return nil, err
 		}
 	}
@@ -414,91 +365,4 @@ func (d *dec) sub(name string, body func(*dec) error) error {
 		return err
 	}
 	return body(&dec{b: b, path: name})
-}
-
-func (d *dec) stage(s *stage.Spec) error {
-	return d.fields(stageFields[:], func(tag byte, name string) (err error) {
-		switch tag {
-		case tagPath:
-			s.Path, err = d.str(name)
-		case tagArgv:
-			s.Argv, err = d.strs(name)
-		case tagEnv:
-			s.Env, err = d.strs(name)
-		case tagRlimits:
-			var n int
-			if n, err = d.count(name); err != nil || n == 0 {
-				return err
-			}
-			s.Rlimits = make([]stage.Rlimit, n)
-			for i := range s.Rlimits {
-				if err = d.sub(name, func(ld *dec) error { return ld.rlimit(&s.Rlimits[i]) }); err != nil {
-					return err
-				}
-			}
-		case tagNofileSoft:
-			s.NofileSoft, err = d.uvarint(name)
-		case tagNNP:
-			s.NNP = true
-		case tagDropCaps:
-			s.DropCaps = true
-		case tagKeepCaps:
-			s.KeepCaps, err = d.ints(name)
-		case tagLandlock:
-			s.Landlock, err = d.int(name)
-		case tagRW:
-			s.RW, err = d.strs(name)
-		case tagRWFDs:
-			s.RWFDs, err = d.ints(name)
-		case tagNodes:
-			s.Nodes, err = d.strs(name)
-		case tagFilters:
-			var n int
-			if n, err = d.count(name); err != nil || n == 0 {
-				return err
-			}
-			s.Filters = make([][]byte, n)
-			for i := range s.Filters {
-				var f []byte
-				if f, err = d.bytes(name); err != nil {
-					return err
-				}
-				s.Filters[i] = append([]byte(nil), f...) // a serving supervisor reuses its buffer
-
-			}
-		case tagNetOpen:
-			s.NetOpen = true
-		}
-		return err
-	})
-}
-
-func (d *dec) rlimit(r *stage.Rlimit) error {
-	return d.fields(limitFields[:], func(tag byte, name string) (err error) {
-		switch tag {
-		case tagLimitName:
-			r.Name, err = d.str(name)
-		case tagLimitResource:
-			r.Resource, err = d.int(name)
-		case tagLimitValue:
-			r.Value, err = d.uvarint(name)
-		}
-		return err
-	})
-}
-
-func (d *dec) view(v *stage.View) error {
-	return d.fields(viewFields[:], func(tag byte, name string) (err error) {
-		switch tag {
-		case tagViewProc:
-			v.Proc = true
-		case tagViewReadOnly:
-			v.ReadOnly = true
-		case tagViewRW:
-			v.RW, err = d.strs(name)
-		case tagViewCwd:
-			v.Cwd, err = d.str(name)
-		}
-		return err
-	})
 }
