@@ -2,10 +2,14 @@
 # Whole-process cost of artexec, as ratios against baselines measured in the
 # same run:
 #   1. per-command cost of `artexec run -- true` (isolation none, landlock,
-#      strict) against /bin/true spawned raw, GNU `timeout 10 true`, the Go
-#      floor (os/exec) and bubblewrap (`bwrap --unshare-all --new-session
+#      strict) against /bin/true spawned raw, GNU `timeout 10 true`, an
+#      empty Go program, the Go floors (os/exec; two processes, the shape
+#      of artexec) and bubblewrap (`bwrap --unshare-all --new-session
 #      --die-with-parent` with / read-only, a fresh /proc and /dev: the peer
-#      strict is held to), with the ratios the targets are stated in;
+#      strict is held to; and the same with a mount namespace only), with
+#      the ratios the targets are stated in. CPU is every process of the
+#      command, from a cgroup of the script's own where it can make one
+#      (see cpu_us);
 #   2. capture of 1 GiB of text output with a 1 MiB cap: peak RSS and
 #      throughput against the same pipeline writing to /dev/null. (Text, not
 #      /dev/zero: a NUL byte is six bytes of JSON, "\u0000", which would
@@ -51,63 +55,26 @@ cmds=()
 add() { names+=("$1"); cmds+=("$2"); }
 add "/bin/true (raw spawn)" "$true_bin"
 add "timeout 10 true (GNU)" "timeout 10 $true_bin"
-# The Go floor: the smallest Go program that runs true and waits (os/exec),
-# to tell the Go runtime's own start-up cost from artexec's.
-if command -v go >/dev/null 2>&1; then
-	mkdir -p "$tmp/gofloor"
-	cat >"$tmp/gofloor/main.go" <<'GO'
-package main
-
-import (
-	"os"
-	"os/exec"
-)
-
-func main() {
-	if err := exec.Command(os.Args[1]).Run(); err != nil {
-		os.Exit(1)
-	}
-}
-GO
-	printf 'module gofloor\ngo 1.22\n' >"$tmp/gofloor/go.mod"
-	if (cd "$tmp/gofloor" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor . 2>/dev/null); then
-		add "Go floor: os/exec true" "$tmp/gofloor/gofloor $true_bin"
-	fi
-	# The floor of artexec's shape: two minimal Go processes, a runner
-	# that starts a supervisor (itself again) that starts true, each
-	# waiting for its child. Nothing is checked or isolated: what is left
-	# is two Go runtimes starting and two fork+execs.
-	mkdir -p "$tmp/gofloor2"
-	cat >"$tmp/gofloor2/main.go" <<'GO'
-package main
-
-import (
-	"os"
-	"os/exec"
-)
-
-func main() {
-	prog := os.Args[1]
-	if os.Getenv("GOFLOOR2_SUPERVISOR") == "" {
-		cmd := exec.Command("/proc/self/exe", prog)
-		cmd.Env = []string{"GOFLOOR2_SUPERVISOR=1"}
-		if err := cmd.Run(); err != nil {
-			os.Exit(1)
-		}
-		return
-	}
-	if err := exec.Command(prog).Run(); err != nil {
-		os.Exit(1)
-	}
-}
-GO
-	printf 'module gofloor2\ngo 1.22\n' >"$tmp/gofloor2/go.mod"
-	if (cd "$tmp/gofloor2" && CGO_ENABLED=0 GOFLAGS= go build -o gofloor2 . 2>/dev/null); then
-		add "Go floor: runner+supervisor" "$tmp/gofloor2/gofloor2 $true_bin"
-	fi
+# The Go floors (scripts/gofloors.sh): an empty Go program, one that runs
+# true and waits (os/exec), and two of them in artexec's shape (a runner
+# that starts a supervisor that starts true), to tell the Go runtime's own
+# start-up cost from artexec's.
+# shellcheck source=scripts/gofloors.sh
+. scripts/gofloors.sh
+if build_gofloor goempty "$tmp"; then
+	add "Go: empty program" "$tmp/goempty/goempty"
+fi
+if build_gofloor gofloor "$tmp"; then
+	add "Go floor: os/exec true" "$tmp/gofloor/gofloor $true_bin"
+fi
+if build_gofloor gofloor2 "$tmp"; then
+	add "Go floor: runner+supervisor" "$tmp/gofloor2/gofloor2 $true_bin"
 fi
 if command -v bwrap >/dev/null 2>&1; then
 	add "bwrap --unshare-all" "bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
+	# The same without --unshare-all (a mount namespace only, and a user
+	# namespace when not root): what bwrap's other namespaces cost it.
+	add "bwrap, mount namespace only" "bwrap --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
 fi
 add "artexec run -- true" "$artexec run --workspace $ws -- true"
 iso_json="$("$artexec" isolation 2>/dev/null || true)"
@@ -134,6 +101,9 @@ now() { date +%s%N; }
 # children_cpu_us: user+sys CPU of every child this shell has waited for,
 # from the `times` builtin (its second line), in microseconds. CPU time is
 # much less disturbed than wall time by other load on a shared machine.
+# It misses the CPU of processes nobody waits for: bwrap's outer process
+# exits without reaping its PID 1 in the new namespace, so `times` saw
+# well under half of bwrap's CPU (see cpu_us).
 children_cpu_us() {
 	times >"$tmp/times" # in this shell: a $(...) subshell has no children
 	awk 'NR == 2 {
@@ -141,17 +111,54 @@ children_cpu_us() {
 		for (i = 1; i <= n; i++) { split(f[i], a, "m"); sub("s", "", a[2]); us += (a[1] * 60 + a[2]) * 1e6 }
 		printf "%d", us }' "$tmp/times"
 }
-declare -A samples cpu wall
+# The per-command CPU of section 1 is taken from a cgroup v2 of this
+# script's own where it can make one (root, or a delegated subtree): the
+# script's shell moves into it, and cpu.stat's usage_usec counts every
+# process of a command, waited for or not, as `perf stat` does. Without
+# one, the shell's `times` (children_cpu_us). Neither counts work the
+# kernel defers to its own threads (a network namespace is torn down by a
+# kernel worker): bwrap and strict both have one.
+bench_cg=""
+cg_line="$(grep '^0::' /proc/self/cgroup 2>/dev/null || true)"
+# the first cgroup2 mount, if it shows the whole hierarchy: its mount point
+cg_mount="$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; f = 1 }; break } } f { exit }' /proc/self/mountinfo 2>/dev/null || true)"
+if [ -n "$cg_line" ] && [ -n "$cg_mount" ]; then
+	cg_parent="$cg_mount${cg_line#0::}"
+	cg_home="$cg_parent"
+	if mkdir "$cg_parent/artexec-bench-$$" 2>/dev/null; then
+		if echo $$ >"$cg_parent/artexec-bench-$$/cgroup.procs" 2>/dev/null && [ -r "$cg_parent/artexec-bench-$$/cpu.stat" ]; then
+			bench_cg="$cg_parent/artexec-bench-$$"
+			trap 'echo $$ >"$cg_home/cgroup.procs" 2>/dev/null; rmdir "$bench_cg" 2>/dev/null; rm -rf "$tmp"' EXIT
+		else
+			rmdir "$cg_parent/artexec-bench-$$"
+		fi
+	fi
+fi
+# cpu_us: CPU used so far by this shell's cgroup (every process in it), or
+# by its waited-for children.
+cpu_us() {
+	if [ -n "$bench_cg" ]; then
+		local k v
+		while read -r k v; do
+			if [ "$k" = usage_usec ]; then
+				echo "$v"
+				return
+			fi
+		done <"$bench_cg/cpu.stat"
+	fi
+	children_cpu_us
+}
+declare -A samples cpu wall cpum
 for ((r = 0; r < rounds; r++)); do
 	for i in "${!cmds[@]}"; do
 		read -r -a argv <<<"${cmds[$i]}"
-		children_cpu_us >"$tmp/c0"
 		t0=$(now)
+		cpu_us >"$tmp/c0" # no process of its own in a cgroup: nothing but the runs counted
 		for ((k = 0; k < runs; k++)); do
 			"${argv[@]}" >/dev/null
 		done
+		cpu_us >"$tmp/c1"
 		t1=$(now)
-		children_cpu_us >"$tmp/c1"
 		samples[$i]+="$(((t1 - t0) / runs / 1000)) "
 		cpu[$i]+="$((($(<"$tmp/c1") - $(<"$tmp/c0")) / runs)) "
 	done
@@ -161,6 +168,11 @@ median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{v[NR]=$1} END {print (
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 
 echo "# artexec per-command cost: median of $rounds rounds x $runs runs, $(nproc) cores, $(uname -r), load $(cut -d' ' -f1 /proc/loadavg)"
+if [ -n "$bench_cg" ]; then
+	echo "# CPU: every process of the command (a cgroup's cpu.stat usage_usec)"
+else
+	echo "# CPU: the processes the shell's children waited for (times; no cgroup of the script's own could be made: bwrap's is undercounted)"
+fi
 printf '%-30s %10s %8s %10s %10s %8s %10s\n' "command" "wall µs" "vs raw" "vs timeout" "CPU µs" "vs raw" "vs timeout"
 raw="$(median "${samples[0]}")"
 gnu="$(median "${samples[1]}")"
@@ -172,12 +184,13 @@ for i in "${!cmds[@]}"; do
 	printf '%-30s %10s %8s %10s %10s %8s %10s\n' "${names[$i]}" "$m" "$(ratio "$m" "$raw")x" "$(ratio "$m" "$gnu")x" \
 		"$c" "$(ratio "$c" "$rawc")x" "$(ratio "$c" "$gnuc")x"
 	wall[${names[$i]}]="$m"
+	cpum[${names[$i]}]="$c"
 done
-# The targets' ratios (wall): none vs GNU timeout, landlock vs none,
-# strict vs bwrap.
+# The targets' ratios, wall and CPU: none vs the two-process Go floor,
+# landlock vs none, strict vs bwrap (and the older ones beside).
 target() { # name numerator denominator
 	if [ -n "${wall[$2]:-}" ] && [ -n "${wall[$3]:-}" ]; then
-		printf '%-30s %s\n' "$1" "$(ratio "${wall[$2]}" "${wall[$3]}")x"
+		printf '%-30s wall %s  CPU %s\n' "$1" "$(ratio "${wall[$2]}" "${wall[$3]}")x" "$(ratio "${cpum[$2]}" "${cpum[$3]}")x"
 	fi
 }
 echo

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/art-runtime/art/internal/cli"
+	_ "github.com/art-runtime/art/internal/oneproc" // one P: a one-shot process, mostly blocked
 	"github.com/art-runtime/art/lib/execx"
 )
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -403,11 +402,9 @@ func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
 	case std.OutTTY:
 		b, err = jsonx.MarshalIndent(res)
 	default:
-		// jsonx.Marshal's encoding, streamed: the Result can carry
-		// output_bytes of output, so it is not copied into a second buffer.
-		enc := json.NewEncoder(std.Out)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(res)
+		// jsonx.Marshal's encoding, streamed (the Result can carry its
+		// output's whole cap) and written without reflection.
+		return res.WriteJSON(std.Out)
 	}
 	if err != nil {
 		return err

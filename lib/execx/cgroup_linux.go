@@ -89,10 +89,6 @@ func sweepCgroups(parent string) {
 }
 
 func findCgroupParent() (string, error) {
-	mount, root, err := cgroup2Mount()
-	if err != nil {
-		return "", err
-	}
 	own, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
@@ -106,15 +102,64 @@ func findCgroupParent() (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%w: not in a cgroup v2", errNoCgroup)
 	}
-	rel, err := filepath.Rel(root, path)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return "", fmt.Errorf("%w: cgroup %s is outside the mount of %s", errNoCgroup, path, root)
+	var dir string
+	for _, root := range cgroupRoots {
+		if d := filepath.Join(root, path); isOwnCgroup(d) {
+			dir = d
+			break
+		}
 	}
-	dir := filepath.Join(mount, rel)
+	if dir == "" {
+		if dir, err = cgroupDirByMount(path); err != nil {
+			return "", err
+		}
+	}
 	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
 		return "", fmt.Errorf("%w: %s: %v", errNoCgroup, dir, err)
 	}
 	return dir, nil
+}
+
+// cgroupDirByMount is the directory of cgroup path (as /proc/self/cgroup
+// shows it) under the first cgroup2 mount.
+func cgroupDirByMount(path string) (string, error) {
+	mount, root, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(root, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("%w: cgroup %s is outside the mount of %s", errNoCgroup, path, root)
+	}
+	return filepath.Join(mount, rel), nil
+}
+
+// cgroupRoots are where cgroup v2 is mounted nearly everywhere: alone,
+// or beside the v1 hierarchies (systemd's hybrid layout).
+var cgroupRoots = [...]string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
+
+// isOwnCgroup says whether dir is this process's own cgroup: a cgroup v2
+// directory whose cgroup.procs lists this process (a process is in one
+// cgroup only). It is the common case's shortcut past reading
+// /proc/self/mountinfo (cgroup2Mount), which the kernel formats mount by
+// mount, and it holds wherever the mount shows a subtree or the process
+// is in a cgroup namespace: another directory does not list this process.
+func isOwnCgroup(dir string) bool {
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	self := strconv.Itoa(os.Getpid())
+	for _, f := range bytes.Fields(b) {
+		if string(f) == self {
+			return true
+		}
+	}
+	return false
 }
 
 // cgroup2Mount finds the first cgroup2 mount in /proc/self/mountinfo:

@@ -3,6 +3,7 @@
 package execx
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,35 @@ func FuzzUnescapeMount(f *testing.F) {
 			t.Errorf("unescapeMount(%q) = %q: changed a string without escapes", s, got)
 		}
 	})
+}
+
+// The shortcut past mountinfo finds the directory mountinfo names, and
+// no other.
+func TestOwnCgroupShortcut(t *testing.T) {
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Skip(err)
+	}
+	_, path, ok := strings.Cut(string(own), "0::")
+	if path, _, _ = strings.Cut(path, "\n"); !ok {
+		t.Skip("not in a cgroup v2")
+	}
+	want, err := cgroupDirByMount(path)
+	if err != nil {
+		t.Skip(err)
+	}
+	if !isOwnCgroup(want) {
+		t.Errorf("isOwnCgroup(%s) = false for this process's cgroup", want)
+	}
+	if path != "/" && isOwnCgroup(filepath.Dir(want)) {
+		t.Errorf("isOwnCgroup(%s) = true for the parent cgroup", filepath.Dir(want))
+	}
+	if isOwnCgroup(t.TempDir()) {
+		t.Error("isOwnCgroup of a plain directory = true")
+	}
+	if got, err := findCgroupParent(); err == nil && got != want {
+		t.Errorf("findCgroupParent() = %s; mountinfo says %s", got, want)
+	}
 }
 
 // A task that left processes behind is never a success: status error,

@@ -256,11 +256,24 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	}
 	s.RWTrees = len(pl.rwFiles())
 	st := &s.Stage
-	s.Direct = len(st.Rlimits) == 0 && !st.NNP && !st.DropCaps && st.Landlock == 0 && len(st.Filters) == 0
-	if !s.Direct && !slices.ContainsFunc(st.Rlimits, func(r stage.Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE }) {
+	s.Direct = ip.direct()
+	if ip.needsNofile() {
 		st.NofileSoft = startNofile() // as ForkExec gives it back under none
 	}
 	return s
+}
+
+// direct: the supervisor starts the program itself, with nothing to
+// apply between fork and execve (shim.Spec.Direct).
+func (ip *isoPlan) direct() bool {
+	return len(ip.rlimits) == 0 && !ip.nnp && !ip.dropCaps && ip.landlock == 0 && len(ip.filters) == 0
+}
+
+// needsNofile: the task's own process restricts itself and no policy
+// limit sets its open files, so it must be given back the soft limit
+// this process started with (startNofile).
+func (ip *isoPlan) needsNofile() bool {
+	return !ip.direct() && !slices.ContainsFunc(ip.rlimits, func(r stage.Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE })
 }
 
 // mountNSUsable says, once per process, whether this process can start a

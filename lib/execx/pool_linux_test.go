@@ -284,10 +284,10 @@ func TestPoolProtocolError(t *testing.T) {
 		{name: "too many descriptors", data: run(spec(good)), nfds: 8},
 		{name: "not a run", data: append([]byte{'X'}, spec(good)...), nfds: 5},
 		{name: "no spec", data: []byte{shim.ServeRun}, nfds: 5, error: "decode spec"},
-		{name: "two runs", data: []byte{shim.ServeRun, shim.ServeRun}, nfds: 5, error: "decode spec"},
+		{name: "two runs", data: []byte{shim.ServeRun, shim.ServeRun}, nfds: 5, error: "spec protocol 82"},
 		{name: "spec too long", data: run(spec(good) + strings.Repeat(" ", shim.MaxServeSpec)), nfds: 5},
-		{name: "unknown field", data: run(fmt.Sprintf(`{"proto":%d,"stage":{},"more":true}`, shim.Protocol)), nfds: 5, error: "unknown field"},
-		{name: "bad spec", data: run(`{"proto":1}`), nfds: 5, error: "spec protocol 1"},
+		{name: "unknown field", data: run(spec(good) + "\x7f"), nfds: 5, error: "unknown field"},
+		{name: "bad spec", data: run("\x01"), nfds: 5, error: "spec protocol 1"},
 		{name: "pid namespace", data: run(spec(&shim.Spec{Stage: good.Stage, Direct: true, PIDNS: true})), nfds: 5, error: "no task with a mount view"},
 		{name: "stderr mismatch", data: run(spec(good)), nfds: 6, error: "6 descriptors"},
 	} {

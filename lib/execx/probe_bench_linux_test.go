@@ -3,6 +3,8 @@
 package execx
 
 import (
+	"os"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -26,6 +28,71 @@ func BenchmarkNofileProbe(b *testing.B) {
 	cpu0 := cpuNS()
 	for b.Loop() {
 		probeNofile()
+	}
+	b.ReportMetric(float64(cpuNS()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkTaskCgroup is what a task's own cgroup adds to a start: the
+// same fork+exec+wait of /bin/true, plain and into a cgroup made for it
+// (newTaskCgroup: mkdir, open, the cgroup.kill check; clone3 with
+// CLONE_INTO_CGROUP; after the exit, the members read as the cleanup
+// does, and rmdir). CPU is this process's and its children's, per start.
+// go test -run NONE -bench TaskCgroup ./lib/execx
+func BenchmarkTaskCgroup(b *testing.B) {
+	if !cgroupUsable() {
+		b.Skip("the runner cannot make cgroups here")
+	}
+	spawn := func(b *testing.B, sys *syscall.SysProcAttr) {
+		pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{Sys: sys})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil || ws.ExitStatus() != 0 {
+			b.Fatal(err, ws)
+		}
+	}
+	b.Run("plain", func(b *testing.B) {
+		cpu0 := cpuNS()
+		for b.Loop() {
+			spawn(b, nil)
+		}
+		b.ReportMetric(float64(cpuNS()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("own-cgroup", func(b *testing.B) {
+		cpu0 := cpuNS()
+		for b.Loop() {
+			cg := newTaskCgroup()
+			if cg == nil {
+				b.Fatal("no cgroup")
+			}
+			spawn(b, &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: cg.fd})
+			if cg.kill() != 0 {
+				b.Fatal("members left")
+			}
+			cg.remove()
+		}
+		b.ReportMetric(float64(cpuNS()-cpu0)/float64(b.N), "cpu-ns/op")
+	})
+}
+
+// BenchmarkTmpdir is the private temp dir a landlock or strict task gets:
+// made (makeTmpdir: mkdir under the temp directory, the path resolved,
+// opened) and removed, as a run does. Its cost is the temp directory's
+// filesystem's: on ext4 with many directories made and removed in a row
+// the inode allocator scans past recently deleted inodes.
+// go test -run NONE -bench Tmpdir ./lib/execx
+func BenchmarkTmpdir(b *testing.B) {
+	cpu0 := cpuNS()
+	for b.Loop() {
+		d, f, err := makeTmpdir()
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+		if err := os.Remove(d); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(cpuNS()-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -123,16 +123,60 @@ func probeClone(flags uintptr) error {
 // itself must get too (stage.Spec.NofileSoft). The Go runtime raised this
 // process's soft limit to one below the hard limit at start and keeps the
 // old value to itself, so, if it was raised, the old value is read once
-// from a child of this process's shim stopped by ptrace at its execve,
-// before the child's own Go runtime could raise it; the child is then
-// killed. 0: not raised (every process of the chain has the same limit),
-// or it could not be read (ptrace refused): the task keeps its
-// supervisor's limit.
-var startNofile = sync.OnceValue(probeNofile)
+// from a child stopped by ptrace at its execve, before the child's own Go
+// runtime could raise it: a one-shot run's own supervisor, started so
+// (stopAtExec), or else a child of this process's shim started for it and
+// killed (probeNofile). 0: not raised (every process of the chain has the
+// same limit), or it could not be read (ptrace refused): the task keeps
+// its supervisor's limit.
+func startNofile() uint64 {
+	nofile.mu.Lock()
+	defer nofile.mu.Unlock()
+	if !nofile.known {
+		nofile.soft, nofile.known = probeNofile(), true
+	}
+	return nofile.soft
+}
+
+var nofile struct {
+	mu    sync.Mutex
+	known bool
+	soft  uint64
+}
+
+func learnNofile(soft uint64) {
+	nofile.mu.Lock()
+	defer nofile.mu.Unlock()
+	if !nofile.known {
+		nofile.soft, nofile.known = soft, true
+	}
+}
+
+// nofileRaised is this process's open-files limit, if the Go runtime
+// raised its soft limit at start (one below the hard one).
+func nofileRaised() (cur unix.Rlimit, ok bool) {
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) != nil || cur.Max == 0 || cur.Cur != cur.Max-1 {
+		return cur, false
+	}
+	return cur, true
+}
+
+// nofileUnknown says whether startNofile would start a probe child: the
+// limit was raised and no child has shown the old one yet. The one-shot
+// supervisor is then started stopped at its execve instead (stopAtExec),
+// which costs a ptrace stop, not a process.
+func nofileUnknown() bool {
+	if _, ok := nofileRaised(); !ok {
+		return false
+	}
+	nofile.mu.Lock()
+	defer nofile.mu.Unlock()
+	return !nofile.known
+}
 
 func probeNofile() uint64 {
-	var cur unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) != nil || cur.Max == 0 || cur.Cur != cur.Max-1 {
+	cur, ok := nofileRaised()
+	if !ok {
 		return 0
 	}
 	devnull, err := os.Open(os.DevNull)
@@ -164,4 +208,36 @@ func probeNofile() uint64 {
 		return 0
 	}
 	return lim.Cur
+}
+
+// stopAtExec takes over our child pid, started with SysProcAttr.Ptrace
+// by this thread (its tracer) and now stopped at its execve: it learns
+// the soft open-files limit the child has there (startNofile's value)
+// and lets the child go on untraced. If the child ended instead, its
+// exit is returned (ended).
+func stopAtExec(pid int) (ex exitInfo, ended bool) {
+	for {
+		_, err := syscall.Wait4(pid, &ex.status, unix.WALL, &ex.rusage)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			ex.status = syscall.WaitStatus(0x7f00) // as waitPid: cannot happen for our own child
+			return ex, true
+		case !ex.status.Stopped():
+			return ex, true
+		case ex.status.StopSignal() != syscall.SIGTRAP: // a signal before the exec: deliver it
+			_ = syscall.PtraceCont(pid, int(ex.status.StopSignal()))
+			continue
+		}
+		cur, _ := nofileRaised()
+		var lim unix.Rlimit
+		soft := uint64(0)
+		if unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &lim) == nil && lim.Cur < cur.Cur {
+			soft = lim.Cur
+		}
+		learnNofile(soft)
+		_ = syscall.PtraceDetach(pid) // the exec's SIGTRAP is dropped
+		return exitInfo{}, false
+	}
 }

@@ -214,7 +214,15 @@ func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (pro
 	if attr.Sys.Cloneflags != 0 {
 		startFn = startNamespaced
 	}
+	// The task needs the open-files limit this process started with, not
+	// known yet: the supervisor is started stopped at its execve, where it
+	// still has it (stopAtExec), instead of a probe child of its own.
+	attr.Sys.Ptrace = pl.iso.needsNofile() && nofileUnknown()
 	pid, waited, err := startFn(shimExe(), argv, attr, nil)
+	if err != nil && attr.Sys.Ptrace { // ptrace refused (Yama): as before, without
+		attr.Sys.Ptrace = false
+		pid, waited, err = startFn(shimExe(), argv, attr, nil)
+	}
 	if err != nil && attr.Sys.Cloneflags != 0 {
 		ip := &pl.iso
 		if !ip.bestEffort {

@@ -87,9 +87,16 @@ func startProcess(path string, argv []string, attr *os.ProcAttr, restrict func()
 		}
 		live[pid] = true
 		procMu.Unlock()
+		var ex exitInfo
+		ended := false
+		if attr.Sys != nil && attr.Sys.Ptrace { // stopped at its execve, traced by this thread
+			ex, ended = stopAtExec(pid)
+		}
 		sc <- started{pid: pid}
-		// wait4 on this one pid never steals another child's status.
-		ex := waitChild(pid, len(argv) == 2 && argv[0] == shim.Arg0 && argv[1] == "supervise")
+		if !ended {
+			// wait4 on this one pid never steals another child's status.
+			ex = waitChild(pid, len(argv) == 2 && argv[0] == shim.Arg0 && argv[1] == "supervise")
+		}
 
 		procMu.Lock()
 		delete(live, pid)

@@ -19,7 +19,7 @@ import (
 // The serve protocol. A serving supervisor (argv Arg0 "serve") holds a
 // unix SOCK_SEQPACKET socket on fd 3 for its whole life and runs one task
 // per message on it, one task at a time. A message is the byte ServeRun
-// followed by the task's Spec (its JSON, as on fd 3 of a one-shot
+// followed by the task's Spec (encoded as on fd 3 of a one-shot
 // supervisor, at most MaxServeSpec bytes: a larger task gets a supervisor
 // of its own), with the task's descriptors attached (SCM_RIGHTS), in the
 // order of the Serve* indexes: the status pipe's write end, the control

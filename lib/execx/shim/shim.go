@@ -16,8 +16,6 @@
 package shim
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -48,8 +46,9 @@ func Main() int {
 	return run(os.Args[1])
 }
 
-// Spec is everything a shim needs, sent by the runner on fd 3: what
-// the exec stage applies and, for a supervisor, how to supervise.
+// Spec is everything a shim needs, sent by the runner on fd 3 (encoded
+// as wire.go says; the json names are the field names its errors use):
+// what the exec stage applies and, for a supervisor, how to supervise.
 type Spec struct {
 	// Proto is Protocol as the runner was built with it (set by Encode).
 	Proto int        `json:"proto"`
@@ -103,15 +102,9 @@ type Spec struct {
 // serve message carries the spec, and a supervisor closes its control
 // pipe once nothing of the task is left. 4: StageView, and the writable
 // trees of Options.Writable after the temp dir. 5: no exec stage process
-// (the supervisor forks the restricted child itself).
-const Protocol = 5
-
-// Encode is the spec as sent on fd 3, stamped with Protocol.
-func (s *Spec) Encode() []byte {
-	s.Proto = Protocol
-	b, _ := json.Marshal(s) // plain data: cannot fail
-	return b
-}
+// (the supervisor forks the restricted child itself). 6: the spec's own
+// binary encoding (wire.go) instead of JSON.
+const Protocol = 6
 
 // Descriptors of a supervisor shim: 3 spec, 4 status, 5 control, then the
 // program's output pipe and, with Spec.Stderr, its stderr pipe.
@@ -146,20 +139,4 @@ func readSpecFrom(f *os.File) (*Spec, error) {
 		return nil, fmt.Errorf("shim: read spec: %w", err)
 	}
 	return decodeSpec(b)
-}
-
-// decodeSpec refuses a field it does not know and another protocol: the
-// runner may be a newer build asking for a restriction this shim would
-// silently skip.
-func decodeSpec(b []byte) (*Spec, error) {
-	var s Spec
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("shim: decode spec (the tool and artexec-shim must come from the same build): %w", err)
-	}
-	if s.Proto != Protocol {
-		return nil, fmt.Errorf("shim: spec protocol %d, this shim speaks %d: install the tool and artexec-shim from the same build", s.Proto, Protocol)
-	}
-	return &s, nil
 }

@@ -1,0 +1,65 @@
+# shellcheck shell=bash
+# The Go floors scripts/bench-artexec.sh and scripts/profile-start.sh
+# measure artexec against, in one place. Sourced; build_gofloor NAME DIR
+# writes the program NAME into DIR/NAME and builds DIR/NAME/NAME (false if
+# go is missing or the build fails):
+#   goempty   a Go process that starts and exits: one runtime start
+#   gofloor   the smallest Go program that runs ARG and waits (os/exec)
+#   gofloor2  the floor of artexec's shape: two minimal Go processes, a
+#             runner that starts a supervisor (itself again) that starts
+#             ARG, each waiting for its child; nothing checked or
+#             isolated: two Go runtimes starting and two fork+execs
+build_gofloor() { # NAME DIR
+	local name="$1" dir="$2/$1"
+	command -v go >/dev/null 2>&1 || return 1
+	mkdir -p "$dir"
+	case "$name" in
+	goempty)
+		printf 'package main\n\nfunc main() {}\n' >"$dir/main.go"
+		;;
+	gofloor)
+		cat >"$dir/main.go" <<'GO'
+package main
+
+import (
+	"os"
+	"os/exec"
+)
+
+func main() {
+	if err := exec.Command(os.Args[1]).Run(); err != nil {
+		os.Exit(1)
+	}
+}
+GO
+		;;
+	gofloor2)
+		cat >"$dir/main.go" <<'GO'
+package main
+
+import (
+	"os"
+	"os/exec"
+)
+
+func main() {
+	prog := os.Args[1]
+	if os.Getenv("GOFLOOR2_SUPERVISOR") == "" {
+		cmd := exec.Command("/proc/self/exe", prog)
+		cmd.Env = []string{"GOFLOOR2_SUPERVISOR=1"}
+		if err := cmd.Run(); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
+	if err := exec.Command(prog).Run(); err != nil {
+		os.Exit(1)
+	}
+}
+GO
+		;;
+	*) return 1 ;;
+	esac
+	printf 'module %s\ngo 1.22\n' "$name" >"$dir/go.mod"
+	(cd "$dir" && CGO_ENABLED=0 GOFLAGS= go build -o "$name" . 2>/dev/null)
+}
