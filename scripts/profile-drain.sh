@@ -36,5 +36,5 @@ awk -v n="$n" '/Event count/ {ev = $NF} /%/ {sub("%", "", $1); printf "  %-14s %
 for comm in artexec-shim artq; do
 	echo "# $comm's time by function (inclusive, share of its own time)"
 	perf report -i "$tmp/perf.data" --children --comm "$comm" --percentage relative --sort sym -g none --stdio 2>/dev/null |
-		grep -E '%' | head -"${TOP:-40}"
+		grep -E '%' | head -"${TOP:-40}" || true
 done
