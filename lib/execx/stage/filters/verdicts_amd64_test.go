@@ -4,7 +4,10 @@ package filters
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"golang.org/x/net/bpf"
@@ -12,16 +15,20 @@ import (
 )
 
 // The filter decides every syscall as the two programs it replaced did
-// together (legacyAllowUnix, legacyDenyUnix; the kernel takes the
+// together (testdata/legacy-programs-amd64.txt; the kernel takes the
 // strictest verdict of all filters): for the native, i386 and an unknown
 // architecture, every syscall number of the native table and beyond, the
 // x32 numbers, and for each number argument values that hit every rule
 // and its edges, plus random ones — run in x/net/bpf's interpreter.
 func TestSameVerdicts(t *testing.T) {
+	legacyPrograms := readLegacy(t)
 	for _, denyUnix := range []bool{false, true} {
-		legacy := legacyAllowUnix
+		legacy := legacyPrograms["legacyAllowUnix"]
 		if denyUnix {
-			legacy = legacyDenyUnix
+			legacy = legacyPrograms["legacyDenyUnix"]
+		}
+		if len(legacy) != 2 {
+			t.Fatalf("denyUnix %v: %d legacy programs; want 2", denyUnix, len(legacy))
 		}
 		now, err := Programs("landlock", denyUnix)
 		if err != nil {
@@ -79,6 +86,28 @@ func TestSameVerdicts(t *testing.T) {
 		}
 		t.Logf("denyUnix %v: %d inputs, same verdicts", denyUnix, checked)
 	}
+}
+
+// readLegacy reads the programs before, by name, in order.
+func readLegacy(t *testing.T) map[string][][]byte {
+	t.Helper()
+	data, err := os.ReadFile("testdata/legacy-programs-amd64.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := map[string][][]byte{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		b, err := hex.DecodeString(f[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs[f[0]] = append(progs[f[0]], b)
+	}
+	return progs
 }
 
 func vm(t *testing.T, prog []byte) *bpf.VM {

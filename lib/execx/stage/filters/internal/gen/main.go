@@ -35,15 +35,12 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Fprintf(&b, "var %s = [][]byte{\n", v.name)
-		for _, p := range progs {
-			b.WriteString("\t{")
-			for i, c := range p {
-				if i%16 == 0 {
-					b.WriteString("\n\t\t")
-				}
-				fmt.Fprintf(&b, "0x%02x, ", c)
+		for _, p := range progs { // one line each: the instructions as a string of bytes
+			b.WriteString("\t[]byte(\"")
+			for _, c := range p {
+				fmt.Fprintf(&b, "\\x%02x", c)
 			}
-			b.WriteString("\n\t},\n")
+			b.WriteString("\"),\n")
 		}
 		b.WriteString("}\n\n")
 	}
