@@ -188,7 +188,7 @@ func program(denyUnix bool) ([]byte, error) {
 	if info.ID == arch.X86_64.ID {
 		a.jge(x32Bit, "foreign", "")
 	}
-	a.tree(calls, allow)
+	a.tree(calls, "ok")
 	a.label("foreign")
 	a.ret(enosys)
 	a.label("ioctl")
@@ -273,13 +273,17 @@ type call struct {
 // tree looks the syscall number (in the accumulator) up among calls,
 // sorted by number, in a binary tree of JGE splits down to runs of at
 // most four JEQs, and jumps to the label of the one it is; any other
-// number returns otherwise.
-func (a *asm) tree(calls []call, otherwise uint32) {
+// number goes to label otherwise. Every instruction counts: the kernel
+// JIT-compiles the program at every task start.
+func (a *asm) tree(calls []call, otherwise string) {
 	if len(calls) <= 4 {
-		for _, c := range calls {
-			a.jeq(c.nr, c.to, "")
+		for i, c := range calls {
+			if i == len(calls)-1 {
+				a.jeq(c.nr, c.to, otherwise)
+			} else {
+				a.jeq(c.nr, c.to, "")
+			}
 		}
-		a.ret(otherwise)
 		return
 	}
 	mid := len(calls) / 2
