@@ -56,11 +56,21 @@ const fsIOCFSGetXattr = 0x801c581f
 // is false if a read failed, or if the dir holds a subdirectory or
 // carries an extended attribute.
 func statTmp(f *os.File) (st tmpState, ok bool) {
-	fd, err := unix.Openat(int(f.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openDot(f)
 	if err != nil {
 		return st, false
 	}
 	defer unix.Close(fd)
+	return statTmpFD(fd)
+}
+
+// openDot opens the directory f holds (O_PATH) for reading, through f:
+// no path is looked up.
+func openDot(f *os.File) (int, error) {
+	return unix.Openat(int(f.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+}
+
+func statTmpFD(fd int) (st tmpState, ok bool) {
 	var s unix.Stat_t
 	if unix.Fstat(fd, &s) != nil || s.Nlink != 2 {
 		return st, false
@@ -115,19 +125,34 @@ func (p *Pool) tmpdir() (string, *os.File, error) {
 // (clean): nothing of that task is left to write into it.
 func (p *Pool) putTmpdir(path string, f *os.File, clean bool) {
 	v, known := p.tmpKept.LoadAndDelete(path)
-	if clean && known && emptyTmp(path, f) {
-		if st, ok := statTmp(f); ok && st == v.(tmpState) && samePath(path, &st) {
-			p.mu.Lock()
-			if !p.closed && len(p.tmps) < max(p.size, 1) {
-				p.tmps = append(p.tmps, keptTmp{path: path, f: f, at: st})
-				p.mu.Unlock()
-				return
-			}
-			p.mu.Unlock()
-		}
+	if clean && known && p.keep(path, f, v.(tmpState)) {
+		return
 	}
 	_ = os.RemoveAll(path)
 	f.Close()
+}
+
+// keep empties the dir, checks it and keeps it; false: it was not kept.
+func (p *Pool) keep(path string, f *os.File, made tmpState) bool {
+	fd, err := openDot(f)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if !emptyTmp(path, fd) {
+		return false
+	}
+	st, ok := statTmpFD(fd)
+	if !ok || st != made || !samePath(path, &st) {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || len(p.tmps) >= max(p.size, 1) {
+		return false
+	}
+	p.tmps = append(p.tmps, keptTmp{path: path, f: f, at: st})
+	return true
 }
 
 // closeTmps removes the kept temp dirs (Close).
@@ -149,29 +174,30 @@ func samePath(path string, st *tmpState) bool {
 	return unix.Lstat(path, &s) == nil && s.Dev == st.dev && s.Ino == st.ino
 }
 
-// emptyTmp removes everything the task left in its temp dir, beneath the
-// dir (os.Root: no symlink or ".." leads out of it), and reports whether
-// it is empty now and still the directory f holds.
-func emptyTmp(path string, f *os.File) bool {
+// emptyTmp removes everything the task left in its temp dir (fd, the
+// dir read through the runner's descriptor), beneath the dir (os.Root: no
+// symlink or ".." leads out of it), and reports whether it is empty now.
+// A task that left nothing costs one read of the dir and no path lookup.
+func emptyTmp(path string, fd int) bool {
+	names, err := dirNames(fd)
+	if err != nil {
+		return false
+	}
+	if len(names) == 0 {
+		return true
+	}
 	r, err := os.OpenRoot(path)
 	if err != nil {
 		return false
 	}
 	defer r.Close()
-	var held, named unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &held) != nil {
-		return false
-	}
-	d, err := r.Open(".")
+	d, err := r.Open(".") // the root is the dir held: same device and inode
 	if err != nil {
 		return false
 	}
 	defer d.Close()
-	if unix.Fstat(int(d.Fd()), &named) != nil || named.Dev != held.Dev || named.Ino != held.Ino {
-		return false
-	}
-	names, err := d.Readdirnames(-1)
-	if err != nil {
+	var held, named unix.Stat_t
+	if unix.Fstat(fd, &held) != nil || unix.Fstat(int(d.Fd()), &named) != nil || named.Dev != held.Dev || named.Ino != held.Ino {
 		return false
 	}
 	for _, name := range names {
@@ -179,14 +205,28 @@ func emptyTmp(path string, f *os.File) bool {
 			return false
 		}
 	}
-	if len(names) == 0 {
-		return true
+	left, err := dirNames(fd)
+	return err == nil && len(left) == 0
+}
+
+// dirNames lists the directory fd from its start (but "." and "..").
+func dirNames(fd int) ([]string, error) {
+	if _, err := unix.Seek(fd, 0, 0); err != nil {
+		return nil, err
 	}
-	d2, err := r.Open(".")
-	if err != nil {
-		return false
+	var names []string
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 	}
-	defer d2.Close()
-	left, err := d2.Readdirnames(1)
-	return err != nil && len(left) == 0
 }
