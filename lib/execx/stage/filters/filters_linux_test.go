@@ -170,11 +170,7 @@ func TestSeccompSelfOnlyAndSetID(t *testing.T) {
 		}
 		return err
 	}
-	tests := []struct {
-		name string
-		call func() error
-		want error // nil: allowed
-	}{
+	tests := []callCase{
 		{"sched_setscheduler other", func() error { return param(pid) }, unix.EPERM},
 		{"sched_setscheduler self", func() error { return param(0) }, nil},
 		{"sched_setparam other", func() error { return setparam(pid) }, unix.EPERM},
@@ -203,8 +199,8 @@ func TestSeccompSelfOnlyAndSetID(t *testing.T) {
 		{"prlimit64 set self", func() error { return prlimit(0, true) }, nil},
 		{"chmod setuid", func() error { return unix.Chmod(file, 0o4755) }, unix.EPERM},
 		{"chmod setgid", func() error { return unix.Chmod(file, 0o2755) }, unix.EPERM},
-		{"chmod setuid high bits", func() error {
-			_, _, e := unix.RawSyscall(unix.SYS_CHMOD, uintptr(unsafe.Pointer(must(unix.BytePtrFromString(file)))), 1<<32|0o4755, 0)
+		{"fchmodat setuid high bits", func() error {
+			_, _, e := unix.RawSyscall6(unix.SYS_FCHMODAT, uintptr(dfd), uintptr(unsafe.Pointer(must(unix.BytePtrFromString("f")))), 1<<32|0o4755, 0, 0, 0)
 			return errnoErr(e)
 		}, unix.EPERM},
 		{"chmod plain", func() error { return unix.Chmod(file, 0o1777) }, nil},
@@ -232,16 +228,13 @@ func TestSeccompSelfOnlyAndSetID(t *testing.T) {
 		{"open O_TMPFILE setuid", func() error { return open("", unix.O_TMPFILE|unix.O_WRONLY, 0o4755) }, unix.EPERM},
 		{"open existing, mode ignored", func() error { return open("f", unix.O_RDONLY, 0o4755) }, nil},
 		{"open creating plain", func() error { return open("p", unix.O_CREAT|unix.O_WRONLY, 0o755) }, nil},
-		{"creat setuid", func() error {
-			_, _, e := unix.RawSyscall(unix.SYS_CREAT, uintptr(unsafe.Pointer(must(unix.BytePtrFromString(filepath.Join(dir, "s3"))))), 0o4755, 0)
-			return errnoErr(e)
-		}, unix.EPERM},
 		{"mknodat setuid", func() error { return unix.Mknodat(dfd, "s4", unix.S_IFREG|0o4755, 0) }, unix.EPERM},
 		{"openat2", func() error {
 			_, err := unix.Openat2(dfd, "f", &unix.OpenHow{Flags: unix.O_RDONLY})
 			return err
 		}, unix.ENOSYS},
 	}
+	tests = append(tests, legacySetIDCalls(file, filepath.Join(dir, "s3"))...)
 	for _, tt := range tests {
 		onFilteredThread(t, stage.SeccompLandlock, false, func() {
 			if err := tt.call(); !errors.Is(err, tt.want) && !(tt.want == nil && err == nil) {
@@ -257,6 +250,14 @@ func TestSeccompSelfOnlyAndSetID(t *testing.T) {
 	if st, _ := os.Stat(file); st.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
 		t.Errorf("%s has mode %v: a set-ID bit got through", file, st.Mode())
 	}
+}
+
+// callCase is one system call made on a filtered thread and the error the
+// filter must give it (nil: allowed).
+type callCase struct {
+	name string
+	call func() error
+	want error
 }
 
 func must[T any](v T, err error) T {
