@@ -37,11 +37,16 @@ install: build
 
 test: vet lint unit
 
+# vet also builds one fuzz target that links the task's child code: go test
+# -fuzz instruments every package, and that nosplit code must stay within
+# the linker's stack limit under the instrumentation too
+# (lib/execx/stage/mount_linux.go, setup).
 vet:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 	GOOS=darwin $(GO) vet ./...
 	GOARCH=arm64 $(GO) vet ./...
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSpec$$' -fuzztime 1x ./lib/execx/shim >/dev/null
 
 # checkpin refuses a drifted pin and a Go toolchain the pinned staticcheck
 # cannot read, and prints both versions.

@@ -235,43 +235,12 @@ printf '%-32s %s\n' "peak RSS (largest process)" "${rss_kb} KiB"
 printf '%-32s %s ms (%s MiB/s)\n' "artexec capture" "$cap_ms" "$((1024 * 1000 / (cap_ms > 0 ? cap_ms : 1)))"
 printf '%-32s %s ms (ratio %s)\n' "same pipeline > /dev/null" "$base_ms" "$(ratio "$cap_ms" "$((base_ms > 0 ? base_ms : 1))")x"
 
-# 3. A queue drained by `artq work -j 8` under isolation none and landlock,
-# interleaved round by round: DRAIN_TASKS (default 400) tasks running
-# true, enqueued in one batch into a fresh queue; tasks/s is the median
-# over the rounds.
+# 3. A queue drained by `artq work -j 8` under isolation none and landlock:
+# scripts/bench-drain.sh, with this run's artq (and ARTQ_BASELINE's rows),
+# at most 5 rounds of DRAIN_TASKS (default 400) tasks running true. Its
+# CPU per task is counted over every process of the drain (a cgroup v2
+# where one can be made, else the shell's `times`).
 if available landlock; then
-	dtasks="${DRAIN_TASKS:-400}"
-	drounds=$((rounds < 5 ? rounds : 5))
-	for ((i = 0; i < dtasks; i++)); do
-		echo '{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}'
-	done >"$tmp/tasks.jsonl"
-	declare -A drain dcpu
-	builds=("this:$artq")
-	[ -z "${ARTQ_BASELINE:-}" ] || builds+=("baseline:$ARTQ_BASELINE")
-	for ((r = 0; r < drounds; r++)); do
-		for b in "${builds[@]}"; do
-			for iso in none landlock; do
-				rm -rf "$tmp/q"
-				"${b#*:}" enqueue --dir "$tmp/q" --batch <"$tmp/tasks.jsonl" >/dev/null
-				children_cpu_us >"$tmp/c0"
-				t0=$(now)
-				"${b#*:}" work --dir "$tmp/q" --drain -q -j 8 --allow true --workspace "$ws" --isolation "$iso"
-				t1=$(now)
-				children_cpu_us >"$tmp/c1"
-				drain[${b%%:*} $iso]+="$((dtasks * 1000000000 / (t1 - t0))) "
-				dcpu[${b%%:*} $iso]+="$((($(<"$tmp/c1") - $(<"$tmp/c0")) / dtasks)) "
-			done
-		done
-	done
 	echo
-	echo "# artq work --drain -j 8: $dtasks tasks running true, median of $drounds rounds"
-	echo "# (CPU: user+sys of artq, its supervisors and the tasks, per task)"
-	for b in "${builds[@]}"; do
-		n="$(median "${drain[${b%%:*} none]}")"
-		l="$(median "${drain[${b%%:*} landlock]}")"
-		nc="$(median "${dcpu[${b%%:*} none]}")"
-		lc="$(median "${dcpu[${b%%:*} landlock]}")"
-		printf '%-32s %s tasks/s, CPU %s µs/task\n' "${b%%:*}: isolation none" "$n" "$nc" "${b%%:*}: isolation landlock" "$l" "$lc"
-		printf '%-32s %s (CPU %s)\n' "${b%%:*}: landlock / none" "$(ratio "$l" "$n")x" "$(ratio "$lc" "$nc")x"
-	done
+	ARTQ="$artq" scripts/bench-drain.sh "$((rounds < 5 ? rounds : 5))" "${DRAIN_TASKS:-400}"
 fi

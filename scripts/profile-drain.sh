@@ -4,8 +4,9 @@
 # Enqueues TASKS (default 1000) tasks running `true` into a fresh queue,
 # drains it with `artq work --drain -q -j 8 --isolation ISOLATION` under
 # `perf record -F 2000 -g` (artq and every process it starts), and prints
-# the CPU by process name and, for the supervisors (artexec-shim), the
-# functions with the largest share of their time. Builds artq and
+# the CPU by process name (share, and ms a task) and, for the supervisors
+# (artexec-shim) and for artq, the functions with the largest share of
+# their time. Builds artq and
 # artexec-shim unstripped (so perf can name Go functions) unless ARTQ names
 # an artq with its artexec-shim beside it. Needs perf and the Go toolchain.
 #
@@ -29,7 +30,11 @@ done | "$artq" enqueue --dir "$tmp/q" --batch >/dev/null
 perf record -q -F 2000 -g -o "$tmp/perf.data" -- \
 	"$artq" work --dir "$tmp/q" --drain -q -j 8 --allow true --workspace "$tmp/ws" --isolation "$iso" 2>/dev/null
 echo "# $n tasks, isolation $iso, load $(cut -d' ' -f1 /proc/loadavg): CPU by process (event count is ns of CPU)"
-perf report -i "$tmp/perf.data" --no-children --sort comm -g none --stdio 2>/dev/null | grep -E '^# Event count|%'
-echo "# the supervisors' time by function (inclusive, share of their own time)"
-perf report -i "$tmp/perf.data" --children --comm artexec-shim --percentage relative --sort sym -g none --stdio 2>/dev/null |
-	grep -E '%' | head -40
+perf report -i "$tmp/perf.data" --no-children --sort comm -g none --stdio 2>/dev/null | grep -E '^# Event count|%' >"$tmp/comm.txt"
+cat "$tmp/comm.txt"
+awk -v n="$n" '/Event count/ {ev = $NF} /%/ {sub("%", "", $1); printf "  %-14s %.3f ms a task\n", $2, $1 / 100 * ev / n / 1e6; t += $1 / 100 * ev / n / 1e6} END {printf "  %-14s %.3f ms a task\n", "all", t}' "$tmp/comm.txt"
+for comm in artexec-shim artq; do
+	echo "# $comm's time by function (inclusive, share of its own time)"
+	perf report -i "$tmp/perf.data" --children --comm "$comm" --percentage relative --sort sym -g none --stdio 2>/dev/null |
+		grep -E '%' | head -"${TOP:-40}" || true
+done

@@ -239,6 +239,11 @@ func attackMain(args []string) int {
 			}
 			time.Sleep(20 * time.Microsecond)
 		}
+	case "setxattr":
+		// "setxattr PATH" sets a user xattr on PATH (a POSIX ACL is one
+		// more xattr: what holds for this holds for setfacl).
+		attackSay("setxattr", unix.Setxattr(args[1], "user.art", []byte("1"), 0))
+		return 0
 	case "net":
 		var list []netAttack
 		if err := json.Unmarshal([]byte(args[1]), &list); err != nil {

@@ -55,6 +55,8 @@ type isoPlan struct {
 	netOpen  bool
 	tmpdir   string   // private writable temp dir (landlock, strict, seatbelt)
 	tmp      *os.File // tmpdir, opened once when it was made (see makeTmpdir)
+	tmpPool  *Pool    // tmpdir came from this pool and goes back to it (see keptTmp)
+	tmpClean bool     // the run's pooled supervisor went back clean: tmpdir may be kept
 	enforced []string
 	dropped  []string
 }
@@ -88,6 +90,19 @@ func rlimitsOf(l *Limits) (specs []stage.Rlimit, enforced []string) {
 func unavailable(what string, why error) error {
 	return exitcode.Fieldf(exitcode.Internal, "Isolation", what, "isolation %s: %v: %w (use %s to run with what is available)",
 		what, why, ErrIsolationUnavailable, exitcode.Ref("IsolationBestEffort"))
+}
+
+// closeTmpdir removes the task's temp dir after the run, or gives it
+// back to the pool it came from.
+func (ip *isoPlan) closeTmpdir() {
+	switch {
+	case ip.tmpdir == "":
+	case ip.tmpPool != nil:
+		ip.tmpPool.putTmpdir(ip.tmpdir, ip.tmp, ip.tmpClean)
+		ip.tmp = nil
+	default:
+		_ = os.RemoveAll(ip.tmpdir)
+	}
 }
 
 // makeTmpdir makes the task's private temp dir and opens it at once,

@@ -126,7 +126,13 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 				return ip, exitcode.Errorf(exitcode.Internal, "isolation: seccomp: %w", err)
 			}
 		}
-		if ip.tmpdir, ip.tmp, err = makeTmpdir(); err != nil {
+		if opt.Pool != nil {
+			ip.tmpdir, ip.tmp, err = opt.Pool.tmpdir()
+			ip.tmpPool = opt.Pool
+		} else {
+			ip.tmpdir, ip.tmp, err = makeTmpdir()
+		}
+		if err != nil {
 			return ip, err
 		}
 	}

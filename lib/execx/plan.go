@@ -61,9 +61,7 @@ type plan struct {
 
 func (pl *plan) close() {
 	pl.stopProxy()
-	if pl.iso.tmpdir != "" {
-		_ = os.RemoveAll(pl.iso.tmpdir)
-	}
+	pl.iso.closeTmpdir()
 	for _, f := range append([]*os.File{pl.iso.tmp, pl.ws}, pl.writableFiles...) {
 		if f != nil {
 			f.Close()

@@ -26,6 +26,10 @@ type poolState struct {
 	// ends when the pool is closed and the last supervisor reaped.
 	forks      chan chan forkResult
 	forkerDone chan struct{}
+	// tmps are temp dirs kept for the next runs, tmpKept the state of
+	// each one lent to a run as it was made (see keptTmp).
+	tmps    []keptTmp
+	tmpKept sync.Map // path -> tmpState
 }
 
 // poolSup is one long-lived supervisor, as its runner sees it.
@@ -142,6 +146,7 @@ func (p *Pool) Close() {
 	for _, s := range idle {
 		s.discard()
 	}
+	p.closeTmps()
 	if done != nil {
 		<-done
 	}
@@ -303,7 +308,7 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup
 			return nil, true, exitcode.Errorf(exitcode.Internal, "supervisor: send the task: %v (wait status %#x)", err, uint32(ex.status))
 		}
 		sh.CloseChildEnds()
-		sp := &superProc{pid: sup.pid, sup: sup, pool: pool, cg: cg}
+		sp := &superProc{pid: sup.pid, sup: sup, pool: pool, cg: cg, tmpClean: &pl.iso.tmpClean}
 		pr, err := sp.begin(sh, nil)
 		if errors.Is(err, errNeverStarted) && try == 0 {
 			continue

@@ -3,7 +3,6 @@
 package execx
 
 import (
-	"os"
 	"syscall"
 	"testing"
 
@@ -74,25 +73,4 @@ func BenchmarkTaskCgroup(b *testing.B) {
 		}
 		b.ReportMetric(float64(cpuNS()-cpu0)/float64(b.N), "cpu-ns/op")
 	})
-}
-
-// BenchmarkTmpdir is the private temp dir a landlock or strict task gets:
-// made (makeTmpdir: mkdir under the temp directory, the path resolved,
-// opened) and removed, as a run does. Its cost is the temp directory's
-// filesystem's: on ext4 with many directories made and removed in a row
-// the inode allocator scans past recently deleted inodes.
-// go test -run NONE -bench Tmpdir ./lib/execx
-func BenchmarkTmpdir(b *testing.B) {
-	cpu0 := cpuNS()
-	for b.Loop() {
-		d, f, err := makeTmpdir()
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
-		if err := os.Remove(d); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(cpuNS()-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -133,6 +133,7 @@ type superProc struct {
 
 	cg                    *taskCgroup // nil: the runner cannot make one
 	killedAtEnd, leftover int         // set by finish
+	tmpClean              *bool       // pooled: set by finish to whether the supervisor went back clean
 }
 
 // startSupervised starts the task under a supervisor: a pooled one when
@@ -422,7 +423,11 @@ func (sp *superProc) finish() {
 		sp.leftover = 1
 	}
 	if sp.sup != nil && !sp.discarded {
-		sp.pool.put(sp.sup, sp.sawIdle && !timedOut && sp.leftover == 0)
+		clean := sp.sawIdle && !timedOut && sp.leftover == 0
+		if sp.tmpClean != nil {
+			*sp.tmpClean = clean
+		}
+		sp.pool.put(sp.sup, clean)
 	}
 }
 

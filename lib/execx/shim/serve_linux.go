@@ -86,7 +86,8 @@ func serve() int {
 	if err := unix.Chdir("/"); err != nil {
 		return exitcode.Internal
 	}
-	srv := &server{state: inheritedState(), buf: make([]byte, 1+MaxServeSpec+1)}
+	states := newStateReader()
+	srv := &server{states: states, state: states.read(), buf: make([]byte, 1+MaxServeSpec+1)}
 	go func() {
 		<-sigs
 		srv.stop()
@@ -108,6 +109,7 @@ func serve() int {
 // server is a serving supervisor: the task it runs, if any, and whether
 // a signal told it to stop.
 type server struct {
+	states  *stateReader
 	state   procState
 	buf     []byte // one message: ServeRun and the spec, one byte over to see truncation
 	mu      sync.Mutex
@@ -228,7 +230,7 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	again = !srv.stopped
 	srv.mu.Unlock()
 	cwdErr := unix.Chdir("/")
-	st := inheritedState()
+	st := srv.states.read()
 	again = cwdErr == nil && again && st.same(&srv.state)
 	if again {
 		report(status, Msg{Event: "idle"})

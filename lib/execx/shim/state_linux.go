@@ -4,7 +4,6 @@ package shim
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -26,7 +25,8 @@ import (
 // user can change with a pid — sched_setattr, setpriority, ioprio_set,
 // sched_setaffinity, prlimit — or root can (cgroup.procs, oom_score_adj)
 // is exactly what a later task would otherwise inherit. It is all read,
-// not only those: a check is a few system calls and three small reads.
+// not only those: a check is a few system calls and three small reads
+// (stateReader).
 type procState struct {
 	rlimits [unix.RLIMIT_RTTIME + 1]unix.Rlimit
 	// thread is the forking (calling, locked) thread's; every other
@@ -65,24 +65,75 @@ var statusFields = [][]byte{
 // same reports whether two snapshots are equal and both complete.
 func (s *procState) same(o *procState) bool { return !s.err && !o.err && *s == *o }
 
-// inheritedState snapshots procState on the calling (the forking,
-// locked) thread.
-func inheritedState() procState {
+// stateReader takes procState snapshots for one serving supervisor, on
+// its forking (locked) thread. The /proc files it reads are opened once,
+// by that thread (so thread-self names it for good), and read again from
+// offset 0 at each snapshot: /proc makes a file's text anew at every read
+// from its start, so a snapshot is as fresh as with a new open and costs
+// no path lookup in /proc, nor an open and close per file.
+type stateReader struct {
+	status, cgroup, oom, tasks int // descriptors; -1: could not be opened (every snapshot then fails)
+	buf                        []byte
+}
+
+func newStateReader() *stateReader {
+	open := func(name string, flags int) int {
+		fd, err := unix.Open(name, flags|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1
+		}
+		return fd
+	}
+	return &stateReader{
+		status: open("/proc/thread-self/status", 0),
+		cgroup: open("/proc/self/cgroup", 0),
+		oom:    open("/proc/self/oom_score_adj", 0),
+		tasks:  open("/proc/self/task", unix.O_DIRECTORY),
+		buf:    make([]byte, 8192),
+	}
+}
+
+// reread reads the whole of fd from offset 0 into r.buf, in one read:
+// these files are one record each (single_open), made in full at a read
+// from offset 0 and cut only by the buffer's size, so a read that does
+// not fill the buffer has all of it. One that does is tried again with a
+// buffer twice the size (a second read at an offset would make the text
+// anew, a second time).
+func (r *stateReader) reread(fd int) ([]byte, error) {
+	if fd < 0 {
+		return nil, unix.EBADF
+	}
+	for {
+		n, err := unix.Pread(fd, r.buf, 0)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return nil, err
+		case n < len(r.buf):
+			return r.buf[:n], nil
+		default:
+			r.buf = make([]byte, 2*len(r.buf))
+		}
+	}
+}
+
+// read snapshots procState.
+func (r *stateReader) read() procState {
 	var st procState
 	fail := func(err error) {
 		if err != nil {
 			st.err = true
 		}
 	}
-	for r := range st.rlimits {
-		fail(unix.Getrlimit(r, &st.rlimits[r]))
+	for res := range st.rlimits {
+		fail(unix.Getrlimit(res, &st.rlimits[res]))
 	}
 	tid := unix.Gettid()
 	var err error
 	st.thread, err = threadOf(tid)
 	fail(err)
-	st.threadsDiffer = otherThreadsDiffer(tid, &st.thread)
-	status, err := ReadFileAt(unix.AT_FDCWD, "/proc/thread-self/status")
+	st.threadsDiffer = r.otherThreadsDiffer(tid, &st.thread)
+	status, err := r.reread(r.status)
 	fail(err)
 	for _, line := range bytes.Split(status, []byte("\n")) {
 		for _, f := range statusFields {
@@ -91,10 +142,10 @@ func inheritedState() procState {
 			}
 		}
 	}
-	cg, err := ReadFileAt(unix.AT_FDCWD, "/proc/self/cgroup")
+	cg, err := r.reread(r.cgroup)
 	fail(err)
 	st.cgroup = string(cg)
-	oom, err := ReadFileAt(unix.AT_FDCWD, "/proc/self/oom_score_adj")
+	oom, err := r.reread(r.oom)
 	fail(err)
 	st.oomScoreAdj = string(oom)
 	st.cwd, err = unix.Getwd()
@@ -138,17 +189,28 @@ func threadOf(tid int) (threadState, error) {
 // tid has scheduling other than want. The runtime starts threads from
 // threads that all began as copies of the first, so any difference is
 // something done to the process from outside. A thread that ends while
-// it is read is skipped.
-func otherThreadsDiffer(tid int, want *threadState) bool {
-	dfd, err := unix.Open("/proc/self/task", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+// it is read is skipped. The thread list is read from the held
+// /proc/self/task, from its start again.
+func (r *stateReader) otherThreadsDiffer(tid int, want *threadState) bool {
+	if r.tasks < 0 {
 		return true
 	}
-	dir := os.NewFile(uintptr(dfd), "task")
-	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
-	if err != nil {
+	if _, err := unix.Seek(r.tasks, 0, 0); err != nil {
 		return true
+	}
+	var names []string
+	for {
+		n, err := unix.ReadDirent(r.tasks, r.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return true
+		}
+		if n == 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(r.buf[:n], -1, names)
 	}
 	for _, name := range names {
 		t, err := strconv.Atoi(name)

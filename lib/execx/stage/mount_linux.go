@@ -273,8 +273,30 @@ func (c *Child) viewError(step uint32, errno syscall.Errno) *Error {
 //go:nosplit
 //go:norace
 func (v *childView) setup() (uintptr, syscall.Errno) {
+	// Each part is a function of its own, so that the deepest chain of
+	// nosplit frames (fork, child, setup, bindAll, bind, a system call)
+	// stays within the linker's limit in coverage-instrumented builds
+	// (go test -fuzz) too.
+	if step, err1 := v.enter(); step != 0 {
+		return step, err1
+	}
+	if v.readOnly {
+		if step, err1 := v.bindAll(); step != 0 {
+			return step, err1
+		}
+		if step, err1 := v.seal(); step != 0 {
+			return step, err1
+		}
+	}
+	return v.finish()
+}
+
+// enter: a mount namespace of this process's own, / private.
+//
+//go:nosplit
+//go:norace
+func (v *childView) enter() (uintptr, syscall.Errno) {
 	var err1 syscall.Errno
-	var i int
 	if _, _, err1 = syscall.RawSyscall(unix.SYS_UNSHARE, unix.CLONE_NEWNS, 0, 0); err1 != 0 {
 		return stepViewUnshare, err1
 	}
@@ -282,36 +304,47 @@ func (v *childView) setup() (uintptr, syscall.Errno) {
 		uintptr(unsafe.Pointer(v.empty)), unix.MS_REC|unix.MS_PRIVATE, 0, 0); err1 != 0 {
 		return stepViewPrivate, err1
 	}
-	if v.readOnly {
-		for i = 0; i < len(v.trees); i++ {
-			if step, err1 := v.bind(&v.trees[i]); step != 0 {
-				return step | uintptr(i)<<stepTreeShift, err1
-			}
-		}
-		if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, v.fdcwd, uintptr(unsafe.Pointer(v.root)),
-			unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.ro)), unsafe.Sizeof(v.ro), 0); err1 != 0 {
-			return stepViewReadOnly, err1
-		}
-		for i = 0; i < len(v.trees); i++ {
-			if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, v.trees[i].tree, uintptr(unsafe.Pointer(v.empty)),
-				unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.rw)), unsafe.Sizeof(v.rw), 0); err1 != 0 {
-				return stepViewWritable | uintptr(i)<<stepTreeShift, err1
-			}
-			syscall.RawSyscall(unix.SYS_CLOSE, v.trees[i].tree, 0, 0)
-		}
-		_, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.tmpfs)), uintptr(unsafe.Pointer(v.shm)),
-			uintptr(unsafe.Pointer(v.tmpfs)), unix.MS_NOSUID|unix.MS_NODEV, uintptr(unsafe.Pointer(v.shmData)), 0)
-		if err1 != 0 && err1 != unix.ENOENT {
-			return stepViewShm, err1
-		}
+	return 0, 0
+}
+
+// seal: / read-only, the bound trees writable again, a fresh /dev/shm.
+//
+//go:nosplit
+//go:norace
+func (v *childView) seal() (uintptr, syscall.Errno) {
+	var err1 syscall.Errno
+	if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, v.fdcwd, uintptr(unsafe.Pointer(v.root)),
+		unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.ro)), unsafe.Sizeof(v.ro), 0); err1 != 0 {
+		return stepViewReadOnly, err1
 	}
+	for i := 0; i < len(v.trees); i++ {
+		if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT_SETATTR, v.trees[i].tree, uintptr(unsafe.Pointer(v.empty)),
+			unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.rw)), unsafe.Sizeof(v.rw), 0); err1 != 0 {
+			return stepViewWritable | uintptr(i)<<stepTreeShift, err1
+		}
+		syscall.RawSyscall(unix.SYS_CLOSE, v.trees[i].tree, 0, 0)
+	}
+	_, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.tmpfs)), uintptr(unsafe.Pointer(v.shm)),
+		uintptr(unsafe.Pointer(v.tmpfs)), unix.MS_NOSUID|unix.MS_NODEV, uintptr(unsafe.Pointer(v.shmData)), 0)
+	if err1 != 0 && err1 != unix.ENOENT {
+		return stepViewShm, err1
+	}
+	return 0, 0
+}
+
+// finish: /proc if asked for, and the working directory entered again by
+// path and checked to be the same directory.
+//
+//go:nosplit
+//go:norace
+func (v *childView) finish() (uintptr, syscall.Errno) {
+	var err1 syscall.Errno
 	if v.proc {
 		if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.procFS)), uintptr(unsafe.Pointer(v.procFS)),
 			uintptr(unsafe.Pointer(v.procFS)), unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, 0, 0); err1 != 0 {
 			return stepViewProc, err1
 		}
 	}
-	// reenterCwd
 	if _, _, err1 = syscall.RawSyscall6(unix.SYS_STATX, v.fdcwd, uintptr(unsafe.Pointer(v.dot)), 0,
 		unix.STATX_INO, uintptr(unsafe.Pointer(&v.before)), 0); err1 != 0 {
 		return stepViewCwd, err1
@@ -325,6 +358,20 @@ func (v *childView) setup() (uintptr, syscall.Errno) {
 	}
 	if !sameFile(&v.before, &v.after) {
 		return stepViewCwdReplaced, 0
+	}
+	return 0, 0
+}
+
+// bindAll binds each writable tree (bind), naming the tree of a failed
+// step in the step's high bits.
+//
+//go:nosplit
+//go:norace
+func (v *childView) bindAll() (uintptr, syscall.Errno) {
+	for i := 0; i < len(v.trees); i++ {
+		if step, err1 := v.bind(&v.trees[i]); step != 0 {
+			return step | uintptr(i)<<stepTreeShift, err1
+		}
 	}
 	return 0, 0
 }
@@ -353,8 +400,8 @@ func (v *childView) bind(t *childTree) (uintptr, syscall.Errno) {
 	if !sameFile(&t.want, &t.got) {
 		return stepViewReplaced, 0
 	}
-	if r1, _, err1 = syscall.RawSyscall(unix.SYS_OPEN_TREE, t.fd, uintptr(unsafe.Pointer(v.empty)),
-		unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH); err1 != 0 {
+	if r1, _, err1 = syscall.RawSyscall6(unix.SYS_OPEN_TREE, t.fd, uintptr(unsafe.Pointer(v.empty)),
+		unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|unix.AT_EMPTY_PATH, 0, 0, 0); err1 != 0 {
 		return stepViewOpenTree, err1
 	}
 	t.tree = r1
@@ -362,7 +409,7 @@ func (v *childView) bind(t *childTree) (uintptr, syscall.Errno) {
 		uintptr(unsafe.Pointer(v.empty)), unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH, 0); err1 != 0 {
 		return stepViewMoveMount, err1
 	}
-	syscall.RawSyscall(unix.SYS_CLOSE, t.fd, 0, 0)
+	syscall.RawSyscall6(unix.SYS_CLOSE, t.fd, 0, 0, 0, 0, 0)
 	return 0, 0
 }
 

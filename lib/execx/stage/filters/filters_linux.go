@@ -9,7 +9,7 @@ import (
 )
 
 // Programs returns the profile's filters in the order they are
-// installed (the guard, then the policy). Both profiles share them;
+// installed (one program: see package compile). Both profiles share them;
 // strict differs by denyUnix, decided by the caller. The slices are
 // shared: callers must not modify them.
 func Programs(profile string, denyUnix bool) ([][]byte, error) {

@@ -8,8 +8,10 @@
 package compile
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -40,49 +42,33 @@ var deniedSyscalls = []string{
 const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
 
-// policy is the go-seccomp-bpf policy: the syscalls denied outright.
-// Rules on arguments live in the guard filter: go-seccomp-bpf v1.6.0
-// reuses the accumulator after a failed argument check as if it still
-// held the syscall number, so a later group would match (or miss) by an
-// argument's value.
-func policy() *seccomp.Policy {
-	eperm := seccomp.ActionErrno | seccomp.Action(unix.EPERM)
-	return &seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			{Names: deniedSyscalls, Action: eperm},
-			// glibc falls back to clone when clone3 is missing; clone3's
-			// flags live in memory no filter can read.
-			{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},
-		},
-	}
-}
-
-// Compile returns the profile's filters in the order they are installed:
-// the guard (rules on arguments), then the go-seccomp-bpf policy (the
-// kernel applies the strictest verdict of all filters). Both profiles
-// share them; strict differs by denyUnix, decided by the caller. Each
-// program is its sock_filter array, 8 bytes per instruction in the
-// machine's byte order, as stage.Spec.Filters carries it.
+// Compile returns the profile's filter, one program (the filters and
+// tables of package filters keep a list: what the stage installs in
+// order). Both profiles share it; strict differs by denyUnix, decided by
+// the caller. The program is its sock_filter array, 8 bytes per
+// instruction in the machine's byte order, as stage.Spec.Filters carries
+// it.
+//
+// It is one program, not a guard of our own followed by a go-seccomp-bpf
+// policy as before, and its syscall numbers are looked up in a binary
+// tree, not a chain: what a task pays for its filter is mostly the
+// kernel's preparation of it at every task start — seccomp's action cache
+// runs the program for every syscall number of the architecture, through
+// the whole chain for each number the chain does not name — and each
+// program's allocation and JIT compilation (docs/performance.md, "Round
+// 3"). The verdicts are those of the two programs before, for every
+// architecture, number and argument (a test compares them).
 func Compile(profile string, denyUnix bool) ([][]byte, error) {
 	switch profile {
 	case stage.SeccompLandlock, stage.SeccompStrict:
 	default:
 		return nil, fmt.Errorf("unknown seccomp profile %q", profile)
 	}
-	guard, err := guardProgram(denyUnix)
+	prog, err := program(denyUnix)
 	if err != nil {
 		return nil, err
 	}
-	pol, err := policy().Assemble()
-	if err != nil {
-		return nil, fmt.Errorf("seccomp policy: %w", err)
-	}
-	raw, err := bpf.Assemble(pol)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp policy: %w", err)
-	}
-	return [][]byte{guard, encode(raw)}, nil
+	return [][]byte{prog}, nil
 }
 
 // encode lays raw out as struct sock_filter: u16 code, u8 jt, u8 jf, u32 k.
@@ -96,13 +82,16 @@ func encode(raw []bpf.RawInstruction) []byte {
 	return out
 }
 
-// guardProgram is the rules on arguments, as a small filter of its own
-// (go-seccomp-bpf cannot express them correctly, see policy). Arguments
-// are compared on their low 32 bits, as the kernel reads them (int or
-// unsigned int): a request of 0x1_00005412 is still TIOCSTI.
+// program is the filter:
 //   - A syscall made with another architecture's convention (int 0x80 on
-//     x86-64) fails: the policy is compiled for one syscall table, and
-//     go-seccomp-bpf lets a foreign one through to its default action.
+//     x86-64), or with x86-64's x32 numbers, fails with ENOSYS: the
+//     numbers below are one syscall table's.
+//   - deniedSyscalls fail with EPERM; clone3 (glibc falls back to clone
+//     when it is missing; clone3's flags live in memory no filter can
+//     read) and openat2 (its mode too) with ENOSYS.
+//   - Rules on arguments, compared on their low 32 bits, as the kernel
+//     reads them (int or unsigned int): a request of 0x1_00005412 is
+//     still TIOCSTI.
 //   - ioctl TIOCSTI and TIOCLINUX fail (typing into a terminal).
 //   - clone with a namespace flag fails (a user namespace would hand the
 //     task a fresh set of capabilities).
@@ -121,15 +110,16 @@ func encode(raw []bpf.RawInstruction) []byte {
 //   - No set-user-ID or set-group-ID bit can be set: chmod, fchmod,
 //     fchmodat, fchmodat2, mknod and mknodat with S_ISUID or S_ISGID in
 //     the mode fail, and so do creat, open and openat creating a file
-//     (O_CREAT, O_TMPFILE) with one. openat2, whose mode lives in memory
-//     no filter can read, fails with ENOSYS (callers fall back to openat).
-func guardProgram(denyUnix bool) ([]byte, error) {
+//     (O_CREAT, O_TMPFILE) with one.
+//   - Everything else is allowed (Landlock, the mount view and the
+//     capability drop confine it).
+func program(denyUnix bool) ([]byte, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return nil, err
 	}
 	if !littleEndian() {
-		return nil, fmt.Errorf("guard filter assumes a little-endian architecture, not %s", info.Name)
+		return nil, fmt.Errorf("seccomp filter assumes a little-endian architecture, not %s", info.Name)
 	}
 	const (
 		allow    = uint32(seccomp.ActionAllow)
@@ -147,7 +137,46 @@ func guardProgram(denyUnix bool) ([]byte, error) {
 		setID            = unix.S_ISUID | unix.S_ISGID
 		// O_CREAT, and O_TMPFILE's own bit (O_TMPFILE includes O_DIRECTORY).
 		creates = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
+		// x86-64's x32 syscalls are numbered from here (__X32_SYSCALL_BIT).
+		x32Bit = 0x40000000
 	)
+	// Where each syscall number goes.
+	var calls []call
+	add := func(nr uintptr, to string) { calls = append(calls, call{uint32(nr), to}) }
+	add(unix.SYS_IOCTL, "ioctl")
+	add(unix.SYS_SOCKET, "socket")
+	add(unix.SYS_CLONE, "clone")
+	for _, nr := range []uintptr{unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETAFFINITY} {
+		add(nr, "self-arg0")
+	}
+	add(unix.SYS_SETPRIORITY, "setpriority")
+	add(unix.SYS_IOPRIO_SET, "ioprio_set")
+	add(unix.SYS_PRLIMIT64, "prlimit64")
+	for _, nr := range append(modeArg1Calls, unix.SYS_FCHMOD) {
+		add(nr, "mode-arg1")
+	}
+	for _, nr := range []uintptr{unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_MKNODAT} {
+		add(nr, "mode-arg2")
+	}
+	if openCall != 0 {
+		add(openCall, "open")
+	}
+	add(unix.SYS_OPENAT, "openat")
+	add(unix.SYS_OPENAT2, "foreign")
+	add(unix.SYS_CLONE3, "foreign")
+	for _, name := range deniedSyscalls {
+		nr, ok := info.SyscallNames[name]
+		if !ok {
+			return nil, fmt.Errorf("seccomp filter: no syscall %s on %s", name, info.Name)
+		}
+		add(uintptr(nr), "deny")
+	}
+	slices.SortFunc(calls, func(a, b call) int { return cmp.Compare(a.nr, b.nr) })
+	for i := 1; i < len(calls); i++ {
+		if calls[i].nr == calls[i-1].nr {
+			return nil, fmt.Errorf("seccomp filter: syscall %d named twice", calls[i].nr)
+		}
+	}
 	unixVerdict := allow
 	if denyUnix {
 		unixVerdict = eperm
@@ -156,27 +185,10 @@ func guardProgram(denyUnix bool) ([]byte, error) {
 	a.ld(offArch)
 	a.jeq(uint32(info.ID), "", "foreign")
 	a.ld(offNR)
-	a.jeq(uint32(unix.SYS_IOCTL), "ioctl", "")
-	a.jeq(uint32(unix.SYS_SOCKET), "socket", "")
-	a.jeq(uint32(unix.SYS_CLONE), "clone", "")
-	for _, nr := range []uintptr{unix.SYS_SCHED_SETATTR, unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETAFFINITY} {
-		a.jeq(uint32(nr), "self-arg0", "")
+	if info.ID == arch.X86_64.ID {
+		a.jge(x32Bit, "foreign", "")
 	}
-	a.jeq(uint32(unix.SYS_SETPRIORITY), "setpriority", "")
-	a.jeq(uint32(unix.SYS_IOPRIO_SET), "ioprio_set", "")
-	a.jeq(uint32(unix.SYS_PRLIMIT64), "prlimit64", "")
-	for _, nr := range append(modeArg1Calls, unix.SYS_FCHMOD) {
-		a.jeq(uint32(nr), "mode-arg1", "")
-	}
-	for _, nr := range []uintptr{unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2, unix.SYS_MKNODAT} {
-		a.jeq(uint32(nr), "mode-arg2", "")
-	}
-	if openCall != 0 {
-		a.jeq(uint32(openCall), "open", "")
-	}
-	a.jeq(uint32(unix.SYS_OPENAT), "openat", "")
-	a.jeq(uint32(unix.SYS_OPENAT2), "foreign", "")
-	a.ret(allow)
+	a.tree(calls, "ok")
 	a.label("foreign")
 	a.ret(enosys)
 	a.label("ioctl")
@@ -252,6 +264,36 @@ func guardProgram(denyUnix bool) ([]byte, error) {
 	return encode(raw), nil
 }
 
+// call is a syscall number and the label of its rule.
+type call struct {
+	nr uint32
+	to string
+}
+
+// tree looks the syscall number (in the accumulator) up among calls,
+// sorted by number, in a binary tree of JGE splits down to runs of at
+// most four JEQs, and jumps to the label of the one it is; any other
+// number goes to label otherwise. Every instruction counts: the kernel
+// JIT-compiles the program at every task start.
+func (a *asm) tree(calls []call, otherwise string) {
+	if len(calls) <= 4 {
+		for i, c := range calls {
+			if i == len(calls)-1 {
+				a.jeq(c.nr, c.to, otherwise)
+			} else {
+				a.jeq(c.nr, c.to, "")
+			}
+		}
+		return
+	}
+	mid := len(calls) / 2
+	right := fmt.Sprintf("tree-%d", calls[mid].nr)
+	a.jge(calls[mid].nr, right, "")
+	a.tree(calls[:mid], otherwise)
+	a.label(right)
+	a.tree(calls[mid:], otherwise)
+}
+
 // asm is a classic-BPF assembler with labels: a conditional jump names
 // where it goes when true and when false ("" is the next instruction).
 type asm struct {
@@ -267,6 +309,7 @@ func (a *asm) label(l string) { a.labels[l] = len(a.ins) }
 
 func (a *asm) jeq(v uint32, t, f string)  { a.jump(bpf.JumpEqual, v, t, f) }
 func (a *asm) jset(v uint32, t, f string) { a.jump(bpf.JumpBitsSet, v, t, f) }
+func (a *asm) jge(v uint32, t, f string)  { a.jump(bpf.JumpGreaterOrEqual, v, t, f) }
 
 func (a *asm) jump(c bpf.JumpTest, v uint32, t, f string) {
 	a.jumps[len(a.ins)] = [2]string{t, f}
@@ -282,7 +325,7 @@ func (a *asm) assemble() ([]bpf.Instruction, error) {
 			}
 			dest, ok := a.labels[l]
 			if !ok || dest <= at || dest-at-1 > 255 {
-				return nil, fmt.Errorf("guard filter: bad jump to %q", l)
+				return nil, fmt.Errorf("seccomp filter: bad jump to %q", l)
 			}
 			if k == 0 {
 				j.SkipTrue = uint8(dest - at - 1)
