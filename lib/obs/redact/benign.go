@@ -144,18 +144,66 @@ func benignText(s string, a, b int) bool {
 		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) || // "MSI_SECRET": a variable's name
 			smallNumber(s[a:b]) && pluralName(s, a) // "secrets": "10", a count
 	}
-	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b) ||
-		smallNumber(s[a:vb]) || literalField(s, a, b)
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || closedVariable(s[a:b]) || prose(s, a, b) ||
+		smallNumber(s[a:vb]) || number(s[a:vb]) && countName(s, a) || literalField(s, a, b)
+}
+
+// closedVariable: a snake_case name of two words or more that closes the
+// call or literal it is passed in ({"Proxy-Authorization": proxy_auth_value})):
+// a variable, code.
+func closedVariable(v string) bool {
+	name := strings.TrimRight(v, ")]}")
+	if name == v || len(name) < 6 || strings.IndexByte(name, '_') < 0 || name[0] == '_' || name[len(name)-1] == '_' {
+		return false
+	}
+	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyz_") == "" && !strings.Contains(name, "__")
+}
+
+// countWords name what a number counts or bounds.
+var countWords = map[string]bool{
+	"min": true, "max": true, "revision": true, "version": true, "count": true, "size": true,
+	"len": true, "length": true, "limit": true, "timeout": true, "ttl": true, "port": true,
+}
+
+// number: digits only, up to ten of them.
+func number(v string) bool {
+	v = strings.TrimRight(v, ",;)")
+	return v != "" && len(v) <= 10 && strings.Trim(v, "0123456789") == ""
+}
+
+// countName: the name before the value at a holds a word of countWords
+// (DBMS_MIN_REVISION_WITH_INTERSERVER_SECRET = 54441, tokenMaxLength: 4096):
+// the number is what it counts, not a PIN (pin_secret = 482913 goes).
+func countName(s string, a int) bool {
+	n, k := valueName(s, a)
+	ws, _ := words(s[n:k])
+	for _, w := range ws {
+		if countWords[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // pluralName: the name before the value at a ends in 's' ("secrets":
 // "10", tokens = '3'): what a number there counts.
 func pluralName(s string, a int) bool {
-	k := a
+	_, k := valueName(s, a)
+	return k > 0 && (s[k-1] == 's' || s[k-1] == 'S') && k >= 2 && letters[s[k-2]]
+}
+
+// valueName: the bounds of the name before the value at a, across the
+// operator, quotes and spaces between them.
+func valueName(s string, a int) (n, k int) {
+	k = a
 	for k > 0 && strings.IndexByte(" \t:=\"'`", s[k-1]) >= 0 {
 		k--
 	}
-	return k > 0 && (s[k-1] == 's' || s[k-1] == 'S') && k >= 2 && letters[s[k-2]]
+	n = k
+	for n > 0 && alnumUnder[s[n-1]] {
+		n--
+	}
+	return n, k
 }
 
 // schemeWord: the length of an HTTP auth scheme and its space at the
@@ -245,7 +293,8 @@ func prose(s string, a, b int) bool {
 	}
 	// A message that opens a string literal ("credentials: HTTP request
 	// …", "credentials: `command` field …", Go's "pkg: message" errors) may
-	// start with an acronym or a quoted word; elsewhere the word is plain.
+	// start with an acronym (its digits too: "idtoken: ES256 signature …")
+	// or a quoted word; elsewhere the word is plain.
 	// Mixed case stays suspect everywhere ("password: HunterTwo was …").
 	literal := messageStart(s, k-1)
 	if literal {
@@ -256,7 +305,7 @@ func prose(s string, a, b int) bool {
 	}
 	acronym := literal && len(w) <= 6 && strings.ToUpper(w) == w
 	for i := 0; i < len(w); i++ {
-		if !letters[w[i]] || (i > 0 && isUpper(w[i]) && !acronym) {
+		if !(letters[w[i]] || acronym && i > 0 && isDigit(w[i])) || (i > 0 && isUpper(w[i]) && !acronym) {
 			return false
 		}
 	}

@@ -23,6 +23,7 @@ import (
 //   - a dotted name of words ("session.new", "oauth2.google.serviceAccount"),
 //     or lower-case words joined by '/' and ':' ("foo/system:masters");
 //   - a URL's password that is its user name (guest:guest);
+//   - unquoted, an ABNF repetition of a rule (passwd = 1*SAFE);
 //   - one upper-case word that reads as a word ("OAUTHBEARER"): a
 //     constant's value; most of its letter pairs are common English pairs,
 //     so a random string of capitals is not one (a lower-case word stays a
@@ -90,7 +91,7 @@ func plainValue(s string, a, b int) bool {
 	if !quoted {
 		v = strings.TrimRight(v, ",;)")
 	}
-	if plainShape(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
+	if plainShape(v) || !quoted && abnfRepeat(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
 		return true
 	}
 	if d, ok := base64Word(v); ok {
@@ -101,6 +102,21 @@ func plainValue(s string, a, b int) bool {
 
 func plainShape(v string) bool {
 	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) || counting(v) && secretPart(v) || verbsOnly(v)
+}
+
+// abnfRepeat: an ABNF repetition of a rule, n*RULE or n*m rule-name
+// (RFC 5234; "passwd = 1*SAFE" in a comment quoting RFC 1738): a grammar,
+// unquoted; the rule's name is letters and '-' in one case.
+func abnfRepeat(v string) bool {
+	star := strings.IndexByte(v, '*')
+	if star < 0 || strings.Trim(v[:star], "0123456789") != "" {
+		return false
+	}
+	rule := strings.TrimLeft(v[star+1:], "0123456789")
+	if len(rule) < 2 || !letters[rule[0]] || strings.ToUpper(rule) != rule && strings.ToLower(rule) != rule {
+		return false
+	}
+	return strings.Trim(strings.ToLower(rule), "abcdefghijklmnopqrstuvwxyz-") == ""
 }
 
 // defaultLogin: the password is the user name, a word of letters

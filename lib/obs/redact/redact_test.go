@@ -240,7 +240,10 @@ func TestTextRules(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://user:pa55@host/x?token=abc123x&page=2", "https://[REDACTED:url-credentials]@host/x?token=[REDACTED:url-query-secret]&page=2"},
 		{"Authorization: Bearer abc.def-ghi", "Authorization: Bearer [REDACTED:auth-header]"},
-		{"authorization: Digest username=\"u\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "authorization: Digest [REDACTED:auth-header]\nnext"},
+		// Digest: the response is the credential; the other fields are not.
+		{"authorization: Digest username=\"u\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "authorization: Digest username=\"u\", response=\"[REDACTED:auth-header]\"\nnext"},
+		{"Authorization: Digest response=6629fae49393a05397450978507c4ef1, nc=00000001", "Authorization: Digest response=[REDACTED:auth-header], nc=00000001"},
+		{"Authorization: Digest 6629fae49393a05397450978507c4ef1", "Authorization: Digest [REDACTED:auth-header]"},
 		{"password = hunter2 done", "password = [REDACTED:unsafe-key] done"},
 		{`--token "two words" x`, `--token "[REDACTED:unsafe-key]" x`},
 		// The assignment syntaxes of the common languages and formats.

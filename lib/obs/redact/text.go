@@ -498,6 +498,14 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		for end < len(s) && s[end] != '\n' && s[end] != '\r' {
 			end++
 		}
+		if a, b, ok := digestResponse(s, c, end); ok {
+			// Only the response is derived from the password; username,
+			// realm, nonce, uri, qop, nc, cnonce and opaque are not.
+			if b > a && !startsWithMarker(s[a:]) {
+				*sp = append(*sp, span{a: a, b: b, rule: AuthHeader})
+			}
+			return end, AuthHeader
+		}
 	} else {
 		for end < len(s) && !credStop[s[end]] {
 			if s[end] == '[' && startsWithMarker(s[end:]) {
@@ -506,13 +514,62 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 			end++
 		}
 	}
-	if end > c && !startsWithMarker(s[c:]) {
+	if end > c && !startsWithMarker(s[c:]) && !(basic(s[j:c]) && emptyPassword(s[c:end])) {
 		*sp = append(*sp, span{a: c, b: end, rule: AuthHeader})
 	}
 	if end == c {
 		return c, AuthHeader
 	}
 	return end, AuthHeader
+}
+
+// digestResponse: the bounds of the response parameter's value in the
+// Digest credentials s[c:end] ("response=\"6bf5…\"", quoted or not). ok
+// is false when s[c:end] is not name=value parameters (then all of it is
+// the credential); a line of parameters without a response has none.
+func digestResponse(s string, c, end int) (a, b int, ok bool) {
+	v := s[c:end]
+	if k := strings.IndexByte(v, '='); k <= 0 || !alnum[v[0]] || runOf(v, 0, ident) != k {
+		return 0, 0, false
+	}
+	lv := strings.ToLower(v)
+	for k := 0; ; {
+		i := strings.Index(lv[k:], "response=")
+		if i < 0 {
+			return c, c, true
+		}
+		k += i
+		if k > 0 && ident[v[k-1]] {
+			k++
+			continue // cresponse=
+		}
+		a = k + len("response=")
+		if a < len(v) && v[a] == '"' {
+			a++
+			b = a
+			for b < len(v) && v[b] != '"' {
+				b++
+			}
+		} else {
+			b = a
+			for b < len(v) && !credStop[v[b]] {
+				b++
+			}
+		}
+		return c + a, c + b, true
+	}
+}
+
+// basic: the scheme word before the credentials is Basic.
+func basic(scheme string) bool {
+	return len(scheme) >= 5 && strings.EqualFold(strings.TrimSpace(scheme), "basic")
+}
+
+// emptyPassword: base64 of "user:" (an id and an empty password), the
+// credential of a test that sends none: it holds no secret.
+func emptyPassword(v string) bool {
+	d, ok := base64Word(v)
+	return ok && len(d) >= 2 && strings.IndexByte(d, ':') == len(d)-1
 }
 
 // matchBearer handles a bare "Bearer <token>" outside an Authorization
