@@ -33,7 +33,7 @@ import (
 // placeholderWords are whole values that stand for a secret someone has to
 // fill in. Compared ignoring case, '-' and '_'.
 var placeholderWords = []string{
-	"changeme", "changeit", "replaceme", "placeholder", "redacted", "removed",
+	"changeme", "changeit", "replaceme", "placeholder", "redacted", "removed", "deleted",
 	"hidden", "masked", "secret", "password", "token", "apikey", "yourtoken",
 	"yourkey", "yourpassword", "yoursecret", "yourapikey", "example", "sample",
 	"dummy", "todo", "fixme", "tbd", "none", "null", "nil", "undefined", "empty",
@@ -605,6 +605,10 @@ func refEnd(s string, i int) int {
 	case len(rest) > 2 && rest[0] == '{' && (letters[rest[1]] || rest[1] == '_'):
 		if e := identEnd(s, i+1); e < len(s) && s[e] == '}' {
 			return e + 1 // {name}
+		}
+	case len(rest) > 1 && rest[0] == '{':
+		if e := runOf(s, i+1, digitClass); e < len(s) && s[e] == '}' && e-i <= 3 {
+			return e + 1 // {}, {0}: Python's positional format fields
 		}
 	case len(rest) > 1 && rest[0] == '!' && isUpper(rest[1]):
 		// CloudFormation: !Ref Name, !Sub '…', !GetAtt A.B

@@ -88,6 +88,21 @@ func TestRound5Stays(t *testing.T) {
 		{"a line of PEM's width after a hunk header, the padded last line after it",
 			"@@ -2277,9 +2103,9 @@ " + b64Line("hunk", 64) + "\n " + b64Line("last", 54) + "==\n",
 			"@@ -2277,9 +2103,9 @@ " + b64Line("hunk", 64) + "\n func f() {}\n", b64Line("hunk", 64)},
+		{"a line of PEM's width after a hunk header, an unpadded last line after it",
+			"@@ -1643,42 +1614,6 @@ " + b64Line("hunk2", 64) + "\n " + b64Line("l2", 20) + "+" + b64Line("l3", 35) + "\n",
+			"@@ -1643,42 +1614,6 @@ " + b64Line("hunk2", 64) + "\n more text\n", b64Line("hunk2", 64)},
+		{"a header's name alone in a literal",
+			`        assert b'Authorization:' not in request_content`,
+			`        sent = b'Authorization: Bearer ` + tok("ah", 24) + `'`, tok("ah", 24)},
+		{"positional format fields as userinfo",
+			`        url = 'http://{0}:{1}@{2}:9000/path?query#frag'.format(`,
+			`        url = 'http://{0}:` + tok("fu", 20) + `@{2}:9000/path'.format(`, tok("fu", 20)},
+		{"a value that counts up",
+			`      # '{"cookies": {"sessioncookie": "123456789"}}'`,
+			`      # '{"cookies": {"sessioncookie": "` + tok("sc", 20) + `"}}'`, tok("sc", 20)},
+		{"a cookie whose value is plain",
+			`            params={"Set-Cookie": "foo=deleted; expires=Thu, 01-Jan-1970 00:00:01 GMT"},`,
+			`    >>> headers.add('Set-Cookie', 'sid=` + tok("ck", 20) + `; Path=/')`, tok("ck", 20)},
 	} {
 		var sum Summary
 		if out := r.Text(c.stays, &sum); out != c.stays {

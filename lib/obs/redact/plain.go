@@ -30,7 +30,10 @@ import (
 //     possible password: "letmein");
 //   - an address: an IPv4 address or localhost, with a port;
 //   - counting characters named after what they stand for
-//     (0123456789abcdef-token): a placeholder;
+//     (0123456789abcdef-token), or digits alone ("123456789"): a
+//     placeholder;
+//   - after a cookie's name, a cookie whose value is plain ("foo=bar",
+//     "foo=deleted; expires=…");
 //   - printf verbs and separators ("%s/%s"): a value a format fills in;
 //   - a message: four words or more, two of them function words, or a
 //     printf verb ("idtoken: CredentialsFile and … must not …"), or one
@@ -91,7 +94,7 @@ func plainValue(s string, a, b int) bool {
 	if !quoted {
 		v = strings.TrimRight(v, ",;)")
 	}
-	if plainShape(v) || !quoted && abnfRepeat(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
+	if plainShape(v) || !quoted && abnfRepeat(v) || cookieNamed(s, a) && cookiePair(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
 		return true
 	}
 	if d, ok := base64Word(v); ok {
@@ -101,7 +104,44 @@ func plainValue(s string, a, b int) bool {
 }
 
 func plainShape(v string) bool {
-	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) || counting(v) && secretPart(v) || verbsOnly(v)
+	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) ||
+		counting(v) && (secretPart(v) || countsOnly(v)) || verbsOnly(v)
+}
+
+// countsOnly: v is digits counting up, 8 or more ("123456789"): an
+// example's value, no secret.
+func countsOnly(v string) bool {
+	for i := 1; i < len(v); i++ {
+		if v[i] != v[i-1]+1 || !isDigit(v[i]) {
+			return false
+		}
+	}
+	return len(v) >= 8
+}
+
+// cookieNamed: the value at a follows a name holding "cookie" on its
+// line ("Set-Cookie": …, headers.add('Set-Cookie', …)).
+func cookieNamed(s string, a int) bool {
+	lo := max(0, a-40)
+	if k := strings.LastIndexByte(s[lo:a], '\n'); k >= 0 {
+		lo += k + 1
+	}
+	return strings.Contains(strings.ToLower(s[lo:a]), "cookie")
+}
+
+// cookiePair: a cookie, name=value and maybe its attributes after ';',
+// whose value is plain ("foo=bar", "foo=deleted; expires=Thu, 01-Jan-1970
+// …", the value that clears a cookie); a session cookie's value goes.
+func cookiePair(v string) bool {
+	name, val, ok := strings.Cut(v, "=")
+	if !ok || name == "" || len(name) > 32 || runOf(name, 0, alnumDash) != len(name) {
+		return false
+	}
+	val, _, _ = strings.Cut(val, ";")
+	if val == "" || val[0] == '=' || !letters[val[0]] {
+		return false // base64's padding (yIe0J4cNNQmB==), not a cookie
+	}
+	return len(val) < minSecret && strings.Trim(val, "0123456789") != "" || placeholderWord(val)
 }
 
 // abnfRepeat: an ABNF repetition of a rule, n*RULE or n*m rule-name

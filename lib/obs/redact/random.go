@@ -26,7 +26,7 @@ import (
 //     carry one or two numbers), or, 24 characters or more, both cases
 //     alternating (a class change every 2.2 characters, two pairs of
 //     adjacent capitals or more: a camelCase name has them only in
-//     acronyms); one of its '-'/'_' parts of 12+ characters mixes them and
+//     acronyms; one pair when the class changes every 1.67 characters); one of its '-'/'_' parts of 12+ characters mixes them and
 //     is not a ULID (art's task ids are lower-case ULIDs; task-01J9ZK…),
 //     and slugs such as nginx-7c5ddbdf54-x2vq9, GHSA-xvch-5gv4-984h,
 //     nightly-2026-11-30 stay;
@@ -34,10 +34,12 @@ import (
 //     above log2(length) - 0.6 if that is lower, as a short string cannot
 //     reach 3.5);
 //   - at most 35% of its letter pairs are common English pairs (th, er,
-//     in …; one more pair allowed for a token without capitals):
+//     in …; one more pair allowed for a token without capitals, and one
+//     more with five runs of digits, whose few letter pairs say little):
 //     BenchmarkReadBatch100k, TestIPv6Loopback are names;
 //   - it is not hex, '-' and '_' aside (git hashes, digests, ids, trace
-//     ids: a secret of hex digits needs a name or a prefix), does not hold
+//     ids: a secret of hex digits needs a name or a prefix), but for hex
+//     of both cases (mixedCaseHex), does not hold
 //     a UUID (or lower-case letters and digits in a UUID's layout), is not
 //     a Gerrit Change-Id (I + 40 hex), hex after a short tag (0x…), an
 //     integrity hash (sha512-…, h1:…), public material (DER in base64, an
@@ -46,7 +48,8 @@ import (
 //     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
 //     of one length, also after a diff's hunk header, or the padded last
 //     line before another block or a PEM END line, or after a block's
-//     full line), part of a run of 256 base64 characters or more (a data:
+//     full line, a line of a certificate's body whose BEGIN is cut off,
+//     a line of 64 after a hunk header with the padded last line after it), part of a run of 256 base64 characters or more (a data:
 //     URI, an image in XMP), the start of a data: URI's payload, base64 of
 //     text, a version-4 UUID in 22 characters of base64 (Elasticsearch's
 //     node ids), XMP's fixed packet id or a Bitcoin address (its
@@ -576,9 +579,10 @@ func base64Block(s string, a, b int) bool {
 		if s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next) {
 			return true
 		}
-		// A line of PEM's width after a diff's hunk header, the padded
-		// last line of its block after it.
-		return hunkHeader(lineBody(s[ls:a])) && n == 64 && len(next) >= 8 && len(next) < n && next[len(next)-1] == '=' && runOf(next, 0, b64Std) == len(next)
+		// A line of PEM's width after a diff's hunk header, the shorter
+		// last line of its block after it (padded, or holding '+' or '/').
+		return hunkHeader(lineBody(s[ls:a])) && n == 64 && len(next) >= 8 && len(next) < n && runOf(next, 0, b64Std) == len(next) &&
+			strings.ContainsAny(next, "=+/")
 	}
 	return false
 }

@@ -55,6 +55,7 @@ var (
 	schemeCh   = makeClass("+.-", true)
 	upperDigit = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", false)
 	letters    = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false)
+	digitClass = makeClass("0123456789", false)
 	schemeName = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-", false)
 	urlStop    = makeClass(" \t\n\r\f\v\"'<>`\\", false)
 	valueStop  = makeClass(" \t\n\r\f\v\"'<>`,;&)]}", false)
@@ -465,6 +466,7 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		return 0, 0
 	}
 	j := i + len("authorization")
+	named := j // the name's closing quote, if any, ends here
 	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
 		j++
 	} else if prefixAt(s, j, `\"`) {
@@ -477,6 +479,9 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		return 0, 0
 	}
 	j++
+	if j < len(s) && i > 0 && named == j-1 && (s[j] == '"' || s[j] == '\'') && s[i-1] == s[j] {
+		return 0, 0 // b'Authorization:' not in …: the literal is the name alone
+	}
 	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '"' || s[j] == '\'') {
 		j++
 	}
@@ -847,7 +852,7 @@ func closesLiteral(s string, k int) bool {
 	if strings.IndexByte("),;]}", s[k]) >= 0 {
 		return true
 	}
-	for _, op := range []string{" + ", "+", " % ", " . ", " .. ", " || "} {
+	for _, op := range []string{" + ", "+", " % ", " . ", " .. ", " || ", " in ", " not in ", " == ", " != "} {
 		if strings.HasPrefix(s[k:], op) {
 			return true
 		}
