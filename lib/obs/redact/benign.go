@@ -144,7 +144,7 @@ func benignText(s string, a, b int) bool {
 		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) || // "MSI_SECRET": a variable's name
 			smallNumber(s[a:b]) && pluralName(s, a) // "secrets": "10", a count
 	}
-	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || closedVariable(s[a:b]) || prose(s, a, b) ||
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || closedVariable(s[a:b]) || attributeSet(s, a, vb) || prose(s, a, b) ||
 		smallNumber(s[a:vb]) || number(s[a:vb]) && countName(s, a) || literalField(s, a, b)
 }
 
@@ -157,6 +157,17 @@ func closedVariable(v string) bool {
 		return false
 	}
 	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyz_") == "" && !strings.Contains(name, "__")
+}
+
+// attributeSet: an object's attribute set to a variable, self._client_key
+// = keyfile, this.token = token: code (a password in code is a quoted
+// literal).
+func attributeSet(s string, a, vb int) bool {
+	n, k := valueName(s, a)
+	if n == k || k == a || !strings.Contains(s[k:a], "=") || identEnd(s, a) != vb || !isLower(s[a]) || strings.ContainsAny(s[a:vb], "0123456789") {
+		return false
+	}
+	return strings.HasSuffix(s[:n], "self.") || strings.HasSuffix(s[:n], "this.")
 }
 
 // countWords name what a number counts or bounds.

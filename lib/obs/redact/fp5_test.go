@@ -103,6 +103,9 @@ func TestRound5Stays(t *testing.T) {
 		{"a cookie whose value is plain",
 			`            params={"Set-Cookie": "foo=deleted; expires=Thu, 01-Jan-1970 00:00:01 GMT"},`,
 			`    >>> headers.add('Set-Cookie', 'sid=` + tok("ck", 20) + `; Path=/')`, tok("ck", 20)},
+		{"an attribute set to a variable",
+			`        self._client_key = keyfile`,
+			`        self._client_key = "` + tok("sk", 20) + `"`, tok("sk", 20)},
 	} {
 		var sum Summary
 		if out := r.Text(c.stays, &sum); out != c.stays {

@@ -524,6 +524,7 @@ func FuzzRedactJSONText(f *testing.F) {
 	f.Add(`[{"k": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}, "a\"b\\\\c\u0041"]`)
 	f.Add(`{"cmd": "export API_KEY=\"sk-ant-api03-abcdefghijklmnopqrstuvwxyz\" && x"}`)
 	f.Add(`{"a":"password=x\"},{\"b\":1"}`)
+	f.Add(`{"h": "Authorization: Digest username=\"u\", response=\"6629fae4\"", "c": {"Set-Cookie": "foo=deleted; x=1"}}`)
 	r := New(Options{Limits: Limits{String: 1 << 20, Total: 4 << 20}})
 	f.Fuzz(func(t *testing.T, in string) {
 		if !utf8.ValidString(in) || !jsonLike(in) || !json.Valid([]byte(in)) {
