@@ -133,6 +133,9 @@ func TestRound5Shapes(t *testing.T) {
 	}{
 		{"Sumo Logic access id", sumo, true},
 		{"Sumo Logic access id in a config", "accessId: " + sumo + "\n", true},
+		{"Sumo Logic access id as a URL's user", "https://" + sumo + "@api.example.com/", true},
+		{"a random token as a URL's user", "https://" + fromClasses("url", "lldllldlllldlld") + "@git.example.com/org/repo.git", true},
+		{"a login as a URL's user", "https://deploy-bot@git.example.com/org/repo.git", false},
 		{"camelCase name", "superMan1Loves", false},
 		{"camelCase name, acronym", "subXMLParser2x", false},
 		{"word", "subscriptions1", false},

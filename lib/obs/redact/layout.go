@@ -6,7 +6,7 @@ import "strings"
 // their own, recognisable bare only by a fixed layout that hashes, ids and
 // words do not take (gitleaks finds them only after the provider's name).
 // Each is taken standing alone (start or end of text, space, quote,
-// bracket, ',', ';', '=' around it), measured on the real-text and
+// bracket, ',', ';', '=' around it) or as a URL's user name, measured on the real-text and
 // source-code sets of scripts/redact-report.sh:
 //
 //   - Sumo Logic access ids: "su" and 12 letters and digits holding upper
@@ -27,18 +27,20 @@ import "strings"
 // layoutToken returns the end of the provider layout the token s[a:b]
 // (a run of letters, digits, '_' and '-') starts, or 0.
 func layoutToken(s string, a, b int) int {
-	if !standsAlone(s, a, true) {
+	// A URL's user name (https://ID@host) stands alone too.
+	user := a >= 3 && s[a-3:a] == "://"
+	if !user && !standsAlone(s, a, true) {
 		return 0
 	}
+	ends := func(i int) bool { return standsAlone(s, i, false) || user && i < len(s) && s[i] == '@' }
 	t := s[a:b]
 	switch {
-	case len(t) == 14 && t[0] == 's' && t[1] == 'u' && sumoID(t[2:]) && standsAlone(s, b, false):
+	case len(t) == 14 && t[0] == 's' && t[1] == 'u' && sumoID(t[2:]) && ends(b):
 		return b
-	case len(t) == 50 && t[32] == '-' && t[41] == '-' && lowerHexMixed(t[:32]) && isLowerHex(t[33:41]) && isLowerHex(t[42:]) &&
-		standsAlone(s, b, false):
+	case len(t) == 50 && t[32] == '-' && t[41] == '-' && lowerHexMixed(t[:32]) && isLowerHex(t[33:41]) && isLowerHex(t[42:]) && ends(b):
 		return b
 	case len(t) == 8 && b+9 <= len(s) && s[b] == ':' && lowerHexMixed(t) && lowerHexMixed(s[b+1:b+9]) &&
-		(a == 0 || s[a-1] != ':') && standsAlone(s, b+9, false):
+		(a == 0 || s[a-1] != ':') && ends(b+9):
 		return b + 9
 	}
 	return 0

@@ -649,7 +649,7 @@ func userinfoSpans(s string, a, b int, sp []span) []span {
 			return append(sp, span{a: a, b: b, rule: URLCredentials})
 		}
 	}
-	if tokenLikeUser(user) {
+	if tokenLikeUser(user) || len(user) >= randomMin && randomToken(user) {
 		sp = append(sp, span{a: a, b: a + len(user), rule: URLCredentials})
 	}
 	return sp
