@@ -121,8 +121,8 @@ func benignText(s string, a, b int) bool {
 	// The value as written may go on past the span (a span stops at '}'):
 	// a reference must be all of it.
 	vb := b
-	for vb < len(s) && !isSpace(s[vb]) && strings.IndexByte("\"'`,;", s[vb]) < 0 {
-		vb++
+	for vb < len(s) && !isSpace(s[vb]) && strings.IndexByte("\"'`,;&", s[vb]) < 0 {
+		vb++ // '&' ends a form or query parameter: token=$TOKEN&project=…
 	}
 	// A reference inside a string that escapes its line break
 	// ("key: ${KEY}\n"), or after an auth scheme ("Bearer ${{ secrets.X }}").
@@ -134,7 +134,7 @@ func benignText(s string, a, b int) bool {
 	if sch := schemeWord(s[a:b]); sch > 0 && sch < rb-a {
 		ra += sch
 	}
-	if isReference(s, ra, rb) || benignValue(s[a:b]) || afterHashTag(s, a) {
+	if isReference(s, ra, rb) || benignValue(s[a:b]) || afterHashTag(s, a) || ansiColor(s[a:b]) {
 		return true
 	}
 	if quoted && (strings.HasPrefix(s[a:], " + ") || strings.HasPrefix(s[a:], " . ")) {
@@ -168,6 +168,17 @@ func attributeSet(s string, a, vb int) bool {
 		return false
 	}
 	return strings.HasSuffix(s[:n], "self.") || strings.HasSuffix(s[:n], "this.")
+}
+
+// ansiColor: the value opens with a terminal colour escape
+// (PASS="\x1b[32mPASS"): a label printed in colour.
+func ansiColor(v string) bool {
+	for _, p := range []string{`\x1b[`, `\033[`, `\e[`, `\u001b[`, "\x1b["} {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // countWords name what a number counts or bounds.
@@ -679,7 +690,7 @@ func isPlaceholder(v string) bool {
 // `sk-ant-…`), holding too little to be a secret: 8 letters and digits at
 // most.
 func elided(v string) bool {
-	if !strings.Contains(v, "…") {
+	if !strings.Contains(v, "…") && !strings.Contains(v, "....") {
 		return false
 	}
 	n := 0
@@ -866,8 +877,8 @@ func isCode(s string, a, b int) bool {
 	if addr && len(segs) == 1 && e < len(s) && (s[e] == ',' || s[e] == ')') && strings.Trim(s[e:b], ",;)") == "" {
 		return true // a pointer passed on: BearerToken: *token,
 	}
-	if e < b {
-		return false // more value after the chain: not a plain reference
+	if e < b && strings.Trim(s[e:b], ")]}") != "" {
+		return false // more value after the chain (closing brackets aside): not a plain reference
 	}
 	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]) || isLower(segs[0][0]) && isUpper(segs[1][0]))) {
 		return true // an attribute: config.api_key, self.token, resp.RefreshToken

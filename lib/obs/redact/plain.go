@@ -104,7 +104,9 @@ func plainValue(s string, a, b int) bool {
 }
 
 func plainShape(v string) bool {
-	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) ||
+	// A name and its operator ("Credential=", "token:"): the prefix a
+	// format writes before the value.
+	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || secretName(strings.TrimRight(v, "=:")) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) ||
 		counting(v) && (secretPart(v) || countsOnly(v)) || verbsOnly(v)
 }
 
@@ -292,7 +294,7 @@ func dottedName(v string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if len(p) > 24 || !wordy(p) {
+		if len(p) > 40 || !wordy(p) {
 			return false
 		}
 		if ws, ok := words(p); !ok || len(ws) == 0 {

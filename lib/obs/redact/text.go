@@ -744,6 +744,9 @@ func assignment(s string, i int, sp []span) []span {
 		}
 	}
 	ns, ne, quoted := nameBefore(s, j)
+	if op == ':' && ns < ne && s[ns] == '$' {
+		return sp // a shell expansion before a ':' ($PWD:/src), not a name: value
+	}
 	if op == ',' && (!quoted || !firstArgument(s, ns)) {
 		return sp // only f("NAME", "value"): a comma is too common otherwise
 	}
