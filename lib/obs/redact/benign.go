@@ -13,10 +13,14 @@ import (
 //
 //   - code: a call (getpass.getpass(…)), an index (os.environ["TOKEN"]), an
 //     attribute of a known object (self.token, config.api_key, process.env.X,
-//     secrets.GITHUB_TOKEN) or an operator expression (a + b, x or "");
+//     secrets.GITHUB_TOKEN; also before the brackets that close its call),
+//     an operator expression (a + b, x or ""), a variable closing its call
+//     (proxy_auth_value}), an attribute of self or this set to a variable,
+//     a number under a name that counts (…_MIN_REVISION_…_SECRET = 54441);
 //   - a template or CI reference: ${{ … }}, ${VAR}, $VAR, $(…), {{ … }},
-//     %{…}, #{…}, <%= … %>, %VAR%, {name}, %(name)s, and CloudFormation's
-//     !Ref / !Sub / !GetAtt;
+//     %{…}, #{…}, <%= … %>, %VAR%, {name}, {} and {0}, %(name)s, and
+//     CloudFormation's !Ref / !Sub / !GetAtt;
+//   - a label in a terminal colour (\x1b[32mPASS);
 //   - a placeholder: :name, <name>, YOUR_…, your-…, xxxx…, ****, and the
 //     words in placeholderWords;
 //   - an integrity hash: go.sum's h1:…, npm's sha512-… (sha1, sha256,

@@ -16,7 +16,8 @@ import (
 //     digits aside (a PIN): too short to be a credential (gitleaks'
 //     generic rule needs 10), and in text mostly the next word ("--token
 //     and --token-file");
-//   - the name of a secret rather than one: words of letters (CamelCase,
+//   - the name of a secret rather than one, maybe with its operator
+//     ("Credential="): words of letters (CamelCase,
 //     snake_case, kebab-case or dotted) one of which is a secret word
 //     ("DelegationToken", "refresh_token", "x-ms-authorization-auxiliary",
 //     "fake_token", "wrong-token-wrong-token");
