@@ -148,7 +148,7 @@ func benignText(s string, a, b int) bool {
 		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) || // "MSI_SECRET": a variable's name
 			smallNumber(s[a:b]) && pluralName(s, a) // "secrets": "10", a count
 	}
-	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || closedVariable(s[a:b]) || attributeSet(s, a, vb) || prose(s, a, b) ||
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || closedVariable(s[a:b]) || attributeSet(s, a, vb) || goVariable(s, a, vb) || prose(s, a, b) ||
 		smallNumber(s[a:vb]) || number(s[a:vb]) && countName(s, a) || literalField(s, a, b)
 }
 
@@ -183,6 +183,24 @@ func ansiColor(v string) bool {
 		}
 	}
 	return false
+}
+
+// goVariable: Go code setting a variable to another: an exported field
+// (cfg.Credentials = provider, opt.EncryptionKey = newKey) or a camelCase
+// name declared with := (releaseRetryToken := nopRelease), the value an
+// identifier of letters. A properties file's key is lower case
+// (db.password = …), a Makefile's upper case (TOKEN := …): those go.
+func goVariable(s string, a, vb int) bool {
+	if identEnd(s, a) != vb || !isLower(s[a]) || strings.ContainsAny(s[a:vb], "0123456789_") {
+		return false
+	}
+	n, k := valueName(s, a)
+	op := strings.TrimSpace(s[k:a])
+	name := s[n:k]
+	if op == ":=" {
+		return isLower(name[0]) && strings.ToLower(name) != name && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
+	}
+	return op == "=" && n >= 2 && s[n-1] == '.' && alnumUnder[s[n-2]] && isUpper(name[0]) && strings.ToUpper(name) != name
 }
 
 // countWords name what a number counts or bounds.

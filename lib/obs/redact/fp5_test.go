@@ -127,6 +127,12 @@ func TestRound5Stays(t *testing.T) {
 		{"a reference before the next form parameter",
 			`  wget https://scan.example.com/dl --post-data "token=$SCAN_TOKEN&project=$SCAN_PROJECT" -O tool.tgz`,
 			`  wget https://scan.example.com/dl --post-data "token=` + tok("fp", 20) + `&project=$SCAN_PROJECT" -O tool.tgz`, tok("fp", 20)},
+		{"Go: an exported field set to a variable",
+			`	cfg.Credentials = provider`,
+			`	db.password = provider`, "provider"},
+		{"Go: a camelCase variable declared from another",
+			`	releaseRetryToken := nopRelease`,
+			`	RELEASE_TOKEN := nopRelease`, "nopRelease"},
 	} {
 		var sum Summary
 		if out := r.Text(c.stays, &sum); out != c.stays {
