@@ -16,6 +16,7 @@ import (
 //     secrets.GITHUB_TOKEN; also before the brackets that close its call),
 //     an operator expression (a + b, x or ""), a variable closing its call
 //     (proxy_auth_value}), an attribute of self or this set to a variable,
+//     Go setting a field or declaring a variable from another variable,
 //     a number under a name that counts (…_MIN_REVISION_…_SECRET = 54441);
 //   - a template or CI reference: ${{ … }}, ${VAR}, $VAR, $(…), {{ … }},
 //     %{…}, #{…}, <%= … %>, %VAR%, {name}, {} and {0}, %(name)s, and
