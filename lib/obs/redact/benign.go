@@ -196,6 +196,9 @@ func goVariable(s string, a, vb int) bool {
 		return false
 	}
 	n, k := valueName(s, a)
+	if n == k {
+		return false
+	}
 	op := strings.TrimSpace(s[k:a])
 	name := s[n:k]
 	if op == ":=" {

@@ -244,6 +244,7 @@ func TestTextRules(t *testing.T) {
 		{"authorization: Digest username=\"u\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "authorization: Digest username=\"u\", response=\"[REDACTED:auth-header]\"\nnext"},
 		{"Authorization: Digest response=6629fae49393a05397450978507c4ef1, nc=00000001", "Authorization: Digest response=[REDACTED:auth-header], nc=00000001"},
 		{"Authorization: Digest 6629fae49393a05397450978507c4ef1", "Authorization: Digest [REDACTED:auth-header]"},
+		{"Authorization: Digest dXNlcjpwYXNzd29yZDEy=", "Authorization: Digest [REDACTED:auth-header]"},
 		{"password = hunter2 done", "password = [REDACTED:unsafe-key] done"},
 		{`--token "two words" x`, `--token "[REDACTED:unsafe-key]" x`},
 		// The assignment syntaxes of the common languages and formats.

@@ -530,11 +530,13 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 
 // digestResponse: the bounds of the response parameter's value in the
 // Digest credentials s[c:end] ("response=\"6bf5…\"", quoted or not). ok
-// is false when s[c:end] is not name=value parameters (then all of it is
-// the credential); a line of parameters without a response has none.
+// is false when s[c:end] does not open with one of Digest's parameters
+// (then all of it is the credential); a line of parameters without a
+// response has none.
 func digestResponse(s string, c, end int) (a, b int, ok bool) {
 	v := s[c:end]
-	if k := strings.IndexByte(v, '='); k <= 0 || !alnum[v[0]] || runOf(v, 0, ident) != k {
+	k := strings.IndexByte(v, '=')
+	if k <= 0 || !digestParams[strings.ToLower(v[:k])] {
 		return 0, 0, false
 	}
 	lv := strings.ToLower(v)
@@ -563,6 +565,12 @@ func digestResponse(s string, c, end int) (a, b int, ok bool) {
 		}
 		return c + a, c + b, true
 	}
+}
+
+// digestParams are the parameter names of RFC 7616's credentials.
+var digestParams = map[string]bool{
+	"username": true, "username*": true, "realm": true, "nonce": true, "uri": true, "response": true,
+	"algorithm": true, "cnonce": true, "opaque": true, "qop": true, "nc": true, "userhash": true,
 }
 
 // basic: the scheme word before the credentials is Basic.
