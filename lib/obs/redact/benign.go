@@ -13,10 +13,15 @@ import (
 //
 //   - code: a call (getpass.getpass(…)), an index (os.environ["TOKEN"]), an
 //     attribute of a known object (self.token, config.api_key, process.env.X,
-//     secrets.GITHUB_TOKEN) or an operator expression (a + b, x or "");
+//     secrets.GITHUB_TOKEN; also before the brackets that close its call),
+//     an operator expression (a + b, x or ""), a variable closing its call
+//     (proxy_auth_value}), an attribute of self or this set to a variable,
+//     Go setting a field or declaring a variable from another variable,
+//     a number under a name that counts (…_MIN_REVISION_…_SECRET = 54441);
 //   - a template or CI reference: ${{ … }}, ${VAR}, $VAR, $(…), {{ … }},
-//     %{…}, #{…}, <%= … %>, %VAR%, {name}, %(name)s, and CloudFormation's
-//     !Ref / !Sub / !GetAtt;
+//     %{…}, #{…}, <%= … %>, %VAR%, {name}, {} and {0}, %(name)s, and
+//     CloudFormation's !Ref / !Sub / !GetAtt;
+//   - a label in a terminal colour (\x1b[32mPASS);
 //   - a placeholder: :name, <name>, YOUR_…, your-…, xxxx…, ****, and the
 //     words in placeholderWords;
 //   - an integrity hash: go.sum's h1:…, npm's sha512-… (sha1, sha256,
@@ -33,7 +38,7 @@ import (
 // placeholderWords are whole values that stand for a secret someone has to
 // fill in. Compared ignoring case, '-' and '_'.
 var placeholderWords = []string{
-	"changeme", "changeit", "replaceme", "placeholder", "redacted", "removed",
+	"changeme", "changeit", "replaceme", "placeholder", "redacted", "removed", "deleted",
 	"hidden", "masked", "secret", "password", "token", "apikey", "yourtoken",
 	"yourkey", "yourpassword", "yoursecret", "yourapikey", "example", "sample",
 	"dummy", "todo", "fixme", "tbd", "none", "null", "nil", "undefined", "empty",
@@ -121,8 +126,8 @@ func benignText(s string, a, b int) bool {
 	// The value as written may go on past the span (a span stops at '}'):
 	// a reference must be all of it.
 	vb := b
-	for vb < len(s) && !isSpace(s[vb]) && strings.IndexByte("\"'`,;", s[vb]) < 0 {
-		vb++
+	for vb < len(s) && !isSpace(s[vb]) && strings.IndexByte("\"'`,;&", s[vb]) < 0 {
+		vb++ // '&' ends a form or query parameter: token=$TOKEN&project=…
 	}
 	// A reference inside a string that escapes its line break
 	// ("key: ${KEY}\n"), or after an auth scheme ("Bearer ${{ secrets.X }}").
@@ -134,7 +139,7 @@ func benignText(s string, a, b int) bool {
 	if sch := schemeWord(s[a:b]); sch > 0 && sch < rb-a {
 		ra += sch
 	}
-	if isReference(s, ra, rb) || benignValue(s[a:b]) || afterHashTag(s, a) {
+	if isReference(s, ra, rb) || benignValue(s[a:b]) || afterHashTag(s, a) || ansiColor(s[a:b]) {
 		return true
 	}
 	if quoted && (strings.HasPrefix(s[a:], " + ") || strings.HasPrefix(s[a:], " . ")) {
@@ -144,18 +149,109 @@ func benignText(s string, a, b int) bool {
 		return typeUnion(s[a:b]) || strings.Count(s[a:b], "_") >= 1 && envName(s[a:b]) || // "MSI_SECRET": a variable's name
 			smallNumber(s[a:b]) && pluralName(s, a) // "secrets": "10", a count
 	}
-	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || prose(s, a, b) ||
-		smallNumber(s[a:vb]) || literalField(s, a, b)
+	return isCode(s, a, b) || envName(s[a:vb]) || typeName(s[a:vb]) || secretVariable(s[a:b]) || closedVariable(s[a:b]) || attributeSet(s, a, vb) || goVariable(s, a, vb) || prose(s, a, b) ||
+		smallNumber(s[a:vb]) || number(s[a:vb]) && countName(s, a) || literalField(s, a, b)
+}
+
+// closedVariable: a snake_case name of two words or more that closes the
+// call or literal it is passed in ({"Proxy-Authorization": proxy_auth_value})):
+// a variable, code.
+func closedVariable(v string) bool {
+	name := strings.TrimRight(v, ")]}")
+	if name == v || len(name) < 6 || strings.IndexByte(name, '_') < 0 || name[0] == '_' || name[len(name)-1] == '_' {
+		return false
+	}
+	return strings.Trim(name, "abcdefghijklmnopqrstuvwxyz_") == "" && !strings.Contains(name, "__")
+}
+
+// attributeSet: an object's attribute set to a variable, self._client_key
+// = keyfile, this.token = token: code (a password in code is a quoted
+// literal).
+func attributeSet(s string, a, vb int) bool {
+	n, k := valueName(s, a)
+	if n == k || k == a || !strings.Contains(s[k:a], "=") || identEnd(s, a) != vb || !isLower(s[a]) || strings.ContainsAny(s[a:vb], "0123456789") {
+		return false
+	}
+	return strings.HasSuffix(s[:n], "self.") || strings.HasSuffix(s[:n], "this.")
+}
+
+// ansiColor: the value opens with a terminal colour escape
+// (PASS="\x1b[32mPASS"): a label printed in colour.
+func ansiColor(v string) bool {
+	for _, p := range []string{`\x1b[`, `\033[`, `\e[`, `\u001b[`, "\x1b["} {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// goVariable: Go code setting a variable to another: an exported field
+// (cfg.Credentials = provider, opt.EncryptionKey = newKey) or a camelCase
+// name declared with := (releaseRetryToken := nopRelease), the value an
+// identifier of letters. A properties file's key is lower case
+// (db.password = …), a Makefile's upper case (TOKEN := …): those go.
+func goVariable(s string, a, vb int) bool {
+	if identEnd(s, a) != vb || !isLower(s[a]) || strings.ContainsAny(s[a:vb], "0123456789_") {
+		return false
+	}
+	n, k := valueName(s, a)
+	if n == k {
+		return false
+	}
+	op := strings.TrimSpace(s[k:a])
+	name := s[n:k]
+	if op == ":=" {
+		return isLower(name[0]) && strings.ToLower(name) != name && strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") == ""
+	}
+	return op == "=" && n >= 2 && s[n-1] == '.' && alnumUnder[s[n-2]] && isUpper(name[0]) && strings.ToUpper(name) != name
+}
+
+// countWords name what a number counts or bounds.
+var countWords = map[string]bool{
+	"min": true, "max": true, "revision": true, "version": true, "count": true, "size": true,
+	"len": true, "length": true, "limit": true, "timeout": true, "ttl": true, "port": true,
+}
+
+// number: digits only, up to ten of them.
+func number(v string) bool {
+	v = strings.TrimRight(v, ",;)")
+	return v != "" && len(v) <= 10 && strings.Trim(v, "0123456789") == ""
+}
+
+// countName: the name before the value at a holds a word of countWords
+// (DBMS_MIN_REVISION_WITH_INTERSERVER_SECRET = 54441, tokenMaxLength: 4096):
+// the number is what it counts, not a PIN (pin_secret = 482913 goes).
+func countName(s string, a int) bool {
+	n, k := valueName(s, a)
+	ws, _ := words(s[n:k])
+	for _, w := range ws {
+		if countWords[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // pluralName: the name before the value at a ends in 's' ("secrets":
 // "10", tokens = '3'): what a number there counts.
 func pluralName(s string, a int) bool {
-	k := a
+	_, k := valueName(s, a)
+	return k > 0 && (s[k-1] == 's' || s[k-1] == 'S') && k >= 2 && letters[s[k-2]]
+}
+
+// valueName: the bounds of the name before the value at a, across the
+// operator, quotes and spaces between them.
+func valueName(s string, a int) (n, k int) {
+	k = a
 	for k > 0 && strings.IndexByte(" \t:=\"'`", s[k-1]) >= 0 {
 		k--
 	}
-	return k > 0 && (s[k-1] == 's' || s[k-1] == 'S') && k >= 2 && letters[s[k-2]]
+	n = k
+	for n > 0 && alnumUnder[s[n-1]] {
+		n--
+	}
+	return n, k
 }
 
 // schemeWord: the length of an HTTP auth scheme and its space at the
@@ -245,7 +341,8 @@ func prose(s string, a, b int) bool {
 	}
 	// A message that opens a string literal ("credentials: HTTP request
 	// …", "credentials: `command` field …", Go's "pkg: message" errors) may
-	// start with an acronym or a quoted word; elsewhere the word is plain.
+	// start with an acronym (its digits too: "idtoken: ES256 signature …")
+	// or a quoted word; elsewhere the word is plain.
 	// Mixed case stays suspect everywhere ("password: HunterTwo was …").
 	literal := messageStart(s, k-1)
 	if literal {
@@ -256,7 +353,7 @@ func prose(s string, a, b int) bool {
 	}
 	acronym := literal && len(w) <= 6 && strings.ToUpper(w) == w
 	for i := 0; i < len(w); i++ {
-		if !letters[w[i]] || (i > 0 && isUpper(w[i]) && !acronym) {
+		if !(letters[w[i]] || acronym && i > 0 && isDigit(w[i])) || (i > 0 && isUpper(w[i]) && !acronym) {
 			return false
 		}
 	}
@@ -557,6 +654,10 @@ func refEnd(s string, i int) int {
 		if e := identEnd(s, i+1); e < len(s) && s[e] == '}' {
 			return e + 1 // {name}
 		}
+	case len(rest) > 1 && rest[0] == '{':
+		if e := runOf(s, i+1, digitClass); e < len(s) && s[e] == '}' && e-i <= 3 {
+			return e + 1 // {}, {0}: Python's positional format fields
+		}
 	case len(rest) > 1 && rest[0] == '!' && isUpper(rest[1]):
 		// CloudFormation: !Ref Name, !Sub '…', !GetAtt A.B
 		e := identEnd(s, i+1)
@@ -615,7 +716,7 @@ func isPlaceholder(v string) bool {
 // `sk-ant-…`), holding too little to be a secret: 8 letters and digits at
 // most.
 func elided(v string) bool {
-	if !strings.Contains(v, "…") {
+	if !strings.Contains(v, "…") && !strings.Contains(v, "....") {
 		return false
 	}
 	n := 0
@@ -802,8 +903,8 @@ func isCode(s string, a, b int) bool {
 	if addr && len(segs) == 1 && e < len(s) && (s[e] == ',' || s[e] == ')') && strings.Trim(s[e:b], ",;)") == "" {
 		return true // a pointer passed on: BearerToken: *token,
 	}
-	if e < b {
-		return false // more value after the chain: not a plain reference
+	if e < b && strings.Trim(s[e:b], ")]}") != "" {
+		return false // more value after the chain (closing brackets aside): not a plain reference
 	}
 	if len(segs) >= 3 || (len(segs) == 2 && (knownObject(segs[0]) || receiver(segs[0]) || isLower(segs[0][0]) && isUpper(segs[1][0]))) {
 		return true // an attribute: config.api_key, self.token, resp.RefreshToken

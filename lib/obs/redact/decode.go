@@ -176,6 +176,7 @@ func (w *walker) secretsIn(ds *decodeState, text string, sp []span, depth int) [
 	sp = findSecrets(text, sp)
 	var lk leakScratch
 	sp = table().leaks.scan(&lk, "", text, sp)
+	sp = dropBenign(text, sp) // as in the text as written: ?key=value is none
 	if depth < maxDecodeDepth && ds.budget > 0 {
 		sp = w.decodeRuns(ds, text, sp, depth+1)
 	}

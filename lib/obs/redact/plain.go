@@ -16,20 +16,25 @@ import (
 //     digits aside (a PIN): too short to be a credential (gitleaks'
 //     generic rule needs 10), and in text mostly the next word ("--token
 //     and --token-file");
-//   - the name of a secret rather than one: words of letters (CamelCase,
+//   - the name of a secret rather than one, maybe with its operator
+//     ("Credential="): words of letters (CamelCase,
 //     snake_case, kebab-case or dotted) one of which is a secret word
 //     ("DelegationToken", "refresh_token", "x-ms-authorization-auxiliary",
 //     "fake_token", "wrong-token-wrong-token");
 //   - a dotted name of words ("session.new", "oauth2.google.serviceAccount"),
 //     or lower-case words joined by '/' and ':' ("foo/system:masters");
 //   - a URL's password that is its user name (guest:guest);
+//   - unquoted, an ABNF repetition of a rule (passwd = 1*SAFE);
 //   - one upper-case word that reads as a word ("OAUTHBEARER"): a
 //     constant's value; most of its letter pairs are common English pairs,
 //     so a random string of capitals is not one (a lower-case word stays a
 //     possible password: "letmein");
 //   - an address: an IPv4 address or localhost, with a port;
 //   - counting characters named after what they stand for
-//     (0123456789abcdef-token): a placeholder;
+//     (0123456789abcdef-token), or digits alone ("123456789"): a
+//     placeholder;
+//   - after a cookie's name, a cookie whose value is plain ("foo=bar",
+//     "foo=deleted; expires=…");
 //   - printf verbs and separators ("%s/%s"): a value a format fills in;
 //   - a message: four words or more, two of them function words, or a
 //     printf verb ("idtoken: CredentialsFile and … must not …"), or one
@@ -90,7 +95,7 @@ func plainValue(s string, a, b int) bool {
 	if !quoted {
 		v = strings.TrimRight(v, ",;)")
 	}
-	if plainShape(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
+	if plainShape(v) || !quoted && abnfRepeat(v) || cookieNamed(s, a) && cookiePair(v) || message(v) || messageWord(s, a, b) || nameTuple(s, a) || linkURL(v) || symbolsOnly(s[a:b]) {
 		return true
 	}
 	if d, ok := base64Word(v); ok {
@@ -100,7 +105,61 @@ func plainValue(s string, a, b int) bool {
 }
 
 func plainShape(v string) bool {
-	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) || counting(v) && secretPart(v) || verbsOnly(v)
+	// A name and its operator ("Credential=", "token:"): the prefix a
+	// format writes before the value.
+	return len(v) < minSecret && strings.Trim(v, "0123456789") != "" || secretName(v) || secretName(strings.TrimRight(v, "=:")) || dottedName(v) || wordPath(v) || upperWord(v) || address(v) ||
+		counting(v) && (secretPart(v) || countsOnly(v)) || verbsOnly(v)
+}
+
+// countsOnly: v is digits counting up, 8 or more ("123456789"): an
+// example's value, no secret.
+func countsOnly(v string) bool {
+	for i := 1; i < len(v); i++ {
+		if v[i] != v[i-1]+1 || !isDigit(v[i]) {
+			return false
+		}
+	}
+	return len(v) >= 8
+}
+
+// cookieNamed: the value at a follows a name holding "cookie" on its
+// line ("Set-Cookie": …, headers.add('Set-Cookie', …)).
+func cookieNamed(s string, a int) bool {
+	lo := max(0, a-40)
+	if k := strings.LastIndexByte(s[lo:a], '\n'); k >= 0 {
+		lo += k + 1
+	}
+	return strings.Contains(strings.ToLower(s[lo:a]), "cookie")
+}
+
+// cookiePair: a cookie, name=value and maybe its attributes after ';',
+// whose value is plain ("foo=bar", "foo=deleted; expires=Thu, 01-Jan-1970
+// …", the value that clears a cookie); a session cookie's value goes.
+func cookiePair(v string) bool {
+	name, val, ok := strings.Cut(v, "=")
+	if !ok || name == "" || len(name) > 32 || runOf(name, 0, alnumDash) != len(name) {
+		return false
+	}
+	val, _, _ = strings.Cut(val, ";")
+	if val == "" || val[0] == '=' || !letters[val[0]] {
+		return false // base64's padding (yIe0J4cNNQmB==), not a cookie
+	}
+	return len(val) < minSecret && strings.Trim(val, "0123456789") != "" || placeholderWord(val)
+}
+
+// abnfRepeat: an ABNF repetition of a rule, n*RULE or n*m rule-name
+// (RFC 5234; "passwd = 1*SAFE" in a comment quoting RFC 1738): a grammar,
+// unquoted; the rule's name is letters and '-' in one case.
+func abnfRepeat(v string) bool {
+	star := strings.IndexByte(v, '*')
+	if star < 0 || strings.Trim(v[:star], "0123456789") != "" {
+		return false
+	}
+	rule := strings.TrimLeft(v[star+1:], "0123456789")
+	if len(rule) < 2 || !letters[rule[0]] || strings.ToUpper(rule) != rule && strings.ToLower(rule) != rule {
+		return false
+	}
+	return strings.Trim(strings.ToLower(rule), "abcdefghijklmnopqrstuvwxyz-") == ""
 }
 
 // defaultLogin: the password is the user name, a word of letters
@@ -236,7 +295,7 @@ func dottedName(v string) bool {
 		return false
 	}
 	for _, p := range parts {
-		if len(p) > 24 || !wordy(p) {
+		if len(p) > 40 || !wordy(p) {
 			return false
 		}
 		if ws, ok := words(p); !ok || len(ws) == 0 {

@@ -435,7 +435,7 @@ func providerSpans(s string, sp []span) []span {
 			// inside a longer hex run).
 			wordEnd := b == len(s) || !alnum[s[b]]
 			body := tok[:i-a] + tok[i-a+prefixLen(s, i, f.prefixes):]
-			if !strong && (!wordStart || !wordEnd || !randomBody(body)) {
+			if !strong && (!wordStart || !wordEnd || !randomBody(body) || inBase64Line(s, a, b)) {
 				continue
 			}
 			// Whole token: the run of token characters the format's match
@@ -499,10 +499,36 @@ func randomBody(b string) bool {
 			same = false
 		}
 	}
-	if (same && len(b) >= 6) || placeholderWord(b) {
+	if (same && len(b) >= 6) || placeholderWord(b) || snakeWords(b) >= 3 {
 		return false
 	}
 	return digit || (upper && lower)
+}
+
+// snakeWords counts the '_'-separated parts of b that are lower-case
+// words of two letters or more: three of them are a snake_case name
+// (too_few_live_replicas_for_…, a generated table of error names), which a
+// random body holds hardly ever.
+func snakeWords(b string) int {
+	n := 0
+	for _, p := range strings.Split(b, "_") {
+		if len(p) >= 2 && strings.Trim(p, "abcdefghijklmnopqrstuvwxyz") == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// inBase64Line: the token s[a:b] sits between base64's '+' and '/' (one
+// of them a '+'), which its format's alphabet does not hold: a piece of an
+// encoded blob (a certificate or key file line, "…iC+YCWLB…+nIe…"), not a
+// token. A URL path puts '/' around a token, not '+'.
+func inBase64Line(s string, a, b int) bool {
+	if a == 0 || b >= len(s) {
+		return false
+	}
+	l, r := s[a-1], s[b]
+	return (l == '+' || l == '/') && (r == '+' || r == '/') && (l == '+' || r == '+')
 }
 
 // GitHub's checksum: the last six characters of a token are the CRC32 of

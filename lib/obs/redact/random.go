@@ -26,7 +26,7 @@ import (
 //     carry one or two numbers), or, 24 characters or more, both cases
 //     alternating (a class change every 2.2 characters, two pairs of
 //     adjacent capitals or more: a camelCase name has them only in
-//     acronyms); one of its '-'/'_' parts of 12+ characters mixes them and
+//     acronyms; one pair when the class changes every 1.67 characters); one of its '-'/'_' parts of 12+ characters mixes them and
 //     is not a ULID (art's task ids are lower-case ULIDs; task-01J9ZK…),
 //     and slugs such as nginx-7c5ddbdf54-x2vq9, GHSA-xvch-5gv4-984h,
 //     nightly-2026-11-30 stay;
@@ -34,10 +34,12 @@ import (
 //     above log2(length) - 0.6 if that is lower, as a short string cannot
 //     reach 3.5);
 //   - at most 35% of its letter pairs are common English pairs (th, er,
-//     in …; one more pair allowed for a token without capitals):
+//     in …; one more pair allowed for a token without capitals, and one
+//     more with five runs of digits, whose few letter pairs say little):
 //     BenchmarkReadBatch100k, TestIPv6Loopback are names;
 //   - it is not hex, '-' and '_' aside (git hashes, digests, ids, trace
-//     ids: a secret of hex digits needs a name or a prefix), does not hold
+//     ids: a secret of hex digits needs a name or a prefix), but for hex
+//     of both cases (mixedCaseHex), does not hold
 //     a UUID (or lower-case letters and digits in a UUID's layout), is not
 //     a Gerrit Change-Id (I + 40 hex), hex after a short tag (0x…), an
 //     integrity hash (sha512-…, h1:…), public material (DER in base64, an
@@ -46,7 +48,8 @@ import (
 //     single part: toolu_…, msg_…, req_…), a line of a base64 block (lines
 //     of one length, also after a diff's hunk header, or the padded last
 //     line before another block or a PEM END line, or after a block's
-//     full line), part of a run of 256 base64 characters or more (a data:
+//     full line, a line of a certificate's body whose BEGIN is cut off,
+//     a line of 64 after a hunk header with the padded last line after it), part of a run of 256 base64 characters or more (a data:
 //     URI, an image in XMP), the start of a data: URI's payload, base64 of
 //     text, a version-4 UUID in 22 characters of base64 (Elasticsearch's
 //     node ids), XMP's fixed packet id or a Bitcoin address (its
@@ -60,6 +63,8 @@ const (
 	randomChanges     = 0.2
 	randomCasesMin    = 24
 	randomCaseChanges = 0.45
+	randomCaseDense   = 0.6
+	randomDigitRuns   = 5
 )
 
 // randomChar: the bytes of a token the rule looks at.
@@ -103,6 +108,11 @@ func randomSpans(s string, sp []span) []span {
 		for b > a && (s[b-1] == '-' || s[b-1] == '_') {
 			b--
 		}
+		if e := layoutToken(s, a, b); e > 0 {
+			sp = append(sp, span{a: a, b: e, rule: ProviderLayout})
+			i = e - 1
+			continue
+		}
 		if b-a < randomMin || b-a > randomMax {
 			continue
 		}
@@ -137,21 +147,17 @@ func randomSpans(s string, sp []span) []span {
 func randomToken(t string) bool {
 	n, changes := classCounts(t)
 	lower, upper, digit := n[0], n[1], n[2]
-	var pairs, common int
+	pairs, common := letterPairs(t)
 	hex := true
 	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !isHex(c) && c != '-' && c != '_' {
+		if c := t[i]; !isHex(c) && c != '-' && c != '_' {
 			hex = false
 		}
-		if i > 0 && letters[c] && letters[t[i-1]] {
-			pairs++
-			if commonPairs[int(t[i-1]|0x20-'a')*26+int(c|0x20-'a')] {
-				common++
-			}
-		}
 	}
-	if hex || lower == 0 || hexAfterTag(t) {
+	if hex {
+		return mixedCaseHex(t, n)
+	}
+	if lower == 0 || hexAfterTag(t) {
 		return false
 	}
 	// Lower case and digits alternating, or (no digits needed) both cases
@@ -161,7 +167,8 @@ func randomToken(t string) bool {
 		runs = 2 // no capitals: no camelCase name (ubuntu2204lts stays wordy)
 	}
 	digits := digit > 0 && float64(changes) >= randomChanges*float64(len(t)) && digitRuns(t) >= runs
-	cases := len(t) >= randomCasesMin && upper >= 4 && lower >= 4 && float64(changes) >= randomCaseChanges*float64(len(t)) && upperPairs(t) >= 2
+	cases := len(t) >= randomCasesMin && upper >= 4 && lower >= 4 && float64(changes) >= randomCaseChanges*float64(len(t)) &&
+		(upperPairs(t) >= 2 || upperPairs(t) == 1 && float64(changes) >= randomCaseDense*float64(len(t)))
 	if !digits && !cases {
 		return false // an identifier (sigV4SigningNameKey, ColumnTypeEnum16) or a tagged hash
 	}
@@ -170,6 +177,9 @@ func randomToken(t string) bool {
 	if loose {
 		margin, gap = 1, randomEntropyGap
 	}
+	if digitRuns(t) >= randomDigitRuns {
+		margin++ // digits all along: its few letter pairs say little
+	}
 	if pairs > 0 && float64(common) > randomWordy*float64(pairs)+margin {
 		return false
 	}
@@ -177,6 +187,28 @@ func randomToken(t string) bool {
 		return false
 	}
 	return shannonEntropy(t) > min(randomEntropy, math.Log2(float64(len(t)))-gap)
+}
+
+// letterPairs counts t's pairs of adjacent letters, and those of them
+// common in English.
+func letterPairs(t string) (pairs, common int) {
+	for i := 1; i < len(t); i++ {
+		if c := t[i]; letters[c] && letters[t[i-1]] {
+			pairs++
+			if commonPairs[int(t[i-1]|0x20-'a')*26+int(c|0x20-'a')] {
+				common++
+			}
+		}
+	}
+	return pairs, common
+}
+
+// mixedCaseHex: 32 hex digits or more, no separators, holding upper- and
+// lower-case letters (four of each) and digits: no tool writes a hash or
+// an id so (they write one case), a key generator may
+// (6d2FabeB6ADd229Bc199…).
+func mixedCaseHex(t string, n [4]int) bool {
+	return len(t) >= 32 && n[3] == 0 && n[0] >= 4 && n[1] >= 4 && n[2] >= 4
 }
 
 // upperPairs counts adjacent capitals: a camelCase name has them only in
@@ -510,6 +542,9 @@ func base64Block(s string, a, b int) bool {
 	if le < len(s) && (strings.HasPrefix(s[le+1:], "-----END ") || strings.HasPrefix(lineBody(s[le+1:]), "-----END ")) {
 		return true // the last line of a PEM body whose BEGIN is cut off
 	}
+	if le < len(s) && publicPEMAhead(s[le+1:]) {
+		return true // a line of a certificate's body whose BEGIN is cut off
+	}
 	n := b - a
 	same := func(line string, last bool) bool {
 		line = strings.TrimRight(lineBody(line), "\r")
@@ -541,7 +576,32 @@ func base64Block(s string, a, b int) bool {
 		// The padded last line of a block, another block after it (a
 		// diff that replaces one key or certificate with another).
 		next := strings.TrimRight(lineBody(s[le+1:ne]), "\r")
-		return s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next)
+		if s[b-1] == '=' && len(next) >= 40 && runOf(next, 0, b64Std) == len(next) {
+			return true
+		}
+		// A line of PEM's width after a diff's hunk header, the shorter
+		// last line of its block after it (padded, or holding '+' or '/').
+		return hunkHeader(lineBody(s[ls:a])) && n == 64 && len(next) >= 8 && len(next) < n && runOf(next, 0, b64Std) == len(next) &&
+			strings.ContainsAny(next, "=+/")
+	}
+	return false
+}
+
+// publicPEMAhead: the lines of rest are base64 (a diff's marker and
+// indentation aside) up to a PEM END line that is no private key's, within
+// 64 lines: the body of a certificate or public key whose BEGIN line the
+// draft cut off. A private key's body is the private-key rule's.
+func publicPEMAhead(rest string) bool {
+	for n := 0; n < 64 && rest != ""; n++ {
+		line, next, _ := strings.Cut(rest, "\n")
+		body := strings.TrimRight(lineBody(line), "\r")
+		if end := strings.TrimLeft(line, " \t"); strings.HasPrefix(body, "-----END ") || strings.HasPrefix(end, "-----END ") {
+			return !strings.Contains(body, "PRIVATE")
+		}
+		if body == "" || len(body) > 76 || runOf(body, 0, b64Std) != len(body) {
+			return false
+		}
+		rest = next
 	}
 	return false
 }

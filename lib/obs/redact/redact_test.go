@@ -240,7 +240,11 @@ func TestTextRules(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"https://user:pa55@host/x?token=abc123x&page=2", "https://[REDACTED:url-credentials]@host/x?token=[REDACTED:url-query-secret]&page=2"},
 		{"Authorization: Bearer abc.def-ghi", "Authorization: Bearer [REDACTED:auth-header]"},
-		{"authorization: Digest username=\"u\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "authorization: Digest [REDACTED:auth-header]\nnext"},
+		// Digest: the response is the credential; the other fields are not.
+		{"authorization: Digest username=\"u\", response=\"6629fae49393a05397450978507c4ef1\"\nnext", "authorization: Digest username=\"u\", response=\"[REDACTED:auth-header]\"\nnext"},
+		{"Authorization: Digest response=6629fae49393a05397450978507c4ef1, nc=00000001", "Authorization: Digest response=[REDACTED:auth-header], nc=00000001"},
+		{"Authorization: Digest 6629fae49393a05397450978507c4ef1", "Authorization: Digest [REDACTED:auth-header]"},
+		{"Authorization: Digest dXNlcjpwYXNzd29yZDEy=", "Authorization: Digest [REDACTED:auth-header]"},
 		{"password = hunter2 done", "password = [REDACTED:unsafe-key] done"},
 		{`--token "two words" x`, `--token "[REDACTED:unsafe-key]" x`},
 		// The assignment syntaxes of the common languages and formats.
@@ -521,6 +525,7 @@ func FuzzRedactJSONText(f *testing.F) {
 	f.Add(`[{"k": "ghp_0123456789abcdefghijABCDEFGHIJ012345"}, "a\"b\\\\c\u0041"]`)
 	f.Add(`{"cmd": "export API_KEY=\"sk-ant-api03-abcdefghijklmnopqrstuvwxyz\" && x"}`)
 	f.Add(`{"a":"password=x\"},{\"b\":1"}`)
+	f.Add(`{"h": "Authorization: Digest username=\"u\", response=\"6629fae4\"", "c": {"Set-Cookie": "foo=deleted; x=1"}}`)
 	r := New(Options{Limits: Limits{String: 1 << 20, Total: 4 << 20}})
 	f.Fuzz(func(t *testing.T, in string) {
 		if !utf8.ValidString(in) || !jsonLike(in) || !json.Valid([]byte(in)) {

@@ -40,6 +40,7 @@ const (
 	CurlAuthUser
 	RandomToken
 	Base64Credentials
+	ProviderLayout
 	Sensitive
 	Binary
 	Cycle
@@ -74,6 +75,7 @@ var ruleIDs = [numOwn]string{
 	CurlAuthUser:       "curl-auth-user",
 	RandomToken:        "random-token",
 	Base64Credentials:  "base64-credentials",
+	ProviderLayout:     "provider-layout",
 	Sensitive:          "sensitive",
 	Binary:             "binary",
 	Cycle:              "cycle",
@@ -108,6 +110,7 @@ var ownDescriptions = [numOwn]string{
 	CurlAuthUser:       "the user:password given to curl's -u (user) and -U (proxy user) options, long forms too, whole",
 	RandomToken:        "a bare string of 16+ characters that looks generated (lower-case letters and digits alternating, high entropy, no English letter pairs); not hex, UUIDs, ULIDs, slugs, integrity hashes or base64 blocks",
 	Base64Credentials:  "a bare base64 string (standard or URL alphabet, padded or not) whose text is id:secret, as an HTTP Basic credential or a Docker config's auth entry is: printable, no spaces, an id of letters, digits and ._@+- and a secret of 6+ characters; not a URL",
+	ProviderLayout:     "a bare id or key in a provider's fixed layout that has no prefix of its own, standing alone: Sumo Logic access ids (su and 12 letters and digits, both cases and a digit among them), Sidekiq Pro and Enterprise licence credentials (8 hex digits, ':', 8 hex digits, letters and digits in each half), Mailgun API and signing keys (32 hex digits, '-', 8, '-', 8)",
 	Sensitive:          "values the Draft names in its sensitive list",
 	Binary:             "strings and keys that are not valid UTF-8, and byte slices",
 	Cycle:              "a map or slice that contains itself (Go API only)",

@@ -185,7 +185,8 @@ func TestIDInfixFormats(t *testing.T) {
 }
 
 func FuzzShaped(f *testing.F) {
-	for _, s := range []string{"Xk7!mQ2pZr", "hT4$wN8qLx3#Vb", base64.StdEncoding.EncodeToString([]byte("admin:password")), "x!Y2z3", "[REDACTED:random-token]A1!b2@C3#d"} {
+	for _, s := range []string{"Xk7!mQ2pZr", "hT4$wN8qLx3#Vb", base64.StdEncoding.EncodeToString([]byte("admin:password")), "x!Y2z3", "[REDACTED:random-token]A1!b2@C3#d",
+		"su1Y5zpGESUOdj", "10f61582:ab6220d0:", "x 16a7b188a55f0c8122829de68ec61652-0a001111-22223b33.", "6d2FabeB6ADd229Bc199FabA28fD3efb57dF0bD3"} {
 		f.Add(s)
 	}
 	r := New(Options{})

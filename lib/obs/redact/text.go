@@ -55,6 +55,7 @@ var (
 	schemeCh   = makeClass("+.-", true)
 	upperDigit = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", false)
 	letters    = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", false)
+	digitClass = makeClass("0123456789", false)
 	schemeName = makeClass("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-", false)
 	urlStop    = makeClass(" \t\n\r\f\v\"'<>`\\", false)
 	valueStop  = makeClass(" \t\n\r\f\v\"'<>`,;&)]}", false)
@@ -465,6 +466,7 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		return 0, 0
 	}
 	j := i + len("authorization")
+	named := j // the name's closing quote, if any, ends here
 	if j < len(s) && (s[j] == '"' || s[j] == '\'') {
 		j++
 	} else if prefixAt(s, j, `\"`) {
@@ -477,6 +479,9 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		return 0, 0
 	}
 	j++
+	if j < len(s) && i > 0 && named == j-1 && (s[j] == '"' || s[j] == '\'') && s[i-1] == s[j] {
+		return 0, 0 // b'Authorization:' not in …: the literal is the name alone
+	}
 	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '"' || s[j] == '\'') {
 		j++
 	}
@@ -498,6 +503,14 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 		for end < len(s) && s[end] != '\n' && s[end] != '\r' {
 			end++
 		}
+		if a, b, ok := digestResponse(s, c, end); ok {
+			// Only the response is derived from the password; username,
+			// realm, nonce, uri, qop, nc, cnonce and opaque are not.
+			if b > a && !startsWithMarker(s[a:]) {
+				*sp = append(*sp, span{a: a, b: b, rule: AuthHeader})
+			}
+			return end, AuthHeader
+		}
 	} else {
 		for end < len(s) && !credStop[s[end]] {
 			if s[end] == '[' && startsWithMarker(s[end:]) {
@@ -506,13 +519,70 @@ func matchAuthorization(s string, i int, sp *[]span) (int, Rule) {
 			end++
 		}
 	}
-	if end > c && !startsWithMarker(s[c:]) {
+	if end > c && !startsWithMarker(s[c:]) && !(basic(s[j:c]) && emptyPassword(s[c:end])) {
 		*sp = append(*sp, span{a: c, b: end, rule: AuthHeader})
 	}
 	if end == c {
 		return c, AuthHeader
 	}
 	return end, AuthHeader
+}
+
+// digestResponse: the bounds of the response parameter's value in the
+// Digest credentials s[c:end] ("response=\"6bf5…\"", quoted or not). ok
+// is false when s[c:end] does not open with one of Digest's parameters
+// (then all of it is the credential); a line of parameters without a
+// response has none.
+func digestResponse(s string, c, end int) (a, b int, ok bool) {
+	v := s[c:end]
+	k := strings.IndexByte(v, '=')
+	if k <= 0 || !digestParams[strings.ToLower(v[:k])] {
+		return 0, 0, false
+	}
+	lv := strings.ToLower(v)
+	for k := 0; ; {
+		i := strings.Index(lv[k:], "response=")
+		if i < 0 {
+			return c, c, true
+		}
+		k += i
+		if k > 0 && ident[v[k-1]] {
+			k++
+			continue // cresponse=
+		}
+		a = k + len("response=")
+		if a < len(v) && v[a] == '"' {
+			a++
+			b = a
+			for b < len(v) && v[b] != '"' {
+				b++
+			}
+		} else {
+			b = a
+			for b < len(v) && !credStop[v[b]] {
+				b++
+			}
+		}
+		return c + a, c + b, true
+	}
+}
+
+// digestParams are the parameter names of RFC 7616's credentials.
+var digestParams = map[string]bool{
+	"username": true, "username*": true, "realm": true, "nonce": true, "uri": true, "response": true,
+	"algorithm": true, "cnonce": true, "opaque": true, "qop": true, "nc": true, "userhash": true,
+}
+
+// basic: the scheme word before the credentials is Basic.
+func basic(scheme string) bool {
+	return len(scheme) >= 5 && strings.EqualFold(strings.TrimSpace(scheme), "basic")
+}
+
+// emptyPassword: base64 of "user:" (an id and an empty password), the
+// credential of a test that sends none: it holds no secret.
+func emptyPassword(v string) bool {
+	d, ok := base64Word(v)
+	return ok && len(d) >= 2 && strings.IndexByte(d, ':') == len(d)-1
 }
 
 // matchBearer handles a bare "Bearer <token>" outside an Authorization
@@ -587,7 +657,7 @@ func userinfoSpans(s string, a, b int, sp []span) []span {
 			return append(sp, span{a: a, b: b, rule: URLCredentials})
 		}
 	}
-	if tokenLikeUser(user) {
+	if tokenLikeUser(user) || len(user) >= randomMin && randomToken(user) {
 		sp = append(sp, span{a: a, b: a + len(user), rule: URLCredentials})
 	}
 	return sp
@@ -682,6 +752,9 @@ func assignment(s string, i int, sp []span) []span {
 		}
 	}
 	ns, ne, quoted := nameBefore(s, j)
+	if op == ':' && ns < ne && s[ns] == '$' {
+		return sp // a shell expansion before a ':' ($PWD:/src), not a name: value
+	}
 	if op == ',' && (!quoted || !firstArgument(s, ns)) {
 		return sp // only f("NAME", "value"): a comma is too common otherwise
 	}
@@ -790,7 +863,7 @@ func closesLiteral(s string, k int) bool {
 	if strings.IndexByte("),;]}", s[k]) >= 0 {
 		return true
 	}
-	for _, op := range []string{" + ", "+", " % ", " . ", " .. ", " || "} {
+	for _, op := range []string{" + ", "+", " % ", " . ", " .. ", " || ", " in ", " not in ", " == ", " != "} {
 		if strings.HasPrefix(s[k:], op) {
 			return true
 		}
