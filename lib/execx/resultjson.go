@@ -5,15 +5,16 @@ import (
 	"io"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/art-runtime/art/lib/jsonx"
 )
 
 // WriteJSON writes r and a newline to w exactly as a json.Encoder with
 // SetEscapeHTML(false) does (the Result's documented encoding, byte for
 // byte: TestResultJSON holds it), without encoding/json's reflection,
 // whose first use in a process (building the Result's encoder) cost a
-// one-shot `artexec run` more than writing the Result itself. The output
-// is streamed in pieces: a Result can carry its output's whole cap.
+// one-shot `artexec run` more than writing the Result itself. The buffer
+// is written out whenever a member takes it past resultChunk.
 // A Result with network destinations, or a time json cannot write, goes
 // through encoding/json.
 func (r *Result) WriteJSON(w io.Writer) error {
@@ -133,58 +134,11 @@ func (e *resultEnc) strs(v []string) {
 	e.b = append(e.b, ']')
 }
 
-// str writes s as encoding/json does without HTML escaping: quote,
-// backslash and control characters escaped (\b \f \n \r \t short, the
-// rest \u00XX), U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
+// str writes s as a JSON string (jsonx.AppendString: encoding/json's
+// bytes) and sends the buffer on once it is past resultChunk.
 func (e *resultEnc) str(s string) {
-	const hex = "0123456789abcdef"
-	e.b = append(e.b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if len(e.b)+i-start > resultChunk {
-			e.b = append(e.b, s[start:i]...)
-			start = i
-			e.flush()
-		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			e.b = append(e.b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				e.b = append(e.b, '\\', c)
-			case '\b':
-				e.b = append(e.b, '\\', 'b')
-			case '\f':
-				e.b = append(e.b, '\\', 'f')
-			case '\n':
-				e.b = append(e.b, '\\', 'n')
-			case '\r':
-				e.b = append(e.b, '\\', 'r')
-			case '\t':
-				e.b = append(e.b, '\\', 't')
-			default:
-				e.b = append(e.b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			e.b = append(append(e.b, s[start:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			e.b = append(append(e.b, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += n
-			continue
-		}
-		i += n
-		start = i
+	e.b = jsonx.AppendString(e.b, s)
+	if len(e.b) > resultChunk {
+		e.flush()
 	}
-	e.b = append(append(e.b, s[start:]...), '"')
 }

@@ -1,9 +1,12 @@
 package jsonx
 
+import "unicode/utf8"
+
 // The two pieces of JSON string unescaping every hand-written JSON scanner in
 // art needs (the canonicaliser here, the queue's record scanner), kept in one
 // place so they cannot drift apart. Policy — what to do with a lone
-// surrogate, invalid UTF-8 — stays with each scanner.
+// surrogate, invalid UTF-8 — stays with each scanner. And the one
+// hand-written string encoder, AppendString.
 
 // Hex4 decodes the four hex digits of a \uXXXX escape at the start of b.
 func Hex4(b []byte) (rune, bool) {
@@ -44,4 +47,58 @@ func SimpleEscape(c byte) (b byte, ok bool) {
 		return '\t', true
 	}
 	return 0, false
+}
+
+// AppendString appends s as a JSON string exactly as encoding/json writes
+// it with SetEscapeHTML(false): quote, backslash and control characters
+// escaped (\b \f \n \r \t short, the rest \u00XX), U+2028 and U+2029
+// escaped, invalid UTF-8 as \ufffd. It is the one hand-written encoder of
+// that form (the Result, the supervisor's reports), for the paths where
+// encoding/json's reflection costs more than the write.
+func AppendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			dst = append(append(dst, s[start:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += n
+			continue
+		}
+		i += n
+		start = i
+	}
+	return append(append(dst, s[start:]...), '"')
 }

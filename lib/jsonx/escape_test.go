@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -42,5 +43,31 @@ func TestSimpleEscape(t *testing.T) {
 		if ok != (err == nil) || (ok && string(b) != s) {
 			t.Errorf("SimpleEscape(%q) = %q, %v; encoding/json reads %q, %v", byte(c), b, ok, s, err)
 		}
+	}
+}
+
+// AppendString writes what encoding/json writes without HTML escaping.
+func TestAppendString(t *testing.T) {
+	for _, s := range []string{"", "plain", "q\"b\\s/", "\b\f\n\r\t\x00\x1f\x7f", "<&>", "é€😀", "\u2028\u2029", "bad\xffutf8\xc3", "\xed\xa0\x80"} {
+		checkAppendString(t, s)
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a\"\\\n", "\u2028", "\xff", "<tag>"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkAppendString)
+}
+
+func checkAppendString(t *testing.T, s string) {
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(AppendString([]byte("x"), s)) + "\n"; got != "x"+want.String() {
+		t.Errorf("AppendString(%q) = %s; encoding/json: %s", s, got, want.String())
 	}
 }

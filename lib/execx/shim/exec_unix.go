@@ -6,9 +6,9 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/art-runtime/art/lib/exitcode"
+	"github.com/art-runtime/art/lib/jsonx"
 )
 
 func run(mode string) int {
@@ -46,12 +46,12 @@ func report(f *os.File, m Msg) {
 // life, and encoding/json's first use in a process (building the type's
 // encoder by reflection) cost more than everything else about a report.
 func (m *Msg) appendJSON(b []byte) []byte {
-	b = appendJSONString(append(b, `{"event":`...), m.Event)
+	b = jsonx.AppendString(append(b, `{"event":`...), m.Event)
 	if m.Code != 0 {
 		b = strconv.AppendInt(append(b, `,"code":`...), int64(m.Code), 10)
 	}
 	if m.Msg != "" {
-		b = appendJSONString(append(b, `,"msg":`...), m.Msg)
+		b = jsonx.AppendString(append(b, `,"msg":`...), m.Msg)
 	}
 	if m.Status != 0 {
 		b = strconv.AppendUint(append(b, `,"status":`...), uint64(m.Status), 10)
@@ -65,38 +65,6 @@ func (m *Msg) appendJSON(b []byte) []byte {
 		}
 	}
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string: quote, backslash and
-// control bytes escaped, invalid UTF-8 replaced by U+FFFD (as
-// encoding/json does; the runner reads either).
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-		default:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				b = append(b, `\ufffd`...)
-			} else {
-				b = append(b, s[i:i+n]...)
-			}
-			i += n
-			continue
-		}
-		i++
-	}
-	return append(b, '"')
 }
 
 func reportErr(f *os.File, err error) int {
