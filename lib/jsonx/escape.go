@@ -56,7 +56,6 @@ func SimpleEscape(c byte) (b byte, ok bool) {
 // that form (the Result, the supervisor's reports), for the paths where
 // encoding/json's reflection costs more than the write.
 func AppendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -66,23 +65,7 @@ func AppendString(dst []byte, s string) []byte {
 				i++
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
+			dst = appendEscapedASCII(append(dst, s[start:i]...), c)
 			i++
 			start = i
 			continue
@@ -92,7 +75,7 @@ func AppendString(dst []byte, s string) []byte {
 		case r == utf8.RuneError && n == 1:
 			dst = append(append(dst, s[start:i]...), `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
-			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
+			dst = append(append(dst, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
 		default:
 			i += n
 			continue
