@@ -72,8 +72,16 @@ const MaxServeSpec = 64 << 10
 // task running as the same user could have changed some of it (prlimit,
 // sched_setattr, ioprio_set, ...), and such a supervisor exits instead of
 // serving again.
+//
+// Its goroutine is not locked to a thread, unlike the one-shot
+// supervisor's: a program's parent-death signal is tied to the thread
+// that forked it, and the Go runtime ends a thread only when a goroutine
+// locked to it returns, which nothing in this process does (the
+// one-shot supervisor's lock keeps its mount view's thread). Unlocked,
+// yielding the thread is cheap, which the loop does once a task so the
+// runtime never finds its goroutine running for 10 ms and preempts it
+// (see waitReadable).
 func serve() int {
-	runtime.LockOSThread() // every program's Pdeathsig is tied to this thread
 	MarkCloexecFrom(3)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
@@ -92,7 +100,13 @@ func serve() int {
 		<-sigs
 		srv.stop()
 	}()
+	sock := []unix.PollFd{{Fd: 3, Events: unix.POLLIN}}
 	for {
+		runtime.Gosched()
+		sock[0].Revents = 0
+		if err := waitReadable(sock, true); err != nil {
+			return exitcode.Internal
+		}
 		spec, fds, err := recvTask(3, srv.buf)
 		if errors.Is(err, io.EOF) {
 			return 0
@@ -215,6 +229,9 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 		return false, 0
 	}
 	sv, err := startTask(s, tf) // under mu: a signal handler sees the task only once it exists
+	if sv != nil {
+		sv.raw = true
+	}
 	if cgroupFD >= 0 {
 		unix.Close(cgroupFD)
 	}
