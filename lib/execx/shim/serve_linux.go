@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -78,9 +77,7 @@ const MaxServeSpec = 64 << 10
 // that forked it, and the Go runtime ends a thread only when a goroutine
 // locked to it returns, which nothing in this process does (the
 // one-shot supervisor's lock keeps its mount view's thread). Unlocked,
-// yielding the thread is cheap, which the loop does once a task so the
-// runtime never finds its goroutine running for 10 ms and preempts it
-// (see waitReadable).
+// yielding the thread is cheap, which its raw waits do (waitReadable).
 func serve() int {
 	MarkCloexecFrom(3)
 	sigs := make(chan os.Signal, 4)
@@ -102,7 +99,6 @@ func serve() int {
 	}()
 	sock := []unix.PollFd{{Fd: 3, Events: unix.POLLIN}}
 	for {
-		runtime.Gosched()
 		sock[0].Revents = 0
 		if err := waitReadable(sock, true); err != nil {
 			return exitcode.Internal
