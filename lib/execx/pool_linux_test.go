@@ -186,6 +186,7 @@ func TestPoolBusySupervisorSignalled(t *testing.T) {
 					time.Sleep(5 * time.Millisecond)
 				}
 				time.Sleep(time.Duration(i*40) * time.Millisecond) // in and past the raw wait
+				sent := time.Now()
 				if err := unix.Kill(sup, sig); err != nil {
 					t.Fatal(err)
 				}
@@ -194,6 +195,7 @@ func TestPoolBusySupervisorSignalled(t *testing.T) {
 					if res == nil || res.Status == StatusSucceeded {
 						t.Errorf("task whose supervisor got %v: %+v; want it killed", sig, res)
 					}
+					t.Logf("Run returned %v after the signal", time.Since(sent)) // a figure, not a verdict
 				case <-time.After(20 * time.Second):
 					t.Fatalf("Run still running 20 s after its supervisor got %v", sig)
 				}
