@@ -44,7 +44,7 @@ done
 # runtime's sysmon thread woke (nanosleep: nothing else in a supervisor
 # sleeps), threads woke one another (futex) and preemption signals went
 # out (tgkill).
-if perf list 2>/dev/null | grep -q 'syscalls:sys_enter_nanosleep'; then
+if [ -n "$(perf list 2>/dev/null | grep 'syscalls:sys_enter_nanosleep')" ]; then
 	for ((i = 0; i < n; i++)); do
 		echo '{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}'
 	done | "$artq" enqueue --dir "$tmp/q2" --batch >/dev/null
