@@ -75,9 +75,10 @@ const MaxServeSpec = 64 << 10
 // Its goroutine is not locked to a thread, unlike the one-shot
 // supervisor's: a program's parent-death signal is tied to the thread
 // that forked it, and the Go runtime ends a thread only when a goroutine
-// locked to it returns, which nothing in this process does (the
-// one-shot supervisor's lock keeps its mount view's thread). Unlocked,
-// yielding the thread is cheap, which its raw waits do (waitReadable).
+// locked to it returns, which nothing in this process does. (The
+// one-shot supervisor keeps its lock: without it, it started as many
+// threads and cost no less.) Unlocked, yielding the thread is cheap,
+// which its raw waits do (waitReadable).
 func serve() int {
 	MarkCloexecFrom(3)
 	sigs := make(chan os.Signal, 4)

@@ -31,9 +31,10 @@ const rawWaitNS = 50_000_000
 // first, and again for the time left after a signal), so whatever a
 // signal made runnable runs first, and the runtime seldom finds the
 // goroutine running for 10 ms: it would preempt it with a signal, and
-// take its P if it found it in an ordinary system call then. Past rawWaitNS it waits the ordinary way: an idle supervisor
-// lets sysmon sleep. Raw waits are for a goroutine not locked to its
-// thread, for which yielding is cheap.
+// take its P if it found it in an ordinary system call then. Past
+// rawWaitNS it waits the ordinary way: an idle supervisor lets sysmon
+// sleep. Raw waits are for a goroutine not locked to its thread, for
+// which yielding is cheap.
 func waitReadable(fds []unix.PollFd, raw bool) error {
 	if raw {
 		// ppoll writes the time left back into ts when a signal
