@@ -77,7 +77,7 @@ const MaxServeSpec = 64 << 10
 // that forked it, and the Go runtime ends a thread only when a goroutine
 // locked to it returns, which nothing in this process does. (The
 // one-shot supervisor keeps its lock: without it, it started as many
-// threads and cost no less.) Unlocked, yielding the thread is cheap,
+// threads.) Unlocked, yielding the thread is cheap,
 // which its raw waits do (waitReadable).
 func serve() int {
 	MarkCloexecFrom(3)
