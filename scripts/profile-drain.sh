@@ -6,7 +6,8 @@
 # `perf record -F 2000 -g` (artq and every process it starts), and prints
 # the CPU by process name (share, and ms a task) and, for the supervisors
 # (artexec-shim) and for artq, the functions with the largest share of
-# their time. Builds artq and
+# their time; then, over a second drain, the supervisors' scheduling
+# system calls a task (sysmon wake-ups, futex, preemption signals). Builds artq and
 # artexec-shim unstripped (so perf can name Go functions) unless ARTQ names
 # an artq with its artexec-shim beside it. Needs perf and the Go toolchain.
 #
@@ -38,3 +39,19 @@ for comm in artexec-shim artq; do
 	perf report -i "$tmp/perf.data" --children --comm "$comm" --percentage relative --sort sym -g none --stdio 2>/dev/null |
 		grep -E '%' | head -"${TOP:-40}" || true
 done
+# The supervisors' scheduling, over a second drain of as many tasks
+# (system call tracepoints, no sampling): per task, how often their Go
+# runtime's sysmon thread woke (nanosleep: nothing else in a supervisor
+# sleeps), threads woke one another (futex) and preemption signals went
+# out (tgkill).
+if [ -n "$(perf list 2>/dev/null | grep 'syscalls:sys_enter_nanosleep')" ]; then
+	for ((i = 0; i < n; i++)); do
+		echo '{"apiVersion":"art/v1alpha1","kind":"Task","program":"true"}'
+	done | "$artq" enqueue --dir "$tmp/q2" --batch >/dev/null
+	perf record -q -o "$tmp/sc.data" -e syscalls:sys_enter_nanosleep,syscalls:sys_enter_futex,syscalls:sys_enter_tgkill -- \
+		"$artq" work --dir "$tmp/q2" --drain -q -j 8 --allow true --workspace "$tmp/ws" --isolation "$iso" 2>/dev/null
+	echo "# artexec-shim's system calls a task (second drain)"
+	perf script -i "$tmp/sc.data" -F comm,event 2>/dev/null |
+		awk -v n="$n" '$1 == "artexec-shim" {sub("syscalls:sys_enter_", "", $2); sub(":", "", $2); c[$2]++}
+			END {for (k in c) printf "  %-10s %.2f\n", k, c[k] / n}' | sort
+fi

@@ -82,7 +82,7 @@ func TestNoStartAfterWorkerDiedHoldingTask(t *testing.T) {
 	}
 }
 
-// freeze freezes process pid in a cgroup v1 freezer group of its own and
+// freeze freezes process pid, all its threads, in a cgroup v1 freezer group of its own and
 // returns the thaw; the test skips where there is no such freezer or it
 // may not use it (not root).
 func freeze(t *testing.T, pid int) (thaw func()) {
@@ -104,7 +104,10 @@ func freeze(t *testing.T, pid int) (thaw func()) {
 			t.Fatalf("freezer %s: %v", file, err)
 		}
 	}
-	write("tasks", strconv.Itoa(pid))
+	// cgroup.procs, not tasks: every thread of the process (tasks would
+	// move one thread, and a pooled supervisor's goroutine is not locked
+	// to its main thread).
+	write("cgroup.procs", strconv.Itoa(pid))
 	write("freezer.state", "FROZEN")
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		if b, _ := os.ReadFile(filepath.Join(dir, "freezer.state")); strings.TrimSpace(string(b)) == "FROZEN" {

@@ -26,9 +26,10 @@ import (
 // write to the view's fresh /dev/shm, which only Landlock forbids, is
 // refused). Under landlock on a pool (root: the task builds its view
 // itself between fork and execve) the task is in a mount namespace of its
-// own, forked from the supervisor's main thread, and no thread of the
-// supervisor ever leaves the supervisor's namespace — during the task and
-// after it, while the same supervisor serves on.
+// own, forked from a thread of the supervisor in the runner's namespace
+// that outlives the task (the parent-death signal is tied to it), and no
+// thread of the supervisor ever leaves that namespace — during the task
+// and after it, while the same supervisor serves on.
 func TestTaskRestrictedFromOutside(t *testing.T) {
 	needLandlock(t)
 	for _, c := range []struct {
@@ -87,10 +88,11 @@ if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
 					t.Errorf("task %d's limits lack %s:\n%s", pid, want, limits)
 				}
 			}
-			sup := ppidOf(t, pid)
+			sup, forker := ppidOf(t, pid), 0
 			if c.pool {
-				if forker := forkingThread(t, sup, pid); forker != sup {
-					t.Errorf("the task was forked from thread %d of supervisor %d; want its main thread", forker, sup)
+				forker = forkingThread(t, sup, pid)
+				if nsOf(t, sup, forker) != nsOf(t, os.Getpid(), os.Getpid()) {
+					t.Errorf("the task was forked from thread %d of supervisor %d, outside the runner's mount namespace", forker, sup)
 				}
 				supNS := sameMountNS(t, sup)
 				if supNS != nsOf(t, os.Getpid(), os.Getpid()) {
@@ -118,6 +120,9 @@ if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
 			}
 			if c.pool {
 				sameMountNS(t, sup)
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", sup, forker)); err != nil {
+					t.Errorf("thread %d of supervisor %d, which forked the task (its parent-death signal is tied to it), is gone: %v", forker, sup, err)
+				}
 				if _, again := runOn(t, opt.Pool, p, `true`); again != sup {
 					t.Errorf("next task on supervisor %d; want %d again (its state unchanged)", again, sup)
 				}

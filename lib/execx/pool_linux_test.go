@@ -149,6 +149,65 @@ func TestPoolIdleSupervisorSignalled(t *testing.T) {
 	}
 }
 
+// SIGTERM, SIGINT or SIGHUP to a supervisor while its task runs kills
+// the task and ends the supervisor, under none and landlock: its wait for
+// the task (a raw system call at first, see the shim's waitReadable) must
+// let the goroutine that handles the signal run. The task runs for
+// seconds, well past the raw wait's bound, and gets the signal at
+// different points of it.
+func TestPoolBusySupervisorSignalled(t *testing.T) {
+	for _, iso := range []Isolation{IsolationNone, IsolationLandlock} {
+		for i, sig := range []unix.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP} {
+			t.Run(string(iso)+"/"+unix.SignalName(sig), func(t *testing.T) {
+				pool := NewPool(1)
+				defer pool.Close()
+				p := policyFor(t, iso, "sh", "sleep")
+				_, sup := runOn(t, pool, p, `true`)
+				marker := fmt.Sprintf("300.%d%d", os.Getpid(), i)
+				t.Cleanup(func() {
+					left, _ := systest.PidsWithArg(marker)
+					for _, pid := range left {
+						_ = unix.Kill(pid, unix.SIGKILL)
+					}
+				})
+				done := make(chan *Result, 1)
+				go func() {
+					res, _ := Run(context.Background(), p, sh(`sleep `+marker), Options{Supervised: true, Pool: pool})
+					done <- res
+				}()
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					if left, _ := systest.PidsWithArg(marker); len(left) == 1 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the task did not start")
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(time.Duration(i*40) * time.Millisecond) // in and past the raw wait
+				sent := time.Now()
+				if err := unix.Kill(sup, sig); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case res := <-done:
+					if res == nil || res.Status == StatusSucceeded {
+						t.Errorf("task whose supervisor got %v: %+v; want it killed", sig, res)
+					}
+					t.Logf("Run returned %v after the signal", time.Since(sent)) // a figure, not a verdict
+				case <-time.After(20 * time.Second):
+					t.Fatalf("Run still running 20 s after its supervisor got %v", sig)
+				}
+				if left, _ := systest.PidsWithArg(marker); len(left) != 0 {
+					t.Errorf("task processes %v left after Run returned", left)
+				}
+				waitGone(t, sup, 5*time.Second)
+			})
+		}
+	}
+}
+
 // Between tasks a supervisor has no child: a task's background process
 // and its double-forked setsid daemon are killed and reaped before Run
 // returns, and the next task on the same supervisor finds it with no

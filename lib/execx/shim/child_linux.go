@@ -18,8 +18,8 @@ func execStage() int { return exitcode.Internal }
 // task's stdin, output and stderr as its 0-2, in the task's cgroup. With
 // Spec.StageView the child first builds that view in a mount namespace
 // of its own (stage.Child.InView): the supervisor, whose every thread
-// stays in the runner's namespace, forks it from its main thread like
-// any other task. On error nothing of the program ran; a failed execve
+// stays in the runner's namespace, forks it from whichever of them runs
+// its goroutine, like any other task. On error nothing of the program ran; a failed execve
 // is a start error (127, 126), any other step an internal isolation
 // error.
 func startRestricted(s *Spec, fds *taskFDs) (int, error) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -72,8 +71,15 @@ const MaxServeSpec = 64 << 10
 // task running as the same user could have changed some of it (prlimit,
 // sched_setattr, ioprio_set, ...), and such a supervisor exits instead of
 // serving again.
+//
+// Its goroutine is not locked to a thread, unlike the one-shot
+// supervisor's: a program's parent-death signal is tied to the thread
+// that forked it, and the Go runtime ends a thread only when a goroutine
+// locked to it returns, which nothing in this process does. (The
+// one-shot supervisor keeps its lock: without it, it started as many
+// threads.) Unlocked, yielding the thread is cheap,
+// which its raw waits do (waitReadable).
 func serve() int {
-	runtime.LockOSThread() // every program's Pdeathsig is tied to this thread
 	MarkCloexecFrom(3)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
@@ -92,7 +98,12 @@ func serve() int {
 		<-sigs
 		srv.stop()
 	}()
+	sock := []unix.PollFd{{Fd: 3, Events: unix.POLLIN}}
 	for {
+		sock[0].Revents = 0
+		if err := waitReadable(sock, true); err != nil {
+			return exitcode.Internal
+		}
 		spec, fds, err := recvTask(3, srv.buf)
 		if errors.Is(err, io.EOF) {
 			return 0
@@ -215,6 +226,9 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 		return false, 0
 	}
 	sv, err := startTask(s, tf) // under mu: a signal handler sees the task only once it exists
+	if sv != nil {
+		sv.raw = true
+	}
 	if cgroupFD >= 0 {
 		unix.Close(cgroupFD)
 	}

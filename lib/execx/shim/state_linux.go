@@ -74,6 +74,8 @@ func (s *procState) same(o *procState) bool { return !s.err && !o.err && *s == *
 type stateReader struct {
 	status, cgroup, oom, tasks int // descriptors; -1: could not be opened (every snapshot then fails)
 	buf                        []byte
+	lines                      []byte   // keepStatus's, reused
+	names                      []string // otherThreadsDiffer's, reused
 }
 
 func newStateReader() *stateReader {
@@ -135,13 +137,7 @@ func (r *stateReader) read() procState {
 	st.threadsDiffer = r.otherThreadsDiffer(tid, &st.thread)
 	status, err := r.reread(r.status)
 	fail(err)
-	for _, line := range bytes.Split(status, []byte("\n")) {
-		for _, f := range statusFields {
-			if bytes.HasPrefix(line, f) {
-				st.status += string(line) + "\n"
-			}
-		}
-	}
+	st.status = r.keepStatus(status)
 	cg, err := r.reread(r.cgroup)
 	fail(err)
 	st.cgroup = string(cg)
@@ -162,6 +158,32 @@ func (r *stateReader) read() procState {
 	}
 	st.personality = int(pers)
 	return st
+}
+
+// keepStatus is the lines of status that statusFields name, in their
+// order there, as one string (one allocation: the check runs after
+// every task).
+func (r *stateReader) keepStatus(status []byte) string {
+	out := r.lines[:0]
+	for len(status) > 0 {
+		line := status
+		if i := bytes.IndexByte(status, '\n'); i >= 0 {
+			line, status = status[:i+1], status[i+1:]
+		} else {
+			status = nil
+		}
+		for _, f := range statusFields {
+			if bytes.HasPrefix(line, f) {
+				out = append(out, line...)
+				if line[len(line)-1] != '\n' {
+					out = append(out, '\n')
+				}
+				break
+			}
+		}
+	}
+	r.lines = out
+	return string(out)
 }
 
 // threadOf reads thread tid's scheduling attributes, affinity and I/O
@@ -198,7 +220,8 @@ func (r *stateReader) otherThreadsDiffer(tid int, want *threadState) bool {
 	if _, err := unix.Seek(r.tasks, 0, 0); err != nil {
 		return true
 	}
-	var names []string
+	names := r.names[:0]
+	defer func() { r.names = names[:0] }()
 	for {
 		n, err := unix.ReadDirent(r.tasks, r.buf)
 		if err == unix.EINTR {

@@ -168,10 +168,13 @@ func mapIDs(uid, gid int) error {
 // supervisor is the state of one supervised task. Only reapAll waits;
 // kill and signalAll may be called from any goroutine.
 type supervisor struct {
-	target  int
-	pidns   bool
-	status  *os.File
-	ctl     int
+	target int
+	pidns  bool
+	status *os.File
+	ctl    int
+	// raw: wait with raw system calls first (waitReadable); a serving
+	// supervisor's.
+	raw     bool
 	killing atomic.Bool
 	// done: reapAll saw ECHILD, nothing of the task is left. A kill
 	// asked for later (the runner's last 'K', the control pipe's EOF) has
@@ -205,11 +208,7 @@ func (sv *supervisor) supervise() {
 	fds := []unix.PollFd{{Fd: int32(sv.ctl), Events: unix.POLLIN}, {Fd: int32(pfd), Events: unix.POLLIN}}
 	for {
 		fds[0].Revents, fds[1].Revents = 0, 0
-		_, err := unix.Poll(fds, -1)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil { // cannot happen: go on as if the program had ended
+		if err := waitReadable(fds, sv.raw); err != nil { // cannot happen: go on as if the program had ended
 			break
 		}
 		if fds[0].Revents != 0 && !eof {

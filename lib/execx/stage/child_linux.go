@@ -205,9 +205,11 @@ func above2(fd int) (int, error) {
 	return nfd, err
 }
 
-// Start forks the child from the calling thread, which must be locked
-// to its goroutine (runtime.LockOSThread) and outlive the child's
-// program: the parent-death signal is tied to it. It returns once the
+// Start forks the child from the calling thread, which must outlive the
+// child's program: the parent-death signal is tied to it. The Go runtime
+// ends a thread only when a goroutine locked to it (runtime.LockOSThread)
+// returns, so the caller either is locked and never returns while the
+// program runs, or runs in a process where no goroutine ends locked. It returns once the
 // program runs (the child's execve closed the report pipe) or, with an
 // *Error, once the child failed and was reaped: then nothing of the
 // program ran. Step "exec" is execve's own failure.

@@ -127,32 +127,67 @@ func landlockRules(ruleset int, fs uint64, rw []string, rwFDs []int, nodes []str
 	for _, n := range nodes {
 		rwRights |= nodeRights[n] & fs
 	}
-	if err := addPathRule(ruleset, "/", fs&llRead); err != nil {
+	base, err := heldBase()
+	if err != nil {
 		return err
+	}
+	for _, h := range base {
+		rights := fs & llDevRights
+		if h.path == "/" {
+			rights = fs & llRead
+		}
+		if err := addFDRule(ruleset, h.fd, rights); err != nil {
+			return fmt.Errorf("rule %s: %w", h.path, err)
+		}
 	}
 	for i, dir := range rw {
 		if err := addFDRule(ruleset, rwFDs[i], rwRights); err != nil {
 			return fmt.Errorf("rule %s: %w", dir, err)
 		}
 	}
-	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full"} {
-		if err := addPathRule(ruleset, dev, fs&llDevRights); err != nil && !errors.Is(err, unix.ENOENT) {
-			return err
-		}
-	}
 	return nil
 }
 
-func addPathRule(ruleset int, path string, rights uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("rule %s: %w", path, err)
+// heldPath is a path every ruleset has a rule for, and a descriptor on it.
+type heldPath struct {
+	path string
+	fd   int
+}
+
+// held are the paths of every ruleset's rules besides the writable trees
+// — "/" and the null devices (those that exist) — opened (O_PATH) once per
+// process: a pooled supervisor makes a ruleset per task, and looking the
+// four paths up again for each was half of the ruleset's cost. The
+// rules name what the paths named then: a device node replaced on the
+// host later is not the one a task may write (it is refused, never
+// widened). A failure is not kept: the next ruleset tries again.
+var held struct {
+	mu    sync.Mutex
+	paths []heldPath // nil until opened
+}
+
+func heldBase() ([]heldPath, error) {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	if held.paths != nil {
+		return held.paths, nil
 	}
-	defer unix.Close(fd)
-	if err := addFDRule(ruleset, fd, rights); err != nil {
-		return fmt.Errorf("rule %s: %w", path, err)
+	var paths []heldPath
+	for _, path := range []string{"/", "/dev/null", "/dev/zero", "/dev/full"} {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) && path != "/" {
+			continue
+		}
+		if err != nil {
+			for _, h := range paths {
+				unix.Close(h.fd)
+			}
+			return nil, fmt.Errorf("rule %s: %w", path, err)
+		}
+		paths = append(paths, heldPath{path, fd})
 	}
-	return nil
+	held.paths = paths
+	return paths, nil
 }
 
 // addFDRule grants rights beneath the directory fd is open on.
