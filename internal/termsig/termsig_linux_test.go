@@ -65,4 +65,3 @@ func deep(n int) int {
 	}
 	return n + deep(n-1) + int(pad[n%64])
 }
-
