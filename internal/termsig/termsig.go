@@ -2,9 +2,10 @@
 // (SIGINT, SIGTERM) without os/signal. os/signal's first Notify starts a
 // goroutine locked to an OS thread for the signal mask, which makes the
 // runtime start its template thread and hand the processor between
-// threads each time that goroutine parks: three thread starts and their
-// futex hand-offs, about 0.3 ms of CPU in a process that lives a few
-// milliseconds (`artexec run`, in front of every task a script starts).
+// threads each time that goroutine parks: thread starts and futex
+// hand-offs in a process that lives a few milliseconds (`artexec run`,
+// in front of every task a script starts; docs/performance.md, "Round 4:
+// one-shot start", has the figures).
 //
 // On linux/amd64 Catch installs, for each signal asked for, a handler of
 // its own (a few instructions of assembly: write the signal's number to a
