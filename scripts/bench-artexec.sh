@@ -70,6 +70,25 @@ fi
 if build_gofloor gofloor2 "$tmp"; then
 	add "Go floor: runner+supervisor" "$tmp/gofloor2/gofloor2 $true_bin"
 fi
+# The binaries' own start, nothing run: this tree's artexec and
+# artexec-shim built (as the release builds them) with an overlay of their
+# main.go whose main returns at once, so every package is linked and
+# initialised as in a run. Above "Go: empty program" they are what the
+# runner's and the supervisor's binaries cost before any work: the part
+# of artexec's start the two-process floor does not have and no change
+# inside `run` can remove.
+null_bin() { # NAME: build DIR/NAME from cmd/NAME with main returning at once
+	local src="cmd/$1/main.go" dir="$tmp/null-$1"
+	[ -f "$src" ] && command -v go >/dev/null 2>&1 || return 1
+	mkdir -p "$dir"
+	sed 's/^func main() {\(.*\)$/func main() {\n\tif len(os.Args) < 1<<30 {\n\t\treturn\n\t}\n\t\1/' "$src" >"$dir/main.go"
+	printf '{"Replace":{"%s":"%s"}}' "$PWD/$src" "$dir/main.go" >"$dir/overlay.json"
+	CGO_ENABLED=0 go build -overlay "$dir/overlay.json" -trimpath -ldflags='-s -w' -o "$dir/$1" "./cmd/$1" 2>/dev/null
+}
+if null_bin artexec && null_bin artexec-shim; then
+	add "artexec, nothing run" "$tmp/null-artexec/artexec"
+	add "artexec-shim, nothing run" "$tmp/null-artexec-shim/artexec-shim"
+fi
 if command -v bwrap >/dev/null 2>&1; then
 	add "bwrap --unshare-all" "bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
 	# The same without --unshare-all (a mount namespace only, and a user
@@ -199,6 +218,18 @@ target "landlock / none" "artexec --isolation landlock" "artexec run -- true"
 target "strict / bwrap" "artexec --isolation strict" "bwrap --unshare-all"
 target "Go floor / GNU timeout" "Go floor: os/exec true" "timeout 10 true (GNU)"
 target "none / two-process Go floor" "artexec run -- true" "Go floor: runner+supervisor"
+# The floor with artexec's two binaries in place of the minimal ones: the
+# two-process floor plus what each binary's own start costs above an empty
+# Go program (the rows "nothing run").
+if [ -n "${cpum[artexec, nothing run]:-}" ] && [ -n "${cpum[Go: empty program]:-}" ]; then
+	binfloor() { # wall|cpu array name
+		local -n a="$1"
+		echo $((a["Go floor: runner+supervisor"] + a["artexec, nothing run"] + a["artexec-shim, nothing run"] - 2 * a["Go: empty program"]))
+	}
+	bw="$(binfloor wall)" bc="$(binfloor cpum)"
+	printf '%-30s wall %s µs  CPU %s µs\n' "floor with artexec's binaries" "$bw" "$bc"
+	printf '%-30s wall %s  CPU %s\n' "none / that floor" "$(ratio "${wall[artexec run -- true]}" "$bw")x" "$(ratio "${cpum[artexec run -- true]}" "$bc")x"
+fi
 if [ -n "${ARTEXEC_BASELINE:-}" ]; then
 	target "baseline none / GNU timeout" "baseline run -- true" "timeout 10 true (GNU)"
 	target "baseline landlock / none" "baseline --isolation landlock" "baseline run -- true"
@@ -206,6 +237,23 @@ if [ -n "${ARTEXEC_BASELINE:-}" ]; then
 	target "none: this / baseline" "artexec run -- true" "baseline run -- true"
 	target "landlock: this / baseline" "artexec --isolation landlock" "baseline --isolation landlock"
 	target "strict: this / baseline" "artexec --isolation strict" "baseline --isolation strict"
+	# The same A/B as the median of each round's ratio (the two builds ran
+	# side by side in every round): less moved by load that changes
+	# between rounds than the ratio of two medians.
+	paired() { # label numerator denominator
+		local i a="" b=""
+		for i in "${!names[@]}"; do
+			[ "${names[$i]}" = "$2" ] && a="${cpu[$i]}"
+			[ "${names[$i]}" = "$3" ] && b="${cpu[$i]}"
+		done
+		[ -n "$a" ] && [ -n "$b" ] || return 0
+		printf '%-30s CPU %sx (median of %d per-round ratios)\n' "$1" \
+			"$(paste <(tr ' ' '\n' <<<"$a" | grep .) <(tr ' ' '\n' <<<"$b" | grep .) | awk '{print $1 / $2}' | sort -n |
+				awk '{v[NR] = $1} END {printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')" "$rounds"
+	}
+	paired "none: this / baseline, paired" "artexec run -- true" "baseline run -- true"
+	paired "landlock: ditto" "artexec --isolation landlock" "baseline --isolation landlock"
+	paired "strict: ditto" "artexec --isolation strict" "baseline --isolation strict"
 fi
 
 echo

@@ -42,7 +42,7 @@ func fastRun(args []string) (int, bool) {
 	if err != nil {
 		return 0, false
 	}
-	ctx, stop := cli.SignalContext(context.Background())
+	ctx, stop := cli.OneShotSignalContext(context.Background())
 	defer stop()
 	err = c.execute(ctx, std, &cli.Globals{Output: "auto"}, t, p)
 	var pe printError

@@ -21,6 +21,7 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/internal/termsig"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -162,9 +163,27 @@ func Main(name, description string, grammar any, options ...kong.Option) int {
 // SignalContext returns a context cancelled with a *SignalError cause on the
 // first SIGINT or SIGTERM. stop releases the signal handler.
 func SignalContext(parent context.Context) (context.Context, func()) {
+	return signalContext(parent, func() (<-chan os.Signal, func()) {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		return ch, func() { signal.Stop(ch) }
+	})
+}
+
+// OneShotSignalContext is SignalContext for a process that lives a few
+// milliseconds and handles these two signals nowhere else (`artexec
+// run`'s fast path): it catches them with package termsig instead of
+// os/signal, which starts no thread. Nothing may use os/signal for
+// SIGINT or SIGTERM before stop.
+func OneShotSignalContext(parent context.Context) (context.Context, func()) {
+	return signalContext(parent, func() (<-chan os.Signal, func()) {
+		return termsig.Catch(syscall.SIGINT, syscall.SIGTERM)
+	})
+}
+
+func signalContext(parent context.Context, catch func() (<-chan os.Signal, func())) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	ch, release := catch()
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -174,7 +193,7 @@ func SignalContext(parent context.Context) (context.Context, func()) {
 		}
 	}()
 	return ctx, func() {
-		signal.Stop(ch)
+		release()
 		close(done)
 		cancel(nil)
 	}

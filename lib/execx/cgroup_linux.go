@@ -69,7 +69,14 @@ func cgroupParent() (string, error) {
 // sweepCgroups removes the empty task cgroups of runners that are gone
 // (killed before they could remove them): artexec-PID-N where no process
 // PID runs. rmdir removes only an empty cgroup, so a live task's stays.
+// A cgroup directory's link count is 2 plus its child cgroups (kernfs
+// keeps it so): with none, there is nothing to sweep and the listing,
+// which names every interface file as well, is skipped.
 func sweepCgroups(parent string) {
+	var st unix.Stat_t
+	if unix.Stat(parent, &st) == nil && st.Nlink == 2 {
+		return
+	}
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return

@@ -3,8 +3,10 @@
 package execx
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +67,42 @@ func TestOwnCgroupShortcut(t *testing.T) {
 	}
 	if got, err := findCgroupParent(); err == nil && got != want {
 		t.Errorf("findCgroupParent() = %s; mountinfo says %s", got, want)
+	}
+}
+
+// The sweep removes an empty task cgroup of a runner that is gone and
+// keeps one whose runner lives; with no child cgroup at all (the link
+// count shortcut) it lists nothing and removes nothing.
+func TestSweepCgroups(t *testing.T) {
+	if !cgroupUsable() {
+		t.Skip("the runner cannot make cgroups here")
+	}
+	parent, _ := cgroupParent()
+	dir := filepath.Join(parent, fmt.Sprintf("execx-sweep-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { rmdirTree(dir) })
+	sweepCgroups(dir) // no child cgroup: the shortcut
+	// A pid no process has: one past the kernel's maximum.
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Skip(err)
+	}
+	pidMax, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	dead := filepath.Join(dir, fmt.Sprintf("artexec-%d-1", pidMax+1))
+	live := filepath.Join(dir, fmt.Sprintf("artexec-%d-1", os.Getppid()))
+	other := filepath.Join(dir, "not-ours")
+	for _, d := range []string{dead, live, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepCgroups(dir)
+	for d, want := range map[string]bool{dead: false, live: true, other: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s exists after the sweep: %v; want %v", filepath.Base(d), err == nil, want)
+		}
 	}
 }
 

@@ -297,7 +297,7 @@ func TestLoopbackNeverPooled(t *testing.T) {
 // refuseNamespaces makes every namespaced start fail as a kernel without
 // them would (EPERM), until the end of the test.
 func refuseNamespaces(t *testing.T) {
-	startNamespaced = func(path string, _ []string, _ *os.ProcAttr, _ func() error) (int, <-chan exitInfo, error) {
+	startNamespaced = func(path string, _ []string, _ *os.ProcAttr) (int, <-chan exitInfo, error) {
 		return 0, nil, shim.StartError(path, unix.EPERM)
 	}
 	t.Cleanup(func() { startNamespaced = startProcess })

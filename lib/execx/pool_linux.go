@@ -155,11 +155,14 @@ func (p *Pool) Close() {
 // forker starts every supervisor of the pool from one goroutine locked to
 // its OS thread: a supervisor's parent-death signal fires when the thread
 // that forked it exits, so that thread must live as long as the pool's
-// supervisors do. It is never unlocked; when the goroutine returns (the
-// pool closed and its last supervisor reaped) the runtime ends the thread.
+// supervisors do. It unlocks when the goroutine returns (the pool closed
+// and its last supervisor reaped) rather than end the thread: the
+// runtime keeps it, so no other child forked from that thread (see
+// startProcess) gets its parent-death signal.
 func (p *Pool) forker(reqs <-chan chan forkResult, done chan<- struct{}) {
 	defer close(done)
 	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for reply := range reqs {
 		s, err := p.fork()
 		reply <- forkResult{s, err}

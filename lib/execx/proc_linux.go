@@ -219,10 +219,10 @@ func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (pro
 	// known yet: the supervisor is started stopped at its execve, where it
 	// still has it (stopAtExec), instead of a probe child of its own.
 	attr.Sys.Ptrace = pl.iso.needsNofile() && nofileUnknown()
-	pid, waited, err := startFn(shimExe(), argv, attr, nil)
+	pid, waited, err := startFn(shimExe(), argv, attr)
 	if err != nil && attr.Sys.Ptrace { // ptrace refused (Yama): as before, without
 		attr.Sys.Ptrace = false
-		pid, waited, err = startFn(shimExe(), argv, attr, nil)
+		pid, waited, err = startFn(shimExe(), argv, attr)
 	}
 	if err != nil && attr.Sys.Cloneflags != 0 {
 		ip := &pl.iso
@@ -231,7 +231,7 @@ func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (pro
 		}
 		ip.dropNamespaces(pl, err)
 		setNamespaces(attr.Sys, ip)
-		pid, waited, err = startProcess(shimExe(), argv, attr, nil)
+		pid, waited, err = startProcess(shimExe(), argv, attr)
 	}
 	if err != nil {
 		return nil, err

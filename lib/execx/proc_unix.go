@@ -45,66 +45,66 @@ func start(pl *plan, stdin, out, errw *os.File) (proc, error) {
 	return startLocal(pl, stdin, out, errw)
 }
 
-// startProcess starts a child on a goroutine locked to its OS thread for
-// the child's whole life: Pdeathsig fires when the thread that forked the
-// child exits, so that thread must not go back to the pool where a locked
-// goroutine could end it. The same goroutine waits for the child.
+// startProcess starts a child from the calling goroutine and waits for
+// it on a goroutine of its own.
 //
-// restrict, if non-nil, runs on that thread just before the fork and may
-// change the thread for good (Landlock, no_new_privs): the child inherits
-// the thread's credentials. Such a thread is never unlocked: when the
-// goroutine ends, the runtime destroys the thread rather than reuse it,
-// and while it is locked the runtime clones new threads from its template
-// thread, never from this one.
-func startProcess(path string, argv []string, attr *os.ProcAttr, restrict func() error) (pid int, waited <-chan exitInfo, err error) {
-	type started struct {
-		pid int
-		err error
+// The child's parent-death signal (Pdeathsig) fires when the thread that
+// forked it exits, not only when this process does. A Go thread exits
+// only when a goroutine ends while locked to it (runtime.LockOSThread
+// without UnlockOSThread), which nothing in a process running execx does:
+// the nofile tracer below and the Pool's forker unlock before they
+// return, os/signal's locked goroutine never returns, and no dependency
+// of the binaries that link execx locks a thread. So the fork needs no
+// thread of its own: locking one cost the runner two thread starts (the
+// locked thread, and the runtime's template thread any lock starts) and
+// the futex hand-offs each time the locked goroutine parked.
+// TestRunnerKilledTakesTaskWithIt kills the runner and sees the
+// supervisor and the task go.
+//
+// A child started traced (SysProcAttr.Ptrace: stopped at its execve,
+// see stopAtExec) is forked from a locked thread, which ptrace requires
+// of the tracer's calls, and unlocked once it is let go untraced.
+func startProcess(path string, argv []string, attr *os.ProcAttr) (pid int, waited <-chan exitInfo, err error) {
+	traced := attr.Sys != nil && attr.Sys.Ptrace
+	if traced {
+		runtime.LockOSThread() // the tracer is this thread
 	}
-	sc := make(chan started, 1)
+	// syscall.ForkExec, not os.StartProcess: the latter's first call
+	// forks an extra child to probe pidfd support, a whole process
+	// spawn more than a single-task runner needs.
+	files := make([]uintptr, len(attr.Files))
+	for i, f := range attr.Files {
+		files[i] = f.Fd()
+	}
+	procMu.Lock()
+	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
+	if err != nil {
+		procMu.Unlock()
+		if traced {
+			runtime.UnlockOSThread()
+		}
+		return 0, nil, shim.StartError(path, err)
+	}
+	live[pid] = true
+	procMu.Unlock()
+	var ex exitInfo
+	ended := false
+	if traced {
+		ex, ended = stopAtExec(pid)
+		runtime.UnlockOSThread()
+	}
 	wc := make(chan exitInfo, 1)
 	go func() {
-		runtime.LockOSThread()
-		if restrict == nil {
-			defer runtime.UnlockOSThread()
-		} else if err := restrict(); err != nil {
-			sc <- started{err: err}
-			return
-		}
-		// syscall.ForkExec, not os.StartProcess: the latter's first call
-		// forks an extra child to probe pidfd support, a whole process
-		// spawn more than a single-task runner needs.
-		files := make([]uintptr, len(attr.Files))
-		for i, f := range attr.Files {
-			files[i] = f.Fd()
-		}
-		procMu.Lock()
-		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
-		if err != nil {
-			procMu.Unlock()
-			sc <- started{err: shim.StartError(path, err)}
-			return
-		}
-		live[pid] = true
-		procMu.Unlock()
-		var ex exitInfo
-		ended := false
-		if attr.Sys != nil && attr.Sys.Ptrace { // stopped at its execve, traced by this thread
-			ex, ended = stopAtExec(pid)
-		}
-		sc <- started{pid: pid}
 		if !ended {
 			// wait4 on this one pid never steals another child's status.
 			ex = waitChild(pid, len(argv) == 2 && argv[0] == shim.Arg0 && argv[1] == "supervise")
 		}
-
 		procMu.Lock()
 		delete(live, pid)
 		procMu.Unlock()
 		wc <- ex
 	}()
-	s := <-sc
-	return s.pid, wc, s.err
+	return pid, wc, nil
 }
 
 // localProc is a task whose main process is our direct child: the program
@@ -142,7 +142,7 @@ func startLocal(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		attr.Env = shim.Env
 		path, argv = shimExe(), []string{shim.Arg0, "exec"}
 	}
-	pid, waited, err := startProcess(path, argv, attr, nil)
+	pid, waited, err := startProcess(path, argv, attr)
 	if err != nil {
 		return nil, err
 	}

@@ -105,6 +105,11 @@ const drainWait = 100 * time.Millisecond
 // of the runner itself (125); errors.Is works with the ErrXxx values and
 // exitcode.Of gives the code. Once a process started, Run returns its
 // Result, whose Status says what happened, and a nil error.
+//
+// The supervisor is forked from the thread Run's goroutine is on, and its
+// parent-death signal fires when that thread ends: a process that runs
+// tasks must never end a goroutine locked to its OS thread (LockOSThread
+// without UnlockOSThread), which is the only way the Go runtime ends one.
 func Run(ctx context.Context, p *Policy, t *Task, opt Options) (*Result, error) {
 	markNonDumpable()
 	pl, err := prepare(p, t, &opt)
