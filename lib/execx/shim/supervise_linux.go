@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/internal/termsig"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -23,7 +22,11 @@ import (
 // wait4(-1) races nobody. It serves one task and exits; serve is the
 // long-lived form of the same supervisor.
 func supervise() int {
-	runtime.LockOSThread() // the program's Pdeathsig is tied to this thread
+	// The program's parent-death signal is tied to the thread that forks
+	// it, which must outlive it: no goroutine of this process ends locked
+	// to its thread (the only way the Go runtime ends a thread), so any
+	// thread will do and none is locked (a locked one costs this
+	// short-lived process the runtime's template thread and hand-offs).
 	status := os.NewFile(4, "status")
 	// Its own pipes (4-7) and anything else above 2 the runner let
 	// through: the program gets 0-2 only, which ForkExec passes on by
@@ -32,8 +35,9 @@ func supervise() int {
 	// The runner's death (SIGTERM, our parent-death signal) must not end
 	// this process by default action once a process of the task may
 	// exist: caught from here on, acted on once the task is known.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	// termsig, not os/signal: the latter's first Notify starts a goroutine
+	// locked to a thread of its own (see internal/termsig).
+	sigs, _ := termsig.Catch(unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	s, err := readSpec()
 	if err != nil {
 		return reportErr(status, exitcode.Wrap(exitcode.Internal, err))
