@@ -28,8 +28,8 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: the six tools (with
-# artexec-shim, artobs-web and artobs-otlp, which they run from their own
-# directory) in
+# artexec-shim, artexec-cli, artobs-web and artobs-otlp, which they run
+# from their own directory) in
 # $(DESTDIR)$(BINDIR), where the cron examples expect them.
 install: build
 	install -d $(DESTDIR)$(BINDIR)

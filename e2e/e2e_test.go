@@ -26,9 +26,10 @@ import (
 
 // tools are the commands the scripts run, and artexec-shim, which they
 // use from beside themselves as every task's supervisor and exec stage,
+// artexec-cli, which artexec hands every invocation but a plain run to,
 // and artobs-otlp, which artq and artagent start beside themselves for an
 // otlphttp:// events sink.
-var tools = []string{"artq", "artexec", "artagent", "artgoal", "artobs", "artrelease", "artexec-shim", "artobs-otlp"}
+var tools = []string{"artq", "artexec", "artagent", "artgoal", "artobs", "artrelease", "artexec-shim", "artexec-cli", "artobs-otlp"}
 
 var (
 	binDir  string // the built tools

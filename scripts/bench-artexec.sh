@@ -36,7 +36,7 @@ trap 'rm -rf "$tmp"' EXIT
 if command -v artexec >/dev/null 2>&1; then
 	artexec="$(command -v artexec)"
 else
-	CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artexec ./cmd/artexec-shim
+	CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artexec ./cmd/artexec-cli ./cmd/artexec-shim
 	artexec="$tmp/artexec"
 fi
 # artq for the drain rows (section 3), beside its shim as it is installed.

@@ -27,7 +27,7 @@ tmp="$(mktemp -d)"
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artexec ./cmd/artexec-shim ./internal/tools/netbench
+CGO_ENABLED=0 go build -o "$tmp/" ./cmd/artexec ./cmd/artexec-cli ./cmd/artexec-shim ./internal/tools/netbench
 artexec="$tmp/artexec"
 true_bin="$(command -v true)"
 ws="$tmp/ws"

@@ -37,8 +37,9 @@ sort -t "$(printf '\t')" -k1,1 -k2,2 -k3,3g "$tmp/all.tsv" |
 	END { for (k in n) { split(k, p, "\t"); printf "%-9s %-28s %9.0f drafts/cpu-s\n", p[1], p[2], v[k, int((n[k] + 1) / 2)] } }' |
 	sed 's/-[0-9]* / /' | sort -k2,2 -k1,1
 
-(cd "$tmp/base" && go build -o "$tmp/basebin/" ./cmd/artobs ./cmd/artexec)
-go build -o "$tmp/newbin/" ./cmd/artobs ./cmd/artexec
+# artexec-cli where the tree has it: artexec hands --help to it.
+(cd "$tmp/base" && go build -o "$tmp/basebin/" ./cmd/artobs ./cmd/artexec $(ls -d ./cmd/artexec-cli 2>/dev/null))
+go build -o "$tmp/newbin/" ./cmd/artobs ./cmd/artexec $(ls -d ./cmd/artexec-cli 2>/dev/null)
 printf '%s\n' '{"apiVersion":"art/v1alpha1","kind":"Draft","subject":"task/1","type":"task.output","attrs":{"out":"upload with ghp_R2cLqX9wZk3VbN7mT4yH8sJ1fD6gA0eP5uIo done","cmd":"curl -H \"X-Api-Key: 1f2e3d4c5b6a79880716253443526170\" https://api.example.com/"}}' >"$tmp/draft.jsonl"
 
 echo "start-up: load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of 20 runs"

@@ -31,7 +31,7 @@ none | landlock | strict)
 	if command -v artexec >/dev/null 2>&1; then
 		artexec="$(command -v artexec)"
 	else
-		CGO_ENABLED=0 go build -trimpath -o "$tmp/" ./cmd/artexec ./cmd/artexec-shim
+		CGO_ENABLED=0 go build -trimpath -o "$tmp/" ./cmd/artexec ./cmd/artexec-cli ./cmd/artexec-shim
 		artexec="$tmp/artexec"
 	fi
 	cmd=("$artexec" run --workspace "$tmp/ws" --isolation "$what" -- true)

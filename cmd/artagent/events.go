@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/clibase"
 	"github.com/art-runtime/art/lib/agent"
 	"github.com/art-runtime/art/lib/agent/agenttrace"
 	"github.com/art-runtime/art/lib/obs"
@@ -32,7 +33,7 @@ func eventObserver(ctx context.Context, std cli.IO, sinks []string, stdout io.Wr
 		return nil, func() {}
 	}
 	warn := obs.WarnTo("artagent", std.Err)
-	remote := &otlp.Remote{Options: otlp.Options{Service: "artagent", Version: cli.Version(), Warn: warn, Find: cli.Companion}}
+	remote := &otlp.Remote{Options: otlp.Options{Service: "artagent", Version: cli.Version(), Warn: warn, Find: clibase.Companion}}
 	em, err := obs.Open(sinks, obs.Options{Warn: warn, Stdout: stdout, Remote: remote.Open})
 	if err != nil {
 		fmt.Fprintf(std.Err, "artagent: warning: --events: %s (no events emitted)\n", oneLine(err))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/art-runtime/art/internal/execcli"
 	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx"
 )
@@ -15,7 +16,7 @@ func TestMain(m *testing.M) {
 	if execx.IsShim() {
 		os.Exit(execx.RunShim())
 	}
-	testscript.Main(m, map[string]func(){"artexec": func() { os.Exit(run()) }})
+	testscript.Main(m, map[string]func(){"artexec": func() { os.Exit(execcli.Main()) }})
 }
 
 // TestScripts runs testdata/*.txtar, one behaviour of the CLI each.

@@ -6,12 +6,13 @@ import (
 	"syscall"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/clibase"
 	"github.com/art-runtime/art/internal/webcli"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // WebBinary is the program `artobs serve` executes, found beside artobs
-// (else on PATH: cli.Companion).
+// (else on PATH: clibase.Companion).
 const WebBinary = "artobs-web"
 
 // ServeCmd serves the read-only web view (docs/web.md) by executing
@@ -29,7 +30,7 @@ func (c *ServeCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
 	if _, err := c.Check(); err != nil {
 		return err
 	}
-	web, err := cli.Companion(WebBinary)
+	web, err := clibase.Companion(WebBinary)
 	if err != nil {
 		return exitcode.WithHint(exitcode.Errorf(exitcode.ProgramNotFound, "serve: %v", err),
 			"artobs serve runs artobs-web from the directory artobs is in (else from PATH): install both (make install)")

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/clibase"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/obs/otlp"
@@ -48,7 +49,7 @@ func openEventsTraced(std cli.IO, g *cli.Globals, f *QueueFlags, role obs.Role, 
 		}
 	}
 	warn := obs.WarnTo("artq", std.Err)
-	remote := &otlp.Remote{Options: otlp.Options{Service: "artq", Version: cli.Version(), Warn: warn, Find: cli.Companion}}
+	remote := &otlp.Remote{Options: otlp.Options{Service: "artq", Version: cli.Version(), Warn: warn, Find: clibase.Companion}}
 	em, err := obs.Open(specs, obs.Options{Warn: warn, Stdout: std.Out, Remote: remote.Open})
 	if err != nil {
 		// A bad spec and a missing exporter program (an install

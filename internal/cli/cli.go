@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"reflect"
@@ -19,20 +18,14 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-	"golang.org/x/sys/unix"
 
-	"github.com/art-runtime/art/internal/termsig"
+	"github.com/art-runtime/art/internal/clibase"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-// IO is the process's standard streams, bound into every command's Run.
-type IO struct {
-	In     io.Reader
-	Out    io.Writer
-	Err    io.Writer
-	OutTTY bool // stdout is a terminal: -o auto means text
-	ErrTTY bool // stderr is a terminal: show progress
-}
+// IO is the process's standard streams, bound into every command's Run
+// (its home is package clibase, which binaries without kong use too).
+type IO = clibase.IO
 
 // Globals are the flags every tool accepts (README.md, "Conventions every tool shares").
 type Globals struct {
@@ -93,19 +86,7 @@ func (g *Globals) JSON(io IO) bool {
 }
 
 // SignalError is the cancellation cause when SIGINT or SIGTERM arrives.
-type SignalError struct{ Signal os.Signal }
-
-func (e *SignalError) Error() string { return "interrupted by " + signalName(e.Signal) }
-
-// ExitCode implements exitcode.Coder: cancelled.
-func (e *SignalError) ExitCode() int { return exitcode.Cancelled }
-
-func signalName(s os.Signal) string {
-	if sig, ok := s.(syscall.Signal); ok {
-		return unix.SignalName(sig)
-	}
-	return s.String()
-}
+type SignalError = clibase.SignalError
 
 // Version is the module version from the build info: the tag for a
 // `go install …@v1.2.3` build, else "dev" with the commit it was built from
@@ -147,62 +128,13 @@ func versionOf(bi *debug.BuildInfo) string {
 // Main runs a tool with the real process's arguments, streams and signals and
 // returns its exit code. It is the whole body of every main.
 func Main(name, description string, grammar any, options ...kong.Option) int {
-	ctx, stop := SignalContext(context.Background())
+	ctx, stop := clibase.SignalContext(context.Background())
 	defer stop()
 	// A reader that stops early (artq log | head) closes the pipe: with
 	// SIGPIPE caught, the write fails with EPIPE, which Run turns into a
 	// quiet exit 0, instead of the runtime dying of the signal (141).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	std := IO{
-		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
-		OutTTY: IsTerminal(os.Stdout), ErrTTY: IsTerminal(os.Stderr),
-	}
-	return Run(ctx, name, description, grammar, os.Args[1:], std, options...)
-}
-
-// SignalContext returns a context cancelled with a *SignalError cause on the
-// first SIGINT or SIGTERM. stop releases the signal handler.
-func SignalContext(parent context.Context) (context.Context, func()) {
-	return signalContext(parent, func() (<-chan os.Signal, func()) {
-		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		return ch, func() { signal.Stop(ch) }
-	})
-}
-
-// OneShotSignalContext is SignalContext for a process that lives a few
-// milliseconds and handles these two signals nowhere else (`artexec
-// run`'s fast path): it catches them with package termsig instead of
-// os/signal, which starts no thread. Nothing may use os/signal for
-// SIGINT or SIGTERM before stop.
-func OneShotSignalContext(parent context.Context) (context.Context, func()) {
-	return signalContext(parent, func() (<-chan os.Signal, func()) {
-		return termsig.Catch(syscall.SIGINT, syscall.SIGTERM)
-	})
-}
-
-func signalContext(parent context.Context, catch func() (<-chan os.Signal, func())) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(parent)
-	ch, release := catch()
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-ch:
-			cancel(&SignalError{Signal: s})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		release()
-		close(done)
-		cancel(nil)
-	}
-}
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
-	return err == nil
+	return Run(ctx, name, description, grammar, os.Args[1:], clibase.StdIO(), options...)
 }
 
 type exitPanic int

@@ -55,7 +55,8 @@ func run(m *testing.M) int {
 	// artexec-shim too: the tools take every task's supervisor from beside
 	// themselves, as make build lays them out for a user.
 	// artobs-web too: artobs serve executes it from beside artobs.
-	for _, t := range append(slices.Clone(tools), "artexec-shim", "artobs-web") {
+	// artexec-cli too: artexec hands it every invocation but a plain run.
+	for _, t := range append(slices.Clone(tools), "artexec-shim", "artexec-cli", "artobs-web") {
 		args = append(args, "./cmd/"+t)
 	}
 	for try := 1; ; try++ {

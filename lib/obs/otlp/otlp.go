@@ -56,7 +56,7 @@ type Options struct {
 	// Timeout bounds one export request, and what Close waits for the
 	// exporter to send what it holds (default DefaultTimeout).
 	Timeout time.Duration
-	// Find returns the exporter program's path (internal/cli.Companion:
+	// Find returns the exporter program's path (internal/clibase.Companion:
 	// beside the tool, else on PATH). Required.
 	Find func(name string) (string, error)
 	// Stderr receives the exporter's own stderr (a crash's message);

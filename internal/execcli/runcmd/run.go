@@ -1,4 +1,11 @@
-package main
+// Package runcmd is `artexec run` without its grammar: the command's
+// flags (Cmd), building the Task and Policy from them, running the task and
+// printing its Result, and the parser of run's plain forms (Fast). It does
+// not import kong: the artexec binary, which starts every task a script or
+// CI job runs, is this package and lib/execx alone; every other form goes
+// to the artexec-cli binary (package execcli), whose kong grammar embeds
+// Cmd (docs/artexec.md, "Two binaries").
+package runcmd
 
 import (
 	"context"
@@ -12,19 +19,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/clibase"
 	"github.com/art-runtime/art/lib/execx"
-	"github.com/art-runtime/art/lib/execx/execobs"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"
 	"github.com/art-runtime/art/lib/netproxy"
-	"github.com/art-runtime/art/lib/obs"
-	"github.com/art-runtime/art/lib/vocab"
 )
 
-// RunCmd runs one program.
-type RunCmd struct {
+// Cmd is `artexec run`'s flags and program: the grammar in package
+// execcli is this struct, so kong and Fast fill the same fields.
+type Cmd struct {
 	// Policy: the operator's side.
 	Policy              string        `name:"policy" placeholder:"FILE" env:"ART_POLICY" group:"Policy" help:"Policy document. Without it the policy is built from the flags below; with it those flags may only narrow it."`
 	Allow               []string      `name:"allow" placeholder:"NAME" names:"" group:"Policy" help:"Program that may run (bare name, repeatable). Without --policy and without --allow, the program named after -- is allowed."`
@@ -57,49 +62,10 @@ type RunCmd struct {
 	Command []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"PROGRAM and its arguments, after --."`
 }
 
-// Help shows examples.
-func (c *RunCmd) Help() string {
-	return `Runs PROGRAM (a bare name, looked up only in the policy's path) in the
-workspace with a fresh environment, its own process group, a timeout that
-kills every process of the task, and bounded head-and-tail output capture.
-Prints the Result as JSON on stdout once the program started, whatever
-happened to it (with -o text: passes the program's stdout and stderr
-through as it writes them, then a one-line summary on stderr; --result
-FILE keeps the Result in FILE in either mode), and exits with its exit code; 124 when it timed out, 130
-when artexec was interrupted, 128+N when a signal we did not send killed it.
-Before anything starts: 126 refused (not allowed, outside the workspace, a
-limit above the policy's), 127 not found, 2 invalid input, 125 isolation
-unavailable.
-
-Without --policy the flags are the policy: the program after -- is allowed
-(or those given with --allow), the workspace is the current directory.
-With --policy, policy flags may only narrow it: --allow intersects (a name
-the policy does not allow is refused), --workspace must be beneath the
-policy's, --isolation may only be stronger, --network only narrower, --allow-host
-only a destination the policy lists, --max-* may only be lower.
-
-Example:
-  artexec run --timeout 30s -- go test ./...
-  artexec run -o text --result result.json -- make check   # live output in a CI log
-  artexec run --isolation landlock --output-bytes 65536 --stream -- make check
-  artexec run --isolation strict --network loopback -- go test ./...
-  artexec run --isolation strict --allow-host proxy.golang.org --allow-host sum.golang.org -- go mod download
-  artexec run --policy ci-policy.json --manifest task.json`
-}
-
-// Run builds the policy and task, runs it and prints the Result.
-func (c *RunCmd) Run(ctx context.Context, std cli.IO, g *cli.Globals) error {
-	t, p, err := c.build(std)
-	if err != nil {
-		return err
-	}
-	return c.execute(ctx, std, g, t, p)
-}
-
-// build does everything that comes before a process can start: reading
+// Build does everything that comes before a process can start: reading
 // and checking the documents and flags. Nothing in it has side effects
 // beyond reading files (and stdin for --manifest -).
-func (c *RunCmd) build(std cli.IO) (*execx.Task, *execx.Policy, error) {
+func (c *Cmd) Build(std clibase.IO) (*execx.Task, *execx.Policy, error) {
 	if len(c.Command) > 0 && c.Command[0] == "--" { // kong keeps the separator
 		c.Command = c.Command[1:]
 	}
@@ -125,27 +91,24 @@ func (c *RunCmd) build(std cli.IO) (*execx.Task, *execx.Policy, error) {
 	return t, p, nil
 }
 
-// execute runs the task and prints its Result. An error from execx.Run
-// means nothing started; once something did, the Result is printed and
-// the exit code is the Result's.
-func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *execx.Task, p *execx.Policy) error {
+// Runner runs a task: execx.Run, or a wrapper of it that also emits the
+// run's events (package execcli, --events).
+type Runner func(context.Context, *execx.Policy, *execx.Task, execx.Options) (*execx.Result, error)
+
+// Execute runs the task with run and prints its Result, as JSON or, when
+// json is false, as the program's own live output and a summary line. An
+// error from run means nothing started; once something did, the Result is
+// printed and the exit code is the Result's.
+func (c *Cmd) Execute(ctx context.Context, std clibase.IO, json bool, run Runner, t *execx.Task, p *execx.Policy) error {
 	opt := execx.Options{}
-	text := !g.JSON(std)
 	switch {
-	case text:
+	case !json:
 		// Text mode is "run the program": its stdout and stderr pass
 		// through as it writes them (a CI job killed mid-run has logged
 		// everything so far), never held for the end and never twice.
 		opt.Stream, opt.Stderr = std.Out, std.Err
 	case c.Stream:
 		opt.Stream = std.Err
-	}
-	run := execx.Run
-	if em := events(std, g); em != nil {
-		// task.started and task.finished (refusals too), redacted, through
-		// lib/obs; a sink failure is a warning, never the run's failure.
-		defer em.Close()
-		run = execobs.TaskRunner{Emitter: em, Traceparent: os.Getenv(vocab.EnvTraceparent)}.RunTask
 	}
 	res, err := run(ctx, p, t, opt)
 	if err != nil {
@@ -156,7 +119,7 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 			return printError{err}
 		}
 	}
-	if err := printResult(std, g, res); err != nil {
+	if err := printResult(std, json, res); err != nil {
 		if errors.Is(err, syscall.EPIPE) && res.CLICode() != 0 {
 			// The reader left early: the exit code still says how the
 			// program ended (cli turns a bare EPIPE into a quiet 0).
@@ -171,7 +134,7 @@ func (c *RunCmd) execute(ctx context.Context, std cli.IO, g *cli.Globals, t *exe
 }
 
 // task builds the Task from the manifest and the task flags.
-func (c *RunCmd) task(std cli.IO) (*execx.Task, error) {
+func (c *Cmd) task(std clibase.IO) (*execx.Task, error) {
 	var t *execx.Task
 	if c.Manifest != "" {
 		data, err := readManifest(std, c.Manifest)
@@ -221,7 +184,7 @@ func (c *RunCmd) task(std cli.IO) (*execx.Task, error) {
 // policy loads or builds the Policy. --env names are added to the task's
 // allow list here, because its default (the policy's list) is known only
 // now.
-func (c *RunCmd) policy(t *execx.Task) (*execx.Policy, error) {
+func (c *Cmd) policy(t *execx.Task) (*execx.Policy, error) {
 	var p *execx.Policy
 	if c.Policy != "" {
 		loaded, err := execx.LoadPolicy(c.Policy)
@@ -342,7 +305,7 @@ func absPath(p string) (string, error) {
 	return wd + "/" + p, nil
 }
 
-func readManifest(std cli.IO, name string) ([]byte, error) {
+func readManifest(std clibase.IO, name string) ([]byte, error) {
 	if name == "-" {
 		b, err := io.ReadAll(std.In)
 		if err != nil {
@@ -358,20 +321,6 @@ func readManifest(std cli.IO, name string) ([]byte, error) {
 		return nil, exitcode.Errorf(exitcode.Internal, "manifest: %w", err)
 	}
 	return b, nil
-}
-
-// events opens the --events sinks; one that cannot be opened is reported
-// and the run goes on without events (docs/architecture.md, "How the pieces compose").
-func events(std cli.IO, g *cli.Globals) *obs.Emitter {
-	if len(g.Events) == 0 {
-		return nil
-	}
-	em, err := obs.Open(g.Events, obs.Options{Warn: obs.WarnTo("artexec", std.Err), Stdout: std.Out})
-	if err != nil {
-		fmt.Fprintf(std.Err, "artexec: warning: --events: %s (no events emitted)\n", strings.Join(strings.Fields(err.Error()), " "))
-		return nil
-	}
-	return em
 }
 
 // writeResult keeps the Result in path (--result), replaced whole: a
@@ -392,11 +341,11 @@ func writeResult(path string, res *execx.Result) error {
 // stdout and stderr as it ran), so stdout is only what the program
 // printed. The summary's "exit N" is artexec's own exit code; the
 // program's raw status follows in parentheses when it differs.
-func printResult(std cli.IO, g *cli.Globals, res *execx.Result) error {
+func printResult(std clibase.IO, json bool, res *execx.Result) error {
 	var b []byte
 	var err error
 	switch {
-	case !g.JSON(std):
+	case !json:
 		_, err = io.WriteString(std.Err, textSummary(res))
 		return err
 	case std.OutTTY:
@@ -443,7 +392,7 @@ func textSummary(res *execx.Result) string {
 }
 
 // networkMode is --network, or allow when only --allow-host was given.
-func (c *RunCmd) networkMode() string {
+func (c *Cmd) networkMode() string {
 	if c.Network == "" && len(c.AllowHost) > 0 {
 		return string(execx.NetworkAllow)
 	}
@@ -452,7 +401,7 @@ func (c *RunCmd) networkMode() string {
 
 // checkNetwork reports a bad --allow-host, or one given with a mode other
 // than allow, by its flag.
-func (c *RunCmd) checkNetwork() error {
+func (c *Cmd) checkNetwork() error {
 	for _, h := range c.AllowHost {
 		if _, err := netproxy.ParseRule(h); err != nil {
 			return exitcode.Errorf(exitcode.Usage, "--allow-host: %v", err)

@@ -1,4 +1,4 @@
-package main
+package execcli
 
 import "github.com/art-runtime/art/internal/cli"
 

@@ -1,4 +1,4 @@
-package main
+package execcli
 
 import (
 	"io"
@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/art-runtime/art/internal/execcli/runcmd"
 )
 
 // kongParse parses args with kong and the real grammar; ok is false when
 // kong refuses them or they are not the run command.
-func kongParse(t testing.TB, args []string) (*RunCmd, bool) {
+func kongParse(t testing.TB, args []string) (*runcmd.Cmd, bool) {
 	t.Helper()
 	var grammar CLI
 	exited := false
@@ -25,14 +27,14 @@ func kongParse(t testing.TB, args []string) (*RunCmd, bool) {
 	if err != nil || exited || kctx.Command() == "" || !strings.HasPrefix(kctx.Command(), "run") {
 		return nil, false
 	}
-	return &grammar.Run, true
+	return (*runcmd.Cmd)(&grammar.Run), true
 }
 
 // checkFast: whatever the fast parser accepts, kong accepts and parses to
 // the identical RunCmd.
 func checkFast(t testing.TB, args []string, env map[string]string) {
 	t.Helper()
-	fast, ok := fastParse(args, func(k string) string { return env[k] })
+	fast, ok := runcmd.Parse(args, func(k string) string { return env[k] })
 	if !ok {
 		return
 	}
@@ -67,7 +69,7 @@ func TestFastParseMatchesKong(t *testing.T) {
 		{"run", "--", "--"},
 	}
 	for _, args := range accepted {
-		if _, ok := fastParse(args, func(string) string { return "" }); !ok {
+		if _, ok := runcmd.Parse(args, func(string) string { return "" }); !ok {
 			t.Errorf("fastParse declined %q", args)
 		}
 		checkFast(t, args, nil)
@@ -82,7 +84,7 @@ func TestFastParseMatchesKong(t *testing.T) {
 		{"run", "--timeout"}, {"run", "--policy", "--", "x"},
 	}
 	for _, args := range declined {
-		if _, ok := fastParse(args, func(string) string { return "" }); ok {
+		if _, ok := runcmd.Parse(args, func(string) string { return "" }); ok {
 			t.Errorf("fastParse accepted %q; kong must handle it", args)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package runcmd
 
 import (
 	"context"
@@ -11,40 +11,43 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/art-runtime/art/internal/cli"
+	"github.com/art-runtime/art/internal/clibase"
+	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-// fastRun runs `artexec run` without building kong's model of the whole
-// grammar, which costs more than a millisecond of a cold process: the
-// largest part of artexec's overhead over GNU timeout, and artexec sits in
-// front of every command a CI job or a worker runs.
+// Fast runs `artexec run` without kong: neither its model of the whole
+// grammar, which cost more than a millisecond of a cold process, nor the
+// initialisation of kong and everything else the full command line links
+// (the artexec binary is this package; docs/artexec.md, "Two binaries"):
+// artexec sits in front of every command a CI job or a worker runs.
 //
 // It takes only the plain forms — run's own flags as --name VALUE or
 // --name=VALUE, each scalar at most once, then -- or the first positional
 // argument — and declines everything else (help, globals, short flags,
 // anything it cannot parse exactly as kong would) by returning false, so
-// kong parses it and reports any error. TestFastParseMatchesKong holds the
-// two parsers to the same RunCmd for every form the fast one accepts.
+// the full command line (package execcli) parses it with kong and reports
+// any error. TestFastParseMatchesKong holds the
+// two parsers to the same Cmd for every form the fast one accepts.
 //
 // An invocation it accepts but that fails before anything started (a
 // refusal, a bad document) is also handed back to kong, which repeats the
 // same checks and reports the error the usual way: building the task only
 // reads files, so doing it twice changes nothing (a manifest on stdin,
 // which could not be read twice, is declined up front).
-func fastRun(args []string) (int, bool) {
-	c, ok := fastParse(args, os.Getenv)
+func Fast(args []string) (int, bool) {
+	c, ok := Parse(args, os.Getenv)
 	if !ok {
 		return 0, false
 	}
-	std := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTTY: cli.IsTerminal(os.Stdout), ErrTTY: cli.IsTerminal(os.Stderr)}
-	t, p, err := c.build(std)
+	std := clibase.StdIO()
+	t, p, err := c.Build(std)
 	if err != nil {
 		return 0, false
 	}
-	ctx, stop := cli.OneShotSignalContext(context.Background())
+	ctx, stop := clibase.OneShotSignalContext(context.Background())
 	defer stop()
-	err = c.execute(ctx, std, &cli.Globals{Output: "auto"}, t, p)
+	err = c.Execute(ctx, std, !std.OutTTY, execx.Run, t, p) // -o auto: JSON unless stdout is a terminal
 	var pe printError
 	switch {
 	case err == nil:
@@ -64,12 +67,12 @@ type printError struct{ error }
 
 func (e printError) Unwrap() error { return e.error }
 
-// fastParse parses run's flags the way kong does, or declines.
-func fastParse(args []string, getenv func(string) string) (*RunCmd, bool) {
+// Parse parses run's flags the way kong does, or declines.
+func Parse(args []string, getenv func(string) string) (*Cmd, bool) {
 	if len(args) == 0 || args[0] != "run" {
 		return nil, false
 	}
-	c := &RunCmd{}
+	c := &Cmd{}
 	seen := map[string]bool{}
 	i := 1
 	for ; i < len(args); i++ {
@@ -146,7 +149,7 @@ var fastFlags = map[string]byte{
 }
 
 // setFast stores one flag's value, or reports that kong must parse it.
-func (c *RunCmd) setFast(name string, kind byte, v string) bool {
+func (c *Cmd) setFast(name string, kind byte, v string) bool {
 	switch kind {
 	case 'd':
 		d, err := time.ParseDuration(v)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cli
+package clibase
 
 import "golang.org/x/sys/unix"
 

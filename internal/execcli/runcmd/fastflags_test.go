@@ -1,4 +1,4 @@
-package main
+package runcmd
 
 import (
 	"reflect"
@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// TestFastFlagsMatchRunCmd: fast.go's flag table knows every flag RunCmd
+// TestFastFlagsMatchRunCmd: fast.go's flag table knows every flag Cmd
 // declares to kong, by the kind its Go type and tags give it, and no other;
 // and setFast stores each one in the field kong would. A flag added to
-// RunCmd and not to fastFlags fails here instead of silently sending every
+// Cmd and not to fastFlags fails here instead of silently sending every
 // invocation that uses it down kong's slow path (or, worse, a flag in the
-// table that RunCmd no longer has).
+// table that Cmd no longer has).
 func TestFastFlagsMatchRunCmd(t *testing.T) {
-	rt := reflect.TypeFor[RunCmd]()
+	rt := reflect.TypeFor[Cmd]()
 	want := map[string]byte{}
 	field := map[string]int{}
 	for i := range rt.NumField() {
@@ -37,7 +37,7 @@ func TestFastFlagsMatchRunCmd(t *testing.T) {
 		case f.Type.Kind() == reflect.Int64:
 			kind = 'i'
 		default:
-			t.Errorf("RunCmd.%s (--%s): type %s has no fast-parser kind", f.Name, name, f.Type)
+			t.Errorf("Cmd.%s (--%s): type %s has no fast-parser kind", f.Name, name, f.Type)
 			continue
 		}
 		want[name], field[name] = kind, i
@@ -46,24 +46,24 @@ func TestFastFlagsMatchRunCmd(t *testing.T) {
 		got, ok := fastFlags[name]
 		switch {
 		case !ok:
-			t.Errorf("--%s: RunCmd has it, fastFlags does not", name)
+			t.Errorf("--%s: Cmd has it, fastFlags does not", name)
 		case got != kind:
-			t.Errorf("--%s: fastFlags kind %q; RunCmd's type says %q", name, got, kind)
+			t.Errorf("--%s: fastFlags kind %q; Cmd's type says %q", name, got, kind)
 		}
 	}
 	for name := range fastFlags {
 		if _, ok := want[name]; !ok {
-			t.Errorf("--%s: in fastFlags, not a RunCmd flag", name)
+			t.Errorf("--%s: in fastFlags, not a Cmd flag", name)
 		}
 	}
 	samples := map[byte]string{'s': "x", 'l': "x", 'd': "3s", 'i': "7", 'e': "landlock"}
 	for name, kind := range want {
-		var c RunCmd
+		var c Cmd
 		if kind == 'b' {
-			// Bools are set by fastParse itself, not setFast.
-			p, ok := fastParse([]string{"run", "--" + name, "--", "true"}, func(string) string { return "" })
+			// Bools are set by Parse itself, not setFast.
+			p, ok := Parse([]string{"run", "--" + name, "--", "true"}, func(string) string { return "" })
 			if !ok {
-				t.Errorf("--%s: fastParse declined it", name)
+				t.Errorf("--%s: Parse declined it", name)
 				continue
 			}
 			c = *p
@@ -75,12 +75,12 @@ func TestFastFlagsMatchRunCmd(t *testing.T) {
 		}
 		v := reflect.ValueOf(c).Field(field[name])
 		if v.IsZero() {
-			t.Errorf("--%s: setFast did not store into RunCmd.%s", name, rt.Field(field[name]).Name)
+			t.Errorf("--%s: setFast did not store into Cmd.%s", name, rt.Field(field[name]).Name)
 		}
 		// Nothing else moved.
 		for i := range rt.NumField() {
 			if i != field[name] && !reflect.ValueOf(c).Field(i).IsZero() {
-				t.Errorf("--%s: setFast also set RunCmd.%s", name, rt.Field(i).Name)
+				t.Errorf("--%s: setFast also set Cmd.%s", name, rt.Field(i).Name)
 			}
 		}
 	}
