@@ -203,7 +203,19 @@ var ollamaModes = []struct {
 // with the context asked from the server: every run reaches its step
 // limit, every step is a real decision acted on, no request exceeds the
 // served context, and the server never truncated a prompt.
+//
+// The model samples its decision uniformly from five (tinymodel.Decisions),
+// so one run of 30 misses a given action with probability 0.8^30 ≈ 0.12 %
+// (about 1 % of CI runs over the three modes and four actions): each
+// run must show at least three kinds (two missing: ≤ 0.6^30 ≈ 2e-7), and
+// the 90 steps together all four (0.8^90 ≈ 2e-9 each).
 func testThirtySteps(t *testing.T, s *ollamaServer) {
+	all := map[string]int{}
+	defer func() {
+		if !t.Failed() && (all["read_file"] == 0 || all["replace_text"] == 0 || all["verify"] == 0 || all["run_tool"] == 0) {
+			t.Errorf("actions over the three modes %v: want each of read_file, replace_text, run_tool, verify", all)
+		}
+	}()
 	for _, mode := range ollamaModes {
 		t.Run(mode.name, func(t *testing.T) {
 			before := s.truncations(t)
@@ -218,9 +230,10 @@ func testThirtySteps(t *testing.T, s *ollamaServer) {
 					continue
 				}
 				actions[string(ev.Action)]++
+				all[string(ev.Action)]++
 			}
-			if actions["read_file"] == 0 || actions["replace_text"] == 0 || actions["verify"] == 0 || actions["run_tool"] == 0 {
-				t.Errorf("actions %v: want each of read_file, replace_text, run_tool, verify", actions)
+			if len(actions) < 3 {
+				t.Errorf("actions %v: want at least three of read_file, replace_text, run_tool, verify", actions)
 			}
 			r.fits(t, ollamaMaxTokens)
 			if n := s.truncations(t) - before; n != 0 {
