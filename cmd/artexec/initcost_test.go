@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/art-runtime/art/internal/systest"
 )
 
 // maxRunInits bounds the packages `artexec run` initialises (GODEBUG
@@ -23,26 +25,21 @@ var heavy = []string{
 	"github.com/art-runtime/art/lib/obs", "github.com/art-runtime/art/internal/cli",
 }
 
-// buildArtexec builds this package, and artexec-cli beside it when cli is
-// set, into a new directory; it returns the artexec binary's path.
+// buildArtexec builds artexec, and artexec-cli beside it when cli is set
+// (as make build lays them out), and returns the artexec binary's path.
 func buildArtexec(t *testing.T, cli bool) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds artexec")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	dir := t.TempDir()
-	args := []string{"build", "-o", dir + string(filepath.Separator), "."}
+	bin := systest.GoBuild(t, "github.com/art-runtime/art/cmd/artexec")
 	if cli {
-		args = append(args, "../artexec-cli")
+		c := systest.GoBuild(t, "github.com/art-runtime/art/cmd/artexec-cli")
+		if err := os.Link(c, filepath.Join(filepath.Dir(bin), "artexec-cli")); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if out, err := exec.Command(goBin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "artexec")
+	return bin
 }
 
 // TestRunInitCost builds artexec, runs `artexec run -- true` with

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 	if execx.IsShim() {
 		os.Exit(execx.RunShim())
 	}
-	testscript.Main(m, map[string]func(){"artexec": func() { os.Exit(execcli.Main()) }})
+	testscript.Main(m, map[string]func(){"artexec": func() { os.Exit(run(execcli.Main)) }})
 }
 
 // TestScripts runs testdata/*.txtar, one behaviour of the CLI each.

@@ -6,12 +6,7 @@
 // binaries"). All behaviour lives in lib/execx.
 package execcli
 
-import (
-	"os"
-
-	"github.com/art-runtime/art/internal/cli"
-	"github.com/art-runtime/art/internal/execcli/runcmd"
-)
+import "github.com/art-runtime/art/internal/cli"
 
 // CLI is artexec's grammar (docs/artexec.md).
 type CLI struct {
@@ -23,12 +18,10 @@ type CLI struct {
 	Completion  cli.CompletionCmd `cmd:"" help:"Print a shell completion script."`
 }
 
-// Main runs artexec with the process's arguments and returns its exit
-// code: run's plain forms as the artexec binary runs them, everything
-// else through kong.
+// Main runs artexec with the process's arguments through kong and returns
+// its exit code. The artexec binary has tried run's plain forms itself
+// (runcmd.Fast) before it hands an invocation here, so Main does not try
+// them again.
 func Main() int {
-	if code, ok := runcmd.Fast(os.Args[1:]); ok {
-		return code
-	}
 	return cli.Main("artexec", "Run a program under a policy: allowlist, workspace confinement, timeout, bounded output, isolation.", &CLI{})
 }
