@@ -486,3 +486,79 @@ func testCgroup(t *testing.T) string {
 	})
 	return dir
 }
+
+// SIGTERM, SIGINT or SIGHUP to a one-shot supervisor (Supervised, no
+// pool) while its task runs kills the task and ends the supervisor, under
+// none, landlock and strict: it catches them with internal/termsig, not
+// os/signal, and must still act on each. The supervisor is found from
+// outside, as the parent of the task's process; the task's own child
+// must go too.
+func TestOneShotSupervisorSignalled(t *testing.T) {
+	for _, iso := range []Isolation{IsolationNone, IsolationLandlock, IsolationStrict} {
+		for i, sig := range []unix.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGHUP} {
+			t.Run(string(iso)+"/"+unix.SignalName(sig), func(t *testing.T) {
+				switch iso {
+				case IsolationLandlock:
+					needLandlock(t)
+				case IsolationStrict:
+					needNamespaces(t)
+				}
+				p := policyFor(t, iso, "sh", "sleep")
+				marker := fmt.Sprintf("301.%d%d", os.Getpid(), i)
+				t.Cleanup(func() {
+					left, _ := systest.PidsWithArg(marker)
+					for _, pid := range left {
+						_ = unix.Kill(pid, unix.SIGKILL)
+					}
+				})
+				done := make(chan *Result, 1)
+				go func() {
+					res, _ := Run(context.Background(), p, sh(`sleep `+marker+` & exec sleep `+marker), Options{Supervised: true})
+					done <- res
+				}()
+				var task []int
+				deadline := time.Now().Add(10 * time.Second)
+				for len(task) != 2 {
+					if time.Now().After(deadline) {
+						t.Fatal("the task did not start")
+					}
+					time.Sleep(5 * time.Millisecond)
+					task, _ = systest.PidsWithArg(marker)
+				}
+				// The task's process (the shell, exec'd into sleep) and its
+				// child: the supervisor is the parent of the one whose
+				// parent is not the other.
+				sup := 0
+				for _, pid := range task {
+					stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+					if err != nil {
+						t.Fatal(err)
+					}
+					// pid (comm) state ppid ...: comm is "sleep" here
+					f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+					if pp, err := strconv.Atoi(f[1]); err == nil && !slices.Contains(task, pp) {
+						sup = pp
+					}
+				}
+				if sup == 0 || sup == os.Getpid() {
+					t.Fatalf("task %v: no supervisor found as its parent", task)
+				}
+				if err := unix.Kill(sup, sig); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case res := <-done:
+					if res == nil || res.Status == StatusSucceeded {
+						t.Errorf("task whose supervisor got %v: %+v; want it killed", sig, res)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("Run still running 20 s after its supervisor got %v", sig)
+				}
+				if left, _ := systest.PidsWithArg(marker); len(left) != 0 {
+					t.Errorf("task processes %v left after Run returned", left)
+				}
+				waitGone(t, sup, 5*time.Second)
+			})
+		}
+	}
+}
