@@ -28,7 +28,7 @@ func run(mode string) int {
 }
 
 // oneProc runs a supervisor's Go code on one P. A supervisor does one
-// thing at a time on its locked thread and spends the task blocked in a
+// thing at a time on one goroutine and spends the task blocked in a
 // syscall (poll, wait4, read); with a second, idle P the runtime leaves
 // the blocked P alone for up to 10 ms and its sysmon thread keeps waking
 // every 20-40 µs the whole time (about fifty wake-ups per task), while

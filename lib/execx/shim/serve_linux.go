@@ -72,13 +72,11 @@ const MaxServeSpec = 64 << 10
 // sched_setattr, ioprio_set, ...), and such a supervisor exits instead of
 // serving again.
 //
-// Its goroutine is not locked to a thread, unlike the one-shot
-// supervisor's: a program's parent-death signal is tied to the thread
+// Its goroutine is not locked to a thread: a program's parent-death signal is tied to the thread
 // that forked it, and the Go runtime ends a thread only when a goroutine
-// locked to it returns, which nothing in this process does. (The
-// one-shot supervisor keeps its lock: without it, it started as many
-// threads.) Unlocked, yielding the thread is cheap,
-// which its raw waits do (waitReadable).
+// locked to it returns, which nothing in this process does (the
+// one-shot supervisor is not locked either). Unlocked, yielding the
+// thread is cheap, which its raw waits do (waitReadable).
 func serve() int {
 	MarkCloexecFrom(3)
 	sigs := make(chan os.Signal, 4)

@@ -29,11 +29,12 @@ import (
 // (stateReader).
 type procState struct {
 	rlimits [unix.RLIMIT_RTTIME + 1]unix.Rlimit
-	// thread is the forking (calling, locked) thread's; every other
-	// thread must match it (threadsDiffer otherwise).
+	// thread is the calling thread's (the supervisor forks from
+	// whichever thread its goroutine is on); every other thread must
+	// match it (threadsDiffer otherwise).
 	thread        threadState
 	threadsDiffer bool
-	status        string // the forking thread's lines of statusFields
+	status        string // statusFields' lines of the thread stateReader opened them on
 	cgroup        string
 	oomScoreAdj   string
 	cwd           string
@@ -65,9 +66,12 @@ var statusFields = [][]byte{
 // same reports whether two snapshots are equal and both complete.
 func (s *procState) same(o *procState) bool { return !s.err && !o.err && *s == *o }
 
-// stateReader takes procState snapshots for one serving supervisor, on
-// its forking (locked) thread. The /proc files it reads are opened once,
-// by that thread (so thread-self names it for good), and read again from
+// stateReader takes procState snapshots for one serving supervisor. The
+// /proc files it reads are opened once (thread-self names, for good, the
+// thread that opened it: the per-thread lines of status, such as SigBlk,
+// are that thread's at every snapshot, compared with its own; a change
+// made to one thread's scheduling from outside is what threadsDiffer
+// sees), and read again from
 // offset 0 at each snapshot: /proc makes a file's text anew at every read
 // from its start, so a snapshot is as fresh as with a new open and costs
 // no path lookup in /proc, nor an open and close per file.

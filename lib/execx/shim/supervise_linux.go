@@ -188,7 +188,7 @@ type supervisor struct {
 }
 
 // supervise is the task's whole life once the program started, on the
-// calling (locked) thread alone: it polls the control pipe and a pidfd
+// calling goroutine alone: it polls the control pipe and a pidfd
 // of the program, acting on the runner's commands ('T': SIGTERM to the
 // task, anything else or EOF — the runner is done, or gone — SIGKILL to
 // all of it) until the program ends; then reaps what has ended, and while
