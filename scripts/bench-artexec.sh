@@ -70,6 +70,12 @@ fi
 if build_gofloor gofloor2 "$tmp"; then
 	add "Go floor: runner+supervisor" "$tmp/gofloor2/gofloor2 $true_bin"
 fi
+# The same in strict's namespaces, where this machine lets the script
+# make them: the two-process floor plus the kernel's cost of the
+# namespaces strict and bwrap --unshare-all both make.
+if build_gofloor gofloor2ns "$tmp" && "$tmp/gofloor2ns/gofloor2ns" "$true_bin" 2>/dev/null; then
+	add "Go floor: same, namespaced" "$tmp/gofloor2ns/gofloor2ns $true_bin"
+fi
 # The binaries' own start, nothing run: this tree's artexec and
 # artexec-shim built (as the release builds them) with an overlay of their
 # main.go whose main returns at once, so every package is linked and
@@ -229,6 +235,17 @@ if [ -n "${cpum[artexec, nothing run]:-}" ] && [ -n "${cpum[Go: empty program]:-
 	bw="$(binfloor wall)" bc="$(binfloor cpum)"
 	printf '%-30s wall %s µs  CPU %s µs\n' "floor with artexec's binaries" "$bw" "$bc"
 	printf '%-30s wall %s  CPU %s\n' "none / that floor" "$(ratio "${wall[artexec run -- true]}" "$bw")x" "$(ratio "${cpum[artexec run -- true]}" "$bc")x"
+	# strict's floor: the same binaries, started in strict's namespaces
+	# (the namespaced two-process floor in place of the plain one).
+	if [ -n "${cpum[Go floor: same, namespaced]:-}" ] && [ -n "${cpum[artexec --isolation strict]:-}" ]; then
+		sw=$((bw + wall["Go floor: same, namespaced"] - wall["Go floor: runner+supervisor"]))
+		sc=$((bc + cpum["Go floor: same, namespaced"] - cpum["Go floor: runner+supervisor"]))
+		printf '%-30s wall %s µs  CPU %s µs\n' "strict's floor (namespaced)" "$sw" "$sc"
+		printf '%-30s wall %s  CPU %s\n' "strict / that floor" "$(ratio "${wall[artexec --isolation strict]}" "$sw")x" "$(ratio "${cpum[artexec --isolation strict]}" "$sc")x"
+		if [ -n "${cpum[bwrap --unshare-all]:-}" ]; then
+			printf '%-30s wall %s  CPU %s\n' "that floor / bwrap" "$(ratio "$sw" "${wall[bwrap --unshare-all]}")x" "$(ratio "$sc" "${cpum[bwrap --unshare-all]}")x"
+		fi
+	fi
 fi
 if [ -n "${ARTEXEC_BASELINE:-}" ]; then
 	target "baseline none / GNU timeout" "baseline run -- true" "timeout 10 true (GNU)"

@@ -6,10 +6,11 @@
 # a floor (execve, exit, the Go runtime's own start, two Go processes)
 # and which is artexec's own work.
 #
-# Usage: scripts/profile-start.sh [none|landlock|strict|floor|bwrap [RUNS]]
+# Usage: scripts/profile-start.sh [none|landlock|strict|floor|floorns|bwrap [RUNS]]
 #   none, landlock, strict: `artexec run --workspace WS --isolation MODE -- true`
 #   floor: the two-process Go floor (scripts/gofloors.sh: a runner that
 #     starts a supervisor that starts true)
+#   floorns: the same with the supervisor in strict's namespaces
 #   bwrap: `bwrap --unshare-all --new-session --die-with-parent` as in
 #     scripts/bench-artexec.sh
 # Uses artexec from PATH (its artexec-shim beside it), else builds both
@@ -42,11 +43,17 @@ floor)
 	build_gofloor gofloor2 "$tmp"
 	cmd=("$tmp/gofloor2/gofloor2" "$true_bin")
 	;;
+floorns)
+	# shellcheck source=scripts/gofloors.sh
+	. scripts/gofloors.sh
+	build_gofloor gofloor2ns "$tmp"
+	cmd=("$tmp/gofloor2ns/gofloor2ns" "$true_bin")
+	;;
 bwrap)
 	cmd=(bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev "$true_bin")
 	;;
 *)
-	echo "usage: $0 [none|landlock|strict|floor|bwrap [RUNS]]" >&2
+	echo "usage: $0 [none|landlock|strict|floor|floorns|bwrap [RUNS]]" >&2
 	exit 2
 	;;
 esac

@@ -187,6 +187,22 @@ func TestViewImplementationsAgree(t *testing.T) {
 	}
 	v := &View{ReadOnly: true, RW: []string{a, b}, Cwd: cwd(t)}
 	rw := []int{holdDir(t, a), holdDir(t, b)}
+	// A tree under /dev/shm, which the fresh tmpfs covers, and one inside
+	// it: the outer one is moved back on top of the tmpfs, the inner one
+	// with it.
+	var shmTree, shmInner string
+	if st, err := os.Stat(ShmDir()); err == nil && st.IsDir() {
+		if shmTree, err = os.MkdirTemp(ShmDir(), "art-view-"); err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(shmTree)
+		shmInner = filepath.Join(shmTree, "x", "inner")
+		if err := os.MkdirAll(shmInner, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		v.RW = append(v.RW, shmInner, shmTree)
+		rw = append(rw, holdDir(t, shmInner), holdDir(t, shmTree))
+	}
 
 	// Setup on a thread of its own, in a mount namespace of that thread's
 	// own: its goroutine never unlocks it, so the thread ends with it.
@@ -244,7 +260,12 @@ func TestViewImplementationsAgree(t *testing.T) {
 	if !slices.Equal(goMounts, childMounts) {
 		t.Errorf("the views differ:\nSetup: %q\nchild: %q", goMounts, childMounts)
 	}
-	for _, want := range []string{"/ / ro,", a + " " + a + " rw,nosuid,nodev,", b + " " + b + " rw,nosuid,nodev,", "/ /dev/shm rw,nosuid,nodev,"} {
+	wants := []string{"/ / ro,", a + " " + a + " rw,nosuid,nodev,", b + " " + b + " rw,nosuid,nodev,", "/ " + ShmDir() + " rw,nosuid,nodev,"}
+	if shmTree != "" {
+		rel := strings.TrimPrefix(shmTree, ShmDir())
+		wants = append(wants, rel+" "+shmTree+" rw,nosuid,nodev,", rel+"/x/inner "+shmInner+" rw,nosuid,nodev,")
+	}
+	for _, want := range wants {
 		if !slices.ContainsFunc(childMounts, func(m string) bool { return strings.HasPrefix(m, want) }) {
 			t.Errorf("no mount %q in the child's view %q", want, childMounts)
 		}

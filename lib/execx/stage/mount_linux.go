@@ -5,6 +5,9 @@ package stage
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -65,8 +68,16 @@ func (v *View) Setup(rwFDs []int) error {
 				return fmt.Errorf("writable %s: %w", v.RW[i], err)
 			}
 		}
-		if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("/dev/shm: %w", err)
+		if err := unix.Mount("tmpfs", ShmDir(), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
+			if !errors.Is(err, unix.ENOENT) {
+				return fmt.Errorf("%s: %w", ShmDir(), err)
+			}
+		} else {
+			for _, i := range shmTrees(v.RW) {
+				if err := reattach(v.RW[i], trees[i]); err != nil {
+					return fmt.Errorf("bind %s: %w", v.RW[i], err)
+				}
+			}
 		}
 	}
 	if v.Proc {
@@ -115,6 +126,76 @@ func bindRW(dir string, held int) (int, error) {
 	return tree, nil
 }
 
+// ShmDir is where the view mounts its fresh /dev/shm: /dev/shm as the
+// host resolves it (a link to /run/shm on some systems), so that the
+// trees beneath it are known by their canonical paths.
+var ShmDir = sync.OnceValue(func() string {
+	if d, err := filepath.EvalSymlinks("/dev/shm"); err == nil {
+		return d
+	}
+	return "/dev/shm"
+})
+
+// shmTrees are the indexes of the writable trees the fresh /dev/shm
+// covers — at or beneath ShmDir — and that lie in no other such tree (a
+// tree inside another moves with it): each is moved back into view on
+// top of the new tmpfs (reattach). Without this a workspace or TMPDIR
+// under /dev/shm would vanish from the task's view.
+func shmTrees(rw []string) []int {
+	var out []int
+	for i, dir := range rw {
+		if !within(dir, ShmDir()) {
+			continue
+		}
+		nested := false
+		for j, other := range rw {
+			if j != i && within(other, ShmDir()) && within(dir, other) && (dir != other || j < i) {
+				nested = true
+				break
+			}
+		}
+		if !nested {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// within: dir is root or a path beneath it (both canonical).
+func within(dir, root string) bool {
+	return dir == root || strings.HasPrefix(dir, root+"/")
+}
+
+// reattach moves the bound tree (its mount's descriptor) from under the
+// fresh /dev/shm back to its own path on top of it: the path's
+// directories are made in the new tmpfs, which nothing else has seen yet
+// (no task exists, and no other tree is mounted there: shmTrees), and the
+// mount is moved there as `mount --move` would.
+func reattach(dir string, tree int) error {
+	dirs := shmDirs(dir)
+	for _, d := range dirs {
+		if err := unix.Mkdir(d, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			return err
+		}
+	}
+	return unix.MoveMount(tree, "", unix.AT_FDCWD, dirs[len(dirs)-1], unix.MOVE_MOUNT_F_EMPTY_PATH)
+}
+
+// shmDirs are the directories from ShmDir (itself first) down to dir,
+// which is at or beneath it.
+func shmDirs(dir string) []string {
+	shm := ShmDir()
+	out := []string{shm}
+	p := shm
+	for _, c := range strings.Split(strings.TrimPrefix(dir, shm), "/") {
+		if c != "" {
+			p += "/" + c
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // reenterCwd moves the working directory into the view. The runner set it
 // through a descriptor opened in its own namespace, so it still points
 // into the runner's mounts, where ".." leads past the read-only view;
@@ -150,6 +231,7 @@ type childView struct {
 	empty, root, shm, tmpfs, shmData *byte
 	procFS, dot, cwd                 *byte
 	trees                            []childTree
+	shmMounted                       bool // the fresh /dev/shm is mounted: reattach the trees it covers
 	how                              unix.OpenHow
 	ro, rw                           unix.MountAttr
 	before, after                    unix.Statx_t
@@ -162,6 +244,10 @@ type childTree struct {
 	held      uintptr
 	fd, tree  uintptr
 	want, got unix.Statx_t
+	// shmDirs, for a tree the fresh /dev/shm covers (shmTrees): the
+	// directories to make in the new tmpfs, outermost first, the last
+	// one the tree's own path, where it is moved back (reattach).
+	shmDirs []*byte
 }
 
 var atFDCWD = unix.AT_FDCWD // as a variable: a negative constant is no uintptr
@@ -182,7 +268,7 @@ func (c *Child) InView(v *View, rwFDs []int) error {
 	for _, s := range []struct {
 		p   **byte
 		str string
-	}{{&cv.empty, ""}, {&cv.root, "/"}, {&cv.shm, "/dev/shm"}, {&cv.tmpfs, "tmpfs"},
+	}{{&cv.empty, ""}, {&cv.root, "/"}, {&cv.shm, ShmDir()}, {&cv.tmpfs, "tmpfs"},
 		{&cv.shmData, "mode=1777,size=64m"}, {&cv.procFS, "proc"}, {&cv.dot, "."}, {&cv.cwd, v.Cwd}} {
 		if *s.p, err = syscall.BytePtrFromString(s.str); err != nil {
 			return &Error{"mount view", err}
@@ -196,6 +282,15 @@ func (c *Child) InView(v *View, rwFDs []int) error {
 				return &Error{"mount view", err}
 			}
 			cv.trees[i].held = uintptr(rwFDs[i])
+		}
+		for _, i := range shmTrees(v.RW) {
+			for _, d := range shmDirs(v.RW[i]) {
+				b, err := syscall.BytePtrFromString(d)
+				if err != nil {
+					return &Error{"mount view", err}
+				}
+				cv.trees[i].shmDirs = append(cv.trees[i].shmDirs, b)
+			}
 		}
 		c.viewDirs = v.RW
 	}
@@ -217,6 +312,7 @@ const (
 	stepViewOpenTree
 	stepViewMoveMount
 	stepViewWritable
+	stepViewReattach
 	stepTreeShift = 16
 )
 
@@ -255,6 +351,8 @@ func (c *Child) viewError(step uint32, errno syscall.Errno) *Error {
 		name += "bind " + dir + ": move_mount"
 	case stepViewWritable:
 		name += "writable " + dir
+	case stepViewReattach:
+		name += "bind " + dir
 	default:
 		return nil
 	}
@@ -285,6 +383,9 @@ func (v *childView) setup() (uintptr, syscall.Errno) {
 			return step, err1
 		}
 		if step, err1 := v.seal(); step != 0 {
+			return step, err1
+		}
+		if step, err1 := v.reattachAll(); step != 0 {
 			return step, err1
 		}
 	}
@@ -322,14 +423,59 @@ func (v *childView) seal() (uintptr, syscall.Errno) {
 			unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, uintptr(unsafe.Pointer(&v.rw)), unsafe.Sizeof(v.rw), 0); err1 != 0 {
 			return stepViewWritable | uintptr(i)<<stepTreeShift, err1
 		}
-		syscall.RawSyscall(unix.SYS_CLOSE, v.trees[i].tree, 0, 0)
+		if len(v.trees[i].shmDirs) == 0 { // else reattachAll needs it
+			syscall.RawSyscall(unix.SYS_CLOSE, v.trees[i].tree, 0, 0)
+		}
 	}
 	_, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.tmpfs)), uintptr(unsafe.Pointer(v.shm)),
 		uintptr(unsafe.Pointer(v.tmpfs)), unix.MS_NOSUID|unix.MS_NODEV, uintptr(unsafe.Pointer(v.shmData)), 0)
 	if err1 != 0 && err1 != unix.ENOENT {
 		return stepViewShm, err1
 	}
+	v.shmMounted = err1 == 0
 	return 0, 0
+}
+
+// reattachAll is reattach in the child: each tree the fresh /dev/shm
+// covers is moved back to its path on top of it, in directories made in
+// the new tmpfs.
+//
+//go:nosplit
+//go:norace
+func (v *childView) reattachAll() (uintptr, syscall.Errno) {
+	for i := 0; i < len(v.trees); i++ {
+		t := &v.trees[i]
+		if len(t.shmDirs) == 0 {
+			continue
+		}
+		if v.shmMounted {
+			if err1 := v.reattach(t); err1 != 0 {
+				return stepViewReattach | uintptr(i)<<stepTreeShift, err1
+			}
+		}
+		syscall.RawSyscall(unix.SYS_CLOSE, t.tree, 0, 0)
+	}
+	return 0, 0
+}
+
+// reattach makes t's directories in the new tmpfs and moves t's mount
+// onto the last one.
+//
+//go:nosplit
+//go:norace
+func (v *childView) reattach(t *childTree) syscall.Errno {
+	var err1 syscall.Errno
+	var last *byte
+	for j := 0; j < len(t.shmDirs); j++ {
+		last = t.shmDirs[j]
+		_, _, err1 = syscall.RawSyscall(unix.SYS_MKDIRAT, v.fdcwd, uintptr(unsafe.Pointer(last)), 0o755)
+		if err1 != 0 && err1 != unix.EEXIST {
+			return err1
+		}
+	}
+	_, _, err1 = syscall.RawSyscall6(unix.SYS_MOVE_MOUNT, t.tree, uintptr(unsafe.Pointer(v.empty)), v.fdcwd,
+		uintptr(unsafe.Pointer(last)), unix.MOVE_MOUNT_F_EMPTY_PATH, 0)
+	return err1
 }
 
 // finish: /proc if asked for, and the working directory entered again by

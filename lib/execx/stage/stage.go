@@ -102,8 +102,9 @@ type View struct {
 	// Proc mounts a fresh /proc: the task's PID namespace, nothing outside.
 	Proc bool `json:"proc,omitempty"`
 	// ReadOnly makes every mount read-only except the RW trees (and a
-	// fresh /dev/shm): chmod, chown, xattrs and timestamps of anything
-	// outside them fail with EROFS, whoever owns the file.
+	// fresh /dev/shm, on top of which the trees under /dev/shm are moved
+	// back): chmod, chown, xattrs and timestamps of anything outside them
+	// fail with EROFS, whoever owns the file.
 	// The RW trees are mounted nosuid and nodev: a setuid binary or a
 	// device node the task finds (or makes) there gives it nothing.
 	ReadOnly bool     `json:"readonly,omitempty"`

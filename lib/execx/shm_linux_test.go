@@ -1,0 +1,89 @@
+//go:build linux
+
+package execx
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/art-runtime/art/lib/execx/stage"
+)
+
+// A workspace and a private TMPDIR under /dev/shm, which the mount view
+// covers with a fresh tmpfs: the task still sees and writes both (each is
+// moved back on top of the new tmpfs), the writes land in the host's
+// trees, and nothing else of the host's /dev/shm is in view — one-shot
+// (landlock as root, strict: the supervisor builds the view) and pooled
+// (landlock as root: the task's own process builds it). Before, such a
+// run failed: "mount view: working directory ...: no such file or
+// directory".
+func TestTreesUnderDevShm(t *testing.T) {
+	needLandlock(t)
+	if st, err := os.Stat(stage.ShmDir()); err != nil || !st.IsDir() {
+		t.Skipf("no %s", stage.ShmDir())
+	}
+	marker := filepath.Join(stage.ShmDir(), fmt.Sprintf("art-host-marker-%d", time.Now().UnixNano()))
+	writeFile(t, marker, "")
+	defer os.Remove(marker)
+	for _, c := range []struct {
+		name string
+		iso  Isolation
+		pool bool
+	}{
+		{"landlock", IsolationLandlock, false},
+		{"strict", IsolationStrict, false},
+		{"landlock+pool", IsolationLandlock, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.iso == IsolationStrict {
+				needNamespaces(t)
+			}
+			ws, tmp := shmTempDir(t, "art-ws-"), shmTempDir(t, "art-tmp-")
+			t.Setenv("TMPDIR", tmp) // the private TMPDIR is made in it
+			p := policyFor(t, c.iso, "sh")
+			p.Workspace = filepath.Join(ws, "nested", "deeper")
+			if err := os.MkdirAll(p.Workspace, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			opt := Options{}
+			if c.pool {
+				pool := NewPool(1)
+				defer pool.Close()
+				opt = Options{Supervised: true, Pool: pool}
+			}
+			for run := range 2 { // the pool's second task runs on a warm supervisor
+				task := sh(`echo in-ws > f && echo in-tmp > "$TMPDIR/g" && cat "$TMPDIR/g" && case "$TMPDIR" in ` + tmp + `/*) echo tmp-under-shm;; esac; ls -a ` + stage.ShmDir())
+				res := mustRun(t, p, task, opt)
+				if res.Status != StatusSucceeded {
+					t.Fatalf("run %d: %s (exit %d): %s", run, res.Status, res.ExitCode, res.Output)
+				}
+				if !strings.Contains(res.Output, "in-tmp\ntmp-under-shm\n") {
+					t.Errorf("run %d: output %q: TMPDIR not written under %s", run, res.Output, tmp)
+				}
+				if b, err := os.ReadFile(filepath.Join(p.Workspace, "f")); err != nil || string(b) != "in-ws\n" {
+					t.Errorf("run %d: the workspace file on the host: %q, %v", run, b, err)
+				}
+				view := slices.Contains(res.Isolation.Enforced, layerReadOnly)
+				if hidden := !strings.Contains(res.Output, filepath.Base(marker)); view != hidden {
+					t.Errorf("run %d: output %q: with a view (%v) the host's %s must be out of sight, else in it", run, res.Output, view, stage.ShmDir())
+				}
+				os.Remove(filepath.Join(p.Workspace, "f"))
+			}
+		})
+	}
+}
+
+func shmTempDir(t *testing.T, pattern string) string {
+	t.Helper()
+	d, err := os.MkdirTemp(stage.ShmDir(), pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
