@@ -211,6 +211,20 @@ for i in "${!cmds[@]}"; do
 	wall[${names[$i]}]="$m"
 	cpum[${names[$i]}]="$c"
 done
+# paired: a ratio as the median of each round's ratio of the two
+# commands' CPU (they ran side by side in every round): less moved by load
+# that changes between rounds than the ratio of two medians.
+paired() { # label numerator denominator
+	local i a="" b=""
+	for i in "${!names[@]}"; do
+		[ "${names[$i]}" = "$2" ] && a="${cpu[$i]}"
+		[ "${names[$i]}" = "$3" ] && b="${cpu[$i]}"
+	done
+	[ -n "$a" ] && [ -n "$b" ] || return 0
+	printf '%-30s CPU %sx (median of %d per-round ratios)\n' "$1" \
+		"$(paste <(tr ' ' '\n' <<<"$a" | grep .) <(tr ' ' '\n' <<<"$b" | grep .) | awk '{print $1 / $2}' | sort -n |
+			awk '{v[NR] = $1} END {printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')" "$rounds"
+}
 # The targets' ratios, wall and CPU: none vs the two-process Go floor,
 # landlock vs none, strict vs bwrap (and the older ones beside).
 target() { # name numerator denominator
@@ -224,6 +238,9 @@ target "landlock / none" "artexec --isolation landlock" "artexec run -- true"
 target "strict / bwrap" "artexec --isolation strict" "bwrap --unshare-all"
 target "Go floor / GNU timeout" "Go floor: os/exec true" "timeout 10 true (GNU)"
 target "none / two-process Go floor" "artexec run -- true" "Go floor: runner+supervisor"
+paired "none / floor, paired" "artexec run -- true" "Go floor: runner+supervisor"
+paired "landlock / none, paired" "artexec --isolation landlock" "artexec run -- true"
+paired "strict / bwrap, paired" "artexec --isolation strict" "bwrap --unshare-all"
 # The floor with artexec's two binaries in place of the minimal ones: the
 # two-process floor plus what each binary's own start costs above an empty
 # Go program (the rows "nothing run").
@@ -254,20 +271,6 @@ if [ -n "${ARTEXEC_BASELINE:-}" ]; then
 	target "none: this / baseline" "artexec run -- true" "baseline run -- true"
 	target "landlock: this / baseline" "artexec --isolation landlock" "baseline --isolation landlock"
 	target "strict: this / baseline" "artexec --isolation strict" "baseline --isolation strict"
-	# The same A/B as the median of each round's ratio (the two builds ran
-	# side by side in every round): less moved by load that changes
-	# between rounds than the ratio of two medians.
-	paired() { # label numerator denominator
-		local i a="" b=""
-		for i in "${!names[@]}"; do
-			[ "${names[$i]}" = "$2" ] && a="${cpu[$i]}"
-			[ "${names[$i]}" = "$3" ] && b="${cpu[$i]}"
-		done
-		[ -n "$a" ] && [ -n "$b" ] || return 0
-		printf '%-30s CPU %sx (median of %d per-round ratios)\n' "$1" \
-			"$(paste <(tr ' ' '\n' <<<"$a" | grep .) <(tr ' ' '\n' <<<"$b" | grep .) | awk '{print $1 / $2}' | sort -n |
-				awk '{v[NR] = $1} END {printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')" "$rounds"
-	}
 	paired "none: this / baseline, paired" "artexec run -- true" "baseline run -- true"
 	paired "landlock: ditto" "artexec --isolation landlock" "baseline --isolation landlock"
 	paired "strict: ditto" "artexec --isolation strict" "baseline --isolation strict"

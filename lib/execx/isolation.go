@@ -112,7 +112,7 @@ func (ip *isoPlan) closeTmpdir() {
 func makeTmpdir() (string, *os.File, error) {
 	d, err := os.MkdirTemp("", "artexec-")
 	if err != nil {
-		return "", nil, exitcode.Errorf(exitcode.Internal, "private temp dir: %w", err)
+		return "", nil, exitcode.Errorf(exitcode.Internal, "private temp dir in %s (the runner's TMPDIR, else /tmp): %w", os.TempDir(), err)
 	}
 	if d, err = filepath.EvalSymlinks(d); err == nil { // the canonical path: /tmp may be a link
 		var f *os.File

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/art-runtime/art/lib/execx/stage"
+	"github.com/art-runtime/art/lib/exitcode"
 )
 
 // A workspace and a private TMPDIR under /dev/shm, which the mount view
@@ -86,4 +87,14 @@ func shmTempDir(t *testing.T, pattern string) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(d) })
 	return d
+}
+
+// The private TMPDIR is made in the runner's TMPDIR: one that does not
+// exist fails the run before anything starts, naming it as the place.
+func TestTmpdirInMissingTMPDIR(t *testing.T) {
+	needLandlock(t)
+	missing := filepath.Join(t.TempDir(), "gone")
+	t.Setenv("TMPDIR", missing)
+	p := policyFor(t, IsolationLandlock, "true")
+	wantRefusal(t, p, NewTask("true"), exitcode.Internal, nil, "private temp dir in "+missing+" (the runner's TMPDIR, else /tmp)")
 }
