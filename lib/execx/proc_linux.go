@@ -402,10 +402,17 @@ func (sp *superProc) signal(sig unix.Signal) {
 // that did not finish in time may have left processes it could not
 // catch: at least one is counted as left over.
 func (sp *superProc) finish() {
+	// What is left of the task is counted before the supervisor hears
+	// the EOF: it kills them too, and a process it killed first would be
+	// gone from the count the cgroup's kill makes.
+	left := 0
+	if sp.cg != nil {
+		left = len(sp.cg.procs())
+	}
 	sp.ctl.Close() // EOF is the kill: no 'K' needed first
 	deadline := time.Now().Add(reapWait)
 	if sp.cg != nil {
-		sp.killedAtEnd = sp.cg.kill()
+		sp.killedAtEnd = max(left, sp.cg.kill())
 		sp.leftover = sp.cg.wait(deadline)
 	}
 	timedOut := false

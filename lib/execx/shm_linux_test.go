@@ -18,7 +18,8 @@ import (
 // A workspace and a private TMPDIR under /dev/shm, which the mount view
 // covers with a fresh tmpfs: the task still sees and writes both (each is
 // moved back on top of the new tmpfs), the writes land in the host's
-// trees, and nothing else of the host's /dev/shm is in view — one-shot
+// trees, and nothing else of the host's /dev/shm is in view; a workspace
+// that is /dev/shm itself takes the fresh one's place — one-shot
 // (landlock as root, strict: the supervisor builds the view) and pooled
 // (landlock as root: the task's own process builds it). Before, such a
 // run failed: "mount view: working directory ...: no such file or
@@ -32,13 +33,17 @@ func TestTreesUnderDevShm(t *testing.T) {
 	writeFile(t, marker, "")
 	defer os.Remove(marker)
 	for _, c := range []struct {
-		name string
-		iso  Isolation
-		pool bool
+		name  string
+		iso   Isolation
+		pool  bool
+		whole bool // the workspace is /dev/shm itself: no fresh one, the host's in view
 	}{
-		{"landlock", IsolationLandlock, false},
-		{"strict", IsolationStrict, false},
-		{"landlock+pool", IsolationLandlock, true},
+		{"landlock", IsolationLandlock, false, false},
+		{"strict", IsolationStrict, false, false},
+		{"landlock+pool", IsolationLandlock, true, false},
+		{"landlock/whole", IsolationLandlock, false, true},
+		{"strict/whole", IsolationStrict, false, true},
+		{"landlock+pool/whole", IsolationLandlock, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.iso == IsolationStrict {
@@ -48,9 +53,13 @@ func TestTreesUnderDevShm(t *testing.T) {
 			t.Setenv("TMPDIR", tmp) // the private TMPDIR is made in it
 			p := policyFor(t, c.iso, "sh")
 			p.Workspace = filepath.Join(ws, "nested", "deeper")
+			if c.whole {
+				p.Workspace = stage.ShmDir()
+			}
 			if err := os.MkdirAll(p.Workspace, 0o755); err != nil {
 				t.Fatal(err)
 			}
+			f := fmt.Sprintf("art-f-%d", time.Now().UnixNano())
 			opt := Options{}
 			if c.pool {
 				pool := NewPool(1)
@@ -58,7 +67,7 @@ func TestTreesUnderDevShm(t *testing.T) {
 				opt = Options{Supervised: true, Pool: pool}
 			}
 			for run := range 2 { // the pool's second task runs on a warm supervisor
-				task := sh(`echo in-ws > f && echo in-tmp > "$TMPDIR/g" && cat "$TMPDIR/g" && case "$TMPDIR" in ` + tmp + `/*) echo tmp-under-shm;; esac; ls -a ` + stage.ShmDir())
+				task := sh(`echo in-ws > ` + f + ` && echo in-tmp > "$TMPDIR/g" && cat "$TMPDIR/g" && case "$TMPDIR" in ` + tmp + `/*) echo tmp-under-shm;; esac; ls -a ` + stage.ShmDir())
 				res := mustRun(t, p, task, opt)
 				if res.Status != StatusSucceeded {
 					t.Fatalf("run %d: %s (exit %d): %s", run, res.Status, res.ExitCode, res.Output)
@@ -66,14 +75,14 @@ func TestTreesUnderDevShm(t *testing.T) {
 				if !strings.Contains(res.Output, "in-tmp\ntmp-under-shm\n") {
 					t.Errorf("run %d: output %q: TMPDIR not written under %s", run, res.Output, tmp)
 				}
-				if b, err := os.ReadFile(filepath.Join(p.Workspace, "f")); err != nil || string(b) != "in-ws\n" {
+				if b, err := os.ReadFile(filepath.Join(p.Workspace, f)); err != nil || string(b) != "in-ws\n" {
 					t.Errorf("run %d: the workspace file on the host: %q, %v", run, b, err)
 				}
-				view := slices.Contains(res.Isolation.Enforced, layerReadOnly)
+				view := slices.Contains(res.Isolation.Enforced, layerReadOnly) && !c.whole
 				if hidden := !strings.Contains(res.Output, filepath.Base(marker)); view != hidden {
-					t.Errorf("run %d: output %q: with a view (%v) the host's %s must be out of sight, else in it", run, res.Output, view, stage.ShmDir())
+					t.Errorf("run %d: output %q: with a fresh %s (%v) the host's must be out of sight, else in it", run, res.Output, stage.ShmDir(), view)
 				}
-				os.Remove(filepath.Join(p.Workspace, "f"))
+				os.Remove(filepath.Join(p.Workspace, f))
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,7 +69,9 @@ func (v *View) Setup(rwFDs []int) error {
 				return fmt.Errorf("writable %s: %w", v.RW[i], err)
 			}
 		}
-		if err := unix.Mount("tmpfs", ShmDir(), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
+		if slices.Contains(v.RW, ShmDir()) {
+			// A writable tree is /dev/shm itself: that is the task's.
+		} else if err := unix.Mount("tmpfs", ShmDir(), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
 			if !errors.Is(err, unix.ENOENT) {
 				return fmt.Errorf("%s: %w", ShmDir(), err)
 			}
@@ -137,11 +140,16 @@ var ShmDir = sync.OnceValue(func() string {
 })
 
 // shmTrees are the indexes of the writable trees the fresh /dev/shm
-// covers — at or beneath ShmDir — and that lie in no other such tree (a
-// tree inside another moves with it): each is moved back into view on
-// top of the new tmpfs (reattach). Without this a workspace or TMPDIR
-// under /dev/shm would vanish from the task's view.
+// covers — beneath ShmDir — and that lie in no other such tree (a tree
+// inside another moves with it): each is moved back into view on top of
+// the new tmpfs (reattach). Without this a workspace or TMPDIR under
+// /dev/shm would vanish from the task's view. When a tree is ShmDir
+// itself, the view makes no fresh /dev/shm (that tree is the task's) and
+// nothing is covered.
 func shmTrees(rw []string) []int {
+	if slices.Contains(rw, ShmDir()) {
+		return nil
+	}
 	var out []int
 	for i, dir := range rw {
 		if !within(dir, ShmDir()) {
@@ -232,6 +240,7 @@ type childView struct {
 	procFS, dot, cwd                 *byte
 	trees                            []childTree
 	shmMounted                       bool // the fresh /dev/shm is mounted: reattach the trees it covers
+	shmIsTree                        bool // a writable tree is /dev/shm itself: no fresh one
 	how                              unix.OpenHow
 	ro, rw                           unix.MountAttr
 	before, after                    unix.Statx_t
@@ -283,6 +292,8 @@ func (c *Child) InView(v *View, rwFDs []int) error {
 			}
 			cv.trees[i].held = uintptr(rwFDs[i])
 		}
+		cv.shmIsTree = slices.Contains(v.RW, ShmDir())
+		cv.shmIsTree = slices.Contains(v.RW, ShmDir())
 		for _, i := range shmTrees(v.RW) {
 			for _, d := range shmDirs(v.RW[i]) {
 				b, err := syscall.BytePtrFromString(d)
@@ -426,6 +437,9 @@ func (v *childView) seal() (uintptr, syscall.Errno) {
 		if len(v.trees[i].shmDirs) == 0 { // else reattachAll needs it
 			syscall.RawSyscall(unix.SYS_CLOSE, v.trees[i].tree, 0, 0)
 		}
+	}
+	if v.shmIsTree {
+		return 0, 0
 	}
 	_, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.tmpfs)), uintptr(unsafe.Pointer(v.shm)),
 		uintptr(unsafe.Pointer(v.tmpfs)), unix.MS_NOSUID|unix.MS_NODEV, uintptr(unsafe.Pointer(v.shmData)), 0)
