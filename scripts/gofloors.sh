@@ -9,11 +9,11 @@
 #             runner that starts a supervisor (itself again) that starts
 #             ARG, each waiting for its child; nothing checked or
 #             isolated: two Go runtimes starting and two fork+execs
-#   gofloor2ns gofloor2 with the supervisor started in strict's
-#             namespaces (user, PID, network, IPC, UTS, mount: the clone
-#             flags of `artexec run --isolation strict`): the same two
+#             (gofloor2 -ns ARG: the supervisor started in strict's
+#             namespaces — user, PID, network, IPC, UTS, mount: the clone
+#             flags of `artexec run --isolation strict` — the same two
 #             processes plus what the kernel charges for making and
-#             tearing down those namespaces; no ID maps, nothing mounted
+#             tearing down those namespaces; no ID maps, nothing mounted)
 build_gofloor() { # NAME DIR
 	local name="$1" dir="$2/$1"
 	command -v go >/dev/null 2>&1 || return 1
@@ -45,41 +45,22 @@ package main
 import (
 	"os"
 	"os/exec"
-)
-
-func main() {
-	prog := os.Args[1]
-	if os.Getenv("GOFLOOR2_SUPERVISOR") == "" {
-		cmd := exec.Command("/proc/self/exe", prog)
-		cmd.Env = []string{"GOFLOOR2_SUPERVISOR=1"}
-		if err := cmd.Run(); err != nil {
-			os.Exit(1)
-		}
-		return
-	}
-	if err := exec.Command(prog).Run(); err != nil {
-		os.Exit(1)
-	}
-}
-GO
-		;;
-	gofloor2ns)
-		cat >"$dir/main.go" <<'GO'
-package main
-
-import (
-	"os"
-	"os/exec"
 	"syscall"
 )
 
 func main() {
 	prog := os.Args[1]
 	if os.Getenv("GOFLOOR2_SUPERVISOR") == "" {
+		ns := prog == "-ns"
+		if ns {
+			prog = os.Args[2]
+		}
 		cmd := exec.Command("/proc/self/exe", prog)
 		cmd.Env = []string{"GOFLOOR2_SUPERVISOR=1"}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID |
-			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS}
+		if ns {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID |
+				syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS}
+		}
 		if err := cmd.Run(); err != nil {
 			os.Exit(1)
 		}

@@ -46,8 +46,8 @@ floor)
 floorns)
 	# shellcheck source=scripts/gofloors.sh
 	. scripts/gofloors.sh
-	build_gofloor gofloor2ns "$tmp"
-	cmd=("$tmp/gofloor2ns/gofloor2ns" "$true_bin")
+	build_gofloor gofloor2 "$tmp"
+	cmd=("$tmp/gofloor2/gofloor2" -ns "$true_bin")
 	;;
 bwrap)
 	cmd=(bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev "$true_bin")
