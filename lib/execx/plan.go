@@ -110,6 +110,9 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 		}
 		return nil, exitcode.Errorf(exitcode.Internal, "workspace: %w", err)
 	}
+	if pl.workspace == "/" && confinesWrites(p.Isolation) {
+		return nil, wholeFilesystem("Policy.Workspace", "workspace", p.Workspace, p.Isolation)
+	}
 	// The one resolution of the workspace: the working directory, the
 	// context files, Landlock's rule and strict's bind mount all start
 	// from this descriptor, so a workspace swapped for a symlink from now
@@ -124,6 +127,10 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 		real, f, err := openWritable(dir)
 		if err != nil {
 			return nil, err
+		}
+		if real == "/" && confinesWrites(p.Isolation) {
+			f.Close()
+			return nil, wholeFilesystem("Options.Writable", "writable tree", dir, p.Isolation)
 		}
 		pl.writable, pl.writableFiles = append(pl.writable, real), append(pl.writableFiles, f)
 	}
@@ -205,6 +212,18 @@ func openDir(ws *os.File, workspace, rel string) (*os.File, string, error) {
 		return nil, "", exitcode.Field(exitcode.Refused, "task.dir", rel, "outside the workspace: %w", fsx.ErrEscape)
 	}
 	return f, real, nil
+}
+
+// confinesWrites: the backend confines the task's writes to its trees.
+func confinesWrites(iso Isolation) bool {
+	return iso == IsolationLandlock || iso == IsolationStrict || iso == IsolationSeatbelt
+}
+
+// wholeFilesystem refuses a writable tree that is / under a backend that
+// confines writes: the run would be unconfined in all but name.
+func wholeFilesystem(field, what, dir string, iso Isolation) error {
+	return exitcode.Fieldf(exitcode.Refused, field, dir,
+		"%s %s is the whole filesystem: isolation %s would leave every file writable (name the task's own directory)", what, dir, iso)
 }
 
 // openWritable resolves one of Options.Writable (an absolute path) once

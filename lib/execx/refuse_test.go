@@ -119,3 +119,31 @@ func TestExecFailureInEveryMode(t *testing.T) {
 		})
 	}
 }
+
+// A workspace or writable tree that is the whole filesystem (/, or a link
+// to it) is refused under every backend that confines writes — the run
+// would be unconfined in all but name — and allowed under none, which
+// confines nothing anyway.
+func TestWholeFilesystemRefused(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.Symlink("/", root); err != nil {
+		t.Fatal(err)
+	}
+	for _, iso := range []Isolation{IsolationLandlock, IsolationStrict, IsolationSeatbelt} {
+		for _, ws := range []string{"/", root} {
+			p := policyFor(t, iso, "true")
+			p.Workspace = ws
+			wantRefusal(t, p, NewTask("true"), exitcode.Refused, nil, "workspace "+ws+" is the whole filesystem: isolation "+string(iso))
+		}
+		p := policyFor(t, iso, "true")
+		_, err := Run(t.Context(), p, NewTask("true"), Options{Writable: []string{root}})
+		if exitcode.Of(err) != exitcode.Refused || err == nil || !strings.Contains(err.Error(), "writable tree "+root+" is the whole filesystem") {
+			t.Errorf("%s with Options.Writable %s: %v; want refused (126), naming it", iso, root, err)
+		}
+	}
+	p := policyFor(t, IsolationNone, "true")
+	p.Workspace = "/"
+	if res := mustRun(t, p, NewTask("true"), Options{}); res.Status != StatusSucceeded {
+		t.Errorf("none with workspace /: %s; want it run", res.Status)
+	}
+}
