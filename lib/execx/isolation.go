@@ -110,16 +110,22 @@ func (ip *isoPlan) closeTmpdir() {
 // bind) goes through the descriptor, not the path, which sits in a
 // directory (/tmp) other processes of the same user can write.
 func makeTmpdir() (string, *os.File, error) {
-	d, err := os.MkdirTemp("", "artexec-")
+	made, err := os.MkdirTemp("", "artexec-")
 	if err != nil {
 		return "", nil, exitcode.Errorf(exitcode.Internal, "private temp dir in %s (the runner's TMPDIR, else /tmp): %w", os.TempDir(), err)
 	}
-	if d, err = filepath.EvalSymlinks(d); err == nil { // the canonical path: /tmp may be a link
+	// The canonical path: /tmp may be a link, and a relative TMPDIR is
+	// the runner's, not the task's (which starts elsewhere).
+	d, err := filepath.Abs(made)
+	if err == nil {
+		d, err = filepath.EvalSymlinks(d)
+	}
+	if err == nil {
 		var f *os.File
 		if f, err = fsx.OpenDir(d); err == nil {
 			return d, f, nil
 		}
 	}
-	_ = os.Remove(d)
+	_ = os.Remove(made)
 	return "", nil, exitcode.Errorf(exitcode.Internal, "private temp dir: %w", err)
 }

@@ -107,3 +107,27 @@ func TestTmpdirInMissingTMPDIR(t *testing.T) {
 	p := policyFor(t, IsolationLandlock, "true")
 	wantRefusal(t, p, NewTask("true"), exitcode.Internal, nil, "private temp dir in "+missing+" (the runner's TMPDIR, else /tmp)")
 }
+
+// A relative TMPDIR is the runner's: the private TMPDIR made in it is
+// given to the task (and bound into strict's view) by its absolute path,
+// since the task starts in another directory. Before, such runs failed
+// with "mount view: bind reltmp/artexec-N: no such file or directory".
+func TestRelativeTMPDIR(t *testing.T) {
+	needLandlock(t)
+	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "reltmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(base)
+	t.Setenv("TMPDIR", "reltmp")
+	for _, iso := range []Isolation{IsolationLandlock, IsolationStrict} {
+		if iso == IsolationStrict && !Probe().Namespaces.User {
+			continue
+		}
+		res := mustRun(t, policyFor(t, iso, "sh"), sh(`echo "$TMPDIR" && echo x > "$TMPDIR/f" && cat "$TMPDIR/f"`), Options{})
+		want := filepath.Join(base, "reltmp") + "/artexec-"
+		if res.Status != StatusSucceeded || !strings.HasPrefix(res.Output, want) || !strings.HasSuffix(res.Output, "\nx\n") {
+			t.Errorf("%s: %s %q; want TMPDIR under %s, written", iso, res.Status, res.Output, want)
+		}
+	}
+}
