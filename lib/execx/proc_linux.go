@@ -404,7 +404,8 @@ func (sp *superProc) signal(sig unix.Signal) {
 func (sp *superProc) finish() {
 	// What is left of the task is counted before the supervisor hears
 	// the EOF: it kills them too, and a process it killed first would be
-	// gone from the count the cgroup's kill makes.
+	// gone from the count the cgroup's kill makes. An empty cgroup stays
+	// empty (nothing in it can fork into it): no kill, no second count.
 	left := 0
 	if sp.cg != nil {
 		left = len(sp.cg.procs())
@@ -412,7 +413,9 @@ func (sp *superProc) finish() {
 	sp.ctl.Close() // EOF is the kill: no 'K' needed first
 	deadline := time.Now().Add(reapWait)
 	if sp.cg != nil {
-		sp.killedAtEnd = max(left, sp.cg.kill())
+		if left > 0 {
+			sp.killedAtEnd = max(left, sp.cg.kill())
+		}
 		sp.leftover = sp.cg.wait(deadline)
 	}
 	timedOut := false

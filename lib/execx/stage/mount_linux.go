@@ -293,7 +293,6 @@ func (c *Child) InView(v *View, rwFDs []int) error {
 			cv.trees[i].held = uintptr(rwFDs[i])
 		}
 		cv.shmIsTree = slices.Contains(v.RW, ShmDir())
-		cv.shmIsTree = slices.Contains(v.RW, ShmDir())
 		for _, i := range shmTrees(v.RW) {
 			for _, d := range shmDirs(v.RW[i]) {
 				b, err := syscall.BytePtrFromString(d)
