@@ -130,9 +130,17 @@ type superProc struct {
 	sawExited bool // read after shimDone
 	sawIdle   bool
 	discarded bool
+	// reaped: the supervisor confirmed that no process of the task is
+	// left (a per-task one by exiting 0 — it returns only once wait4
+	// says ECHILD — a pooled one by reporting "idle" or "reaped"); read
+	// after shimDone. pidns: the supervisor is PID 1 of the task's PID
+	// namespace, whose end the kernel makes the end of every process in
+	// it.
+	reaped, pidns bool
 
 	cg                    *taskCgroup // nil: the runner cannot make one
 	killedAtEnd, leftover int         // set by finish
+	uncounted             bool        // set by finish: leftover is a guess (see finish)
 	tmpClean              *bool       // pooled: set by finish to whether the supervisor went back clean
 }
 
@@ -237,7 +245,7 @@ func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (pro
 		return nil, err
 	}
 	sh.CloseChildEnds()
-	sp := &superProc{pid: pid, waited: waited, cg: cg}
+	sp := &superProc{pid: pid, waited: waited, cg: cg, pidns: attr.Sys.Cloneflags&syscall.CLONE_NEWPID != 0}
 	spec := pl.shimSpec(true) // after a best-effort downgrade
 	spec.Cgroup = cg != nil
 	_, werr := sh.SpecW.Write(spec.Encode())
@@ -333,6 +341,7 @@ func (sp *superProc) watch(next func() (shim.Msg, bool)) {
 		switch {
 		case sp.sup == nil:
 			ex := <-sp.waited // EOF: the shim closed its status pipe by exiting
+			sp.reaped = ex.status.Exited() && ex.status.ExitStatus() == 0
 			close(sp.shimDone)
 			sp.exit(ex) // no-op if the task's exit was reported
 		case !sp.sawExited:
@@ -358,6 +367,9 @@ func (sp *superProc) watch(next func() (shim.Msg, bool)) {
 			})
 		case "idle":
 			sp.sawIdle = sp.sawExited
+			sp.reaped = true
+		case "reaped":
+			sp.reaped = true
 		}
 	}
 }
@@ -398,9 +410,12 @@ func (sp *superProc) signal(sig unix.Signal) {
 // With a cgroup, the runner does not leave the kill to the supervisor
 // alone: it kills the cgroup at once (the supervisor may have been
 // slowed down by the task) and counts what was in it and what is left
-// once the cgroup is empty or reapWait passed. Without one, a supervisor
-// that did not finish in time may have left processes it could not
-// catch: at least one is counted as left over.
+// once the cgroup is empty or reapWait passed. Without one, and outside
+// a PID namespace (whose end is the end of everything in it), a
+// supervisor that did not confirm its cleanup — it did not finish in
+// time, or it was killed (by the task itself, under none as the same
+// user) — may have left processes nobody can find: at least one is
+// counted as left over, and the count marked a guess.
 func (sp *superProc) finish() {
 	// What is left of the task is counted before the supervisor hears
 	// the EOF: it kills them too, and a process it killed first would be
@@ -429,8 +444,8 @@ func (sp *superProc) finish() {
 	}
 	if sp.cg != nil {
 		sp.cg.remove()
-	} else if timedOut {
-		sp.leftover = 1
+	} else if !sp.pidns && (timedOut || !sp.reaped) {
+		sp.leftover, sp.uncounted = 1, true
 	}
 	if sp.sup != nil && !sp.discarded {
 		clean := sp.sawIdle && !timedOut && sp.leftover == 0
@@ -442,8 +457,11 @@ func (sp *superProc) finish() {
 }
 
 // cleanup is what finish found: the processes of the task it killed
-// after the program ended, and those left alive.
-func (sp *superProc) cleanup() (killed, leftover int) { return sp.killedAtEnd, sp.leftover }
+// after the program ended, those left alive, and whether that count is
+// a guess (no cgroup to count them in).
+func (sp *superProc) cleanup() (killed, leftover int, uncounted bool) {
+	return sp.killedAtEnd, sp.leftover, sp.uncounted
+}
 
 // setNamespaces sets the supervisor's clone flags for ip: strict's six
 // namespaces, or a mount namespace alone (landlock as root, on a

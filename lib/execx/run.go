@@ -260,8 +260,11 @@ loop:
 	}
 	pr.finish()
 	pl.netProxy.report(res.Network)
-	if c, ok := pr.(interface{ cleanup() (killed, leftover int) }); ok {
-		res.KilledAtEnd, res.Leftover = c.cleanup()
+	uncounted := false
+	if c, ok := pr.(interface {
+		cleanup() (killed, leftover int, uncounted bool)
+	}); ok {
+		res.KilledAtEnd, res.Leftover, uncounted = c.cleanup()
 	}
 	// Everything of the task is dead: read what it left in the pipes,
 	// both within one drainWait.
@@ -314,10 +317,20 @@ loop:
 	if res.Leftover > 0 { // containment failed: never a success, whatever the program did
 		res.Status = StatusError
 		res.Error = fmt.Sprintf("%d process(es) of the task outlived its cleanup (leftover)", res.Leftover)
+		if uncounted {
+			res.Error = errUncounted
+		}
 	}
 	res.ToolExitCode = res.CLICode()
 	return res, nil
 }
+
+// errUncounted is the Result's error when the supervisor ended without
+// confirming that nothing of the task was left and nothing else can
+// count what is (no cgroup, no PID namespace): see superProc.finish.
+const errUncounted = "the task's supervisor ended before it confirmed that no process of the task was left " +
+	"(it was killed, or did not finish within 5s), and without a cgroup or PID namespace they cannot be counted: " +
+	"processes of the task may have outlived it (leftover)"
 
 // drain copies r to w from its own goroutine until EOF, an error, or the
 // read deadline the runner sets when it stops waiting; the channel closes

@@ -60,7 +60,9 @@ func soakTries(env string, short, full int) int {
 // A survivor cannot outrun the cleanup: after Run returns, no process of
 // the task is left, in any mode and as root and an unprivileged user,
 // checked from outside (the chain's marker in /proc) every try; and a
-// task that did leave one is never reported as a clean success.
+// task that did leave one is never reported as a clean success. The one
+// exception is none as an unprivileged user without a cgroup (chase):
+// there an escape is counted and logged, and must be in the Result.
 func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 	if _, err := exec.LookPath("perl"); err != nil {
 		t.Skip("perl not on PATH")
@@ -76,7 +78,7 @@ func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 				if mode == "strict" {
 					needNamespaces(t)
 				}
-				idle, cgroups, counted := 0, 0, 0
+				idle, cgroups, counted, escapes := 0, 0, 0, 0
 				for i := range tries {
 					marker := fmt.Sprintf("execx-survivor-%d-%s-%s-%d", os.Getpid(), u.name, mode, i)
 					ws, err := os.MkdirTemp("", "execx-survivor-")
@@ -94,8 +96,14 @@ func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 					left, _ := systest.PidsWithArg(marker)
 					if len(left) > 0 {
 						killChain(marker)
-						if rep.Status == string(StatusSucceeded) {
+						if rep.Status == string(StatusSucceeded) || rep.Leftover == 0 {
 							t.Errorf("try %d: processes %v of the task outlived it, yet the Result says %s (leftover %d)", i, left, rep.Status, rep.Leftover)
+						}
+						if chase(mode, u, rep) {
+							// The documented limit (docs/artexec.md, Cleanup):
+							// counted, and the Result said so (above).
+							escapes++
+							continue
 						}
 						// One escape is the answer: more tries would only
 						// load the machine with more chains.
@@ -111,8 +119,8 @@ func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 						t.Errorf("try %d: leftover %d with status %s", i, rep.Leftover, rep.Status)
 					}
 				}
-				t.Logf("%s as %s: 0 escapes in %d tries (supervisor set to SCHED_IDLE in %d; a cgroup in %d, killed_at_end > 0 in %d)",
-					mode, u.name, tries, idle, cgroups, counted)
+				t.Logf("%s as %s: %d escapes in %d tries (supervisor set to SCHED_IDLE in %d; a cgroup in %d, killed_at_end > 0 in %d)",
+					mode, u.name, escapes, tries, idle, cgroups, counted)
 				// The chains run when the program ends: a task with a
 				// cgroup counts them as killed at the end (all but a
 				// rare try where a chain had not started or had died).
@@ -122,6 +130,15 @@ func TestSurvivorCannotOutrunCleanup(t *testing.T) {
 			})
 		}
 	}
+}
+
+// chase reports whether the task's cleanup was the supervisor's chase
+// alone, which a task under none can slow down (it may set its
+// supervisor to SCHED_IDLE) and outrun on a starved machine: none as an
+// unprivileged user, without a cgroup. There an escape is the documented
+// limit, provided the Result says so; everywhere else it fails the test.
+func chase(mode string, u attackUser, rep attackReport) bool {
+	return mode == "none" && u.name != "root" && !slices.Contains(rep.Enforced, "cgroup")
 }
 
 // killChain ends a fork-and-exit chain that got away, by its marker:
@@ -142,6 +159,89 @@ func killChain(marker string) {
 		}
 		for _, p := range pids {
 			_ = unix.Kill(p, unix.SIGKILL)
+		}
+	}
+}
+
+// killSupervisorScript kills the task's own supervisor ($PPID), then
+// leaves two processes behind (one in a new session), each carrying
+// MARKER in its command line and ending by itself after 20 s. The
+// program is killed with its supervisor (its parent-death signal); the
+// two are orphans from then on. A kill that fails says so.
+const killSupervisorScript = `perl -e 'sleep 20' MARKER </dev/null >/dev/null 2>&1 &
+setsid perl -e 'sleep 20' MARKER </dev/null >/dev/null 2>&1 &
+sleep 0.2
+kill -9 $PPID 2>/dev/null || echo SUPERVISOR-ALIVE
+sleep 1
+exit 0`
+
+// A task that kills its own supervisor leaves nothing behind, or the
+// Result says it may have: the supervisor is out of the task's reach
+// under landlock (Landlock's signal scope) and strict (PID 1 of the
+// task's namespace), and with a cgroup (root, or a delegated subtree) the
+// runner kills whatever the supervisor's death left. Only none as an
+// unprivileged user without a cgroup lets it through (docs/artexec.md,
+// Cleanup): the task's user may signal its supervisor, and nothing then
+// finds its orphans. There the Result must say so — status error and
+// leftover — never a clean end.
+func TestSupervisorKilledByTask(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl not on PATH")
+	}
+	e := newAttackEnv(t)
+	for _, u := range attackUsers() {
+		for _, mode := range []string{"none", "landlock", "strict"} {
+			for _, pool := range []bool{false, true} {
+				if pool && mode == "strict" {
+					continue // strict is never pooled
+				}
+				name := u.name + "/" + mode
+				if pool {
+					name += "/pool"
+				}
+				t.Run(name, func(t *testing.T) {
+					if mode != "none" {
+						needLandlock(t)
+					}
+					if mode == "strict" {
+						needNamespaces(t)
+					}
+					marker := fmt.Sprintf("execx-killsup-%d-%s-%s-%v", os.Getpid(), u.name, mode, pool)
+					ws, err := os.MkdirTemp("", "execx-killsup-")
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer os.RemoveAll(ws)
+					_ = os.Chown(ws, u.uid(), u.gid())
+					script := strings.ReplaceAll(killSupervisorScript, "MARKER", marker)
+					cfg := attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script}, Pool: pool, Grace: survivorGrace}
+					rep, _ := runAttackRunner(t, e, u, cfg, "killsup")
+					killed := !strings.Contains(rep.Output, "SUPERVISOR-ALIVE")
+					left, _ := systest.PidsWithArg(marker)
+					killChain(marker)
+					cgroup := slices.Contains(rep.Enforced, "cgroup")
+					t.Logf("supervisor killed: %v; cgroup: %v; left: %d; status %s, leftover %d, killed_at_end %d", killed, cgroup, len(left), rep.Status, rep.Leftover, rep.Killed)
+					works := chase(mode, u, rep)
+					if !works {
+						if len(left) > 0 {
+							t.Errorf("processes %v of the task outlived it (status %s, leftover %d)", left, rep.Status, rep.Leftover)
+						}
+						if mode != "none" && killed {
+							t.Errorf("the task killed its supervisor under %s", mode)
+						}
+						return
+					}
+					// none as an unprivileged user, no cgroup: the attack
+					// works (the docs' table says so), and the Result says
+					// the cleanup could not be confirmed.
+					if !killed || len(left) == 0 {
+						t.Errorf("expected the documented escape (supervisor killed %v, %d left): update docs/artexec.md's table if it is blocked now", killed, len(left))
+					}
+					if rep.Status != string(StatusError) || rep.Leftover < 1 {
+						t.Errorf("the supervisor was killed and its orphans are loose, yet the Result says status %s, leftover %d", rep.Status, rep.Leftover)
+					}
+				})
+			}
 		}
 	}
 }

@@ -30,10 +30,11 @@ import (
 // status pipe, obeys 'T' and 'K' and EOF on the control pipe, reaps until
 // wait4 says ECHILD. Once nothing of the task is left it closes its end
 // of the control pipe (a command after that finds nothing to act on),
-// reports "idle" — only when it may serve again — and closes the status
-// pipe: EOF there is the runner's sign that the supervisor is done with
-// the task. Without
-// "idle" the supervisor exits and the runner must not reuse it. EOF on
+// reports "idle" when it may serve again, else "reaped" (nothing of the
+// task is left either way: without a cgroup the runner has no other
+// word for it), and closes the status pipe: EOF there is the runner's
+// sign that the supervisor is done with the task. Without "idle" the
+// supervisor exits and the runner must not reuse it. EOF on
 // the socket (the runner is gone, or closed the pool), a protocol error
 // or SIGTERM, SIGINT or SIGHUP (its parent-death signal is SIGTERM): it
 // kills the task it runs, if any, and exits.
@@ -244,8 +245,13 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	cwdErr := unix.Chdir("/")
 	st := srv.states.read()
 	again = cwdErr == nil && again && st.same(&srv.state)
+	// supervise returned: wait4 said ECHILD, nothing of the task is left.
+	// "idle" says that too (and that this supervisor takes another task);
+	// without a cgroup, the runner has no other way to know it.
 	if again {
 		report(status, Msg{Event: "idle"})
+	} else {
+		report(status, Msg{Event: "reaped"})
 	}
 	return again, 0
 }
