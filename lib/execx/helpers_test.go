@@ -127,7 +127,8 @@ var baseLayers = func() []string {
 func serveSupervisors(pid int) []int {
 	var out []int
 	for _, c := range shim.ChildrenOf(pid) {
-		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(c) + "/cmdline"); string(b) == shim.Arg0+"\x00serve\x00" {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(c) + "/cmdline")
+		if s := string(b); s == shim.Arg0+"\x00serve\x00" || strings.HasPrefix(s, shim.Arg0+"\x00serve:") {
 			out = append(out, c)
 		}
 	}

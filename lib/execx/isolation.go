@@ -31,6 +31,13 @@ type isoPlan struct {
 	landlock   int  // Landlock ABI to enforce; 0 = none
 	namespaces bool // new user, PID, network, IPC, UTS and mount namespaces
 	mountNS    bool // a mount namespace alone (landlock as root)
+	// userNS: user, PID and mount namespaces of the task's own (landlock
+	// as an unprivileged user, where the kernel lets one make them; see
+	// userNSUsable): the supervisor is the task's PID 1, so the task's
+	// end is the kernel's kill of everything in it, not a chase, and the
+	// read-only view root gets closes the metadata changes Landlock has
+	// no right for.
+	userNS bool
 	view       stage.View
 	nnp        bool // no_new_privs
 	dropCaps   bool

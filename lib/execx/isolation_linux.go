@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -120,6 +122,14 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 			// also gets a read-only view.
 			ip.mountNS = true
 			ip.view = stage.View{ReadOnly: true}
+		} else if userNSUsable() {
+			// As an unprivileged user only a user namespace of the task's
+			// own lets the supervisor make the others: a PID namespace
+			// (cleanup by the kernel; without a cgroup it would be the
+			// supervisor's chase of the task's processes) and root's
+			// read-only view with a fresh /proc of it.
+			ip.userNS = true
+			ip.view = stage.View{Proc: true, ReadOnly: true}
 		}
 		if ip.seccomp != "" {
 			if ip.filters, err = filters.Programs(ip.seccomp, ip.denyUnix); err != nil {
@@ -155,6 +165,12 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 			out = append(out, "namespace.net")
 		}
 		out = append(out, "namespace.ipc", "namespace.uts", "namespace.mount")
+	case ip.userNS:
+		out = append(out, "namespace.user", "namespace.pid")
+		if ip.netNS {
+			out = append(out, "namespace.net")
+		}
+		out = append(out, "namespace.mount")
 	default:
 		if ip.netUser {
 			out = append(out, "namespace.user")
@@ -215,7 +231,7 @@ func (pl *plan) landlockRW() []string {
 // order, when Landlock or a mount view needs them: what the supervisor
 // receives (shim.Spec.RWTrees).
 func (pl *plan) rwFiles() []*os.File {
-	if pl.iso.landlock == 0 && !pl.iso.namespaces && !pl.iso.mountNS {
+	if pl.iso.landlock == 0 && !pl.iso.namespaces && !pl.iso.mountNS && !pl.iso.userNS {
 		return nil
 	}
 	rw := []*os.File{pl.ws}
@@ -241,21 +257,21 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 			Filters:  ip.filters,
 			NetOpen:  ip.netOpen && ip.landlock > 0,
 		},
-		PIDNS:     ip.namespaces,
+		PIDNS:     ip.namespaces || ip.userNS,
 		Supervise: supervise,
 		Stderr:    pl.stderr,
 	}
 	if s.Stage.Landlock > 0 {
 		s.Stage.RW = pl.landlockRW()
 	}
-	if ip.namespaces || ip.netUser {
+	if ip.namespaces || ip.netUser || ip.userNS {
 		s.MapIDs, s.UID, s.GID = true, os.Geteuid(), os.Getegid()
 	}
 	s.Loopback = ip.loopback
 	if ip.proxy {
 		s.ProxyPort = ProxyPort
 	}
-	if ip.namespaces || ip.mountNS {
+	if ip.namespaces || ip.mountNS || ip.userNS {
 		v := ip.view
 		v.RW, v.Cwd = pl.landlockRW(), pl.dirPath
 		s.View = &v
@@ -281,6 +297,34 @@ func (ip *isoPlan) direct() bool {
 func (ip *isoPlan) needsNofile() bool {
 	return !ip.direct() && !slices.ContainsFunc(ip.rlimits, func(r stage.Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE })
 }
+
+// userNSUsable says whether a landlock run as an unprivileged user should
+// try user, PID and mount namespaces of its own (isoPlan.userNS): not
+// where the kernel's settings forbid or defang them — no user namespaces
+// (user.max_user_namespaces 0, Debian's kernel.unprivileged_userns_clone
+// 0), or AppArmor's restriction, under which one is made but holds no
+// capability to mount in — and not after such a start failed in this
+// process (userNSFailed). Reading three settings once per process costs
+// less than the failed start it saves; a start that fails anyway falls
+// back to a run without them (startSupervised).
+func userNSUsable() bool { return !userNSFailed.Load() && userNSAllowed() }
+
+var userNSAllowed = sync.OnceValue(func() bool {
+	setting := func(name string) string {
+		b, err := os.ReadFile("/proc/sys/" + name)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	return setting("user/max_user_namespaces") != "0" &&
+		setting("kernel/unprivileged_userns_clone") != "0" &&
+		setting("kernel/apparmor_restrict_unprivileged_userns") != "1"
+})
+
+// userNSFailed: a run of this process could not start in the namespaces
+// of isoPlan.userNS; later runs go without.
+var userNSFailed atomic.Bool
 
 // mountNSUsable says, once per process, whether this process can start a
 // child in a mount namespace of its own. A pooled supervisor has landlock's

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,7 +25,7 @@ type poolState struct {
 	closed bool // Close was called: nothing returns to idle, nothing new starts
 	// forks is the forker's queue; nil while no forker runs. The forker
 	// ends when the pool is closed and the last supervisor reaped.
-	forks      chan chan forkResult
+	forks      chan forkReq
 	forkerDone chan struct{}
 	// tmps are temp dirs kept for the next runs, tmpKept the state of
 	// each one lent to a run as it was made (see keptTmp).
@@ -40,6 +41,15 @@ type poolSup struct {
 	done    chan struct{} // closed once it is reaped; ex is then set
 	ex      exitInfo
 	stopped atomic.Bool // it was seen stopped: never reused
+	// ns: started in user and PID namespaces of its own, as their PID 1,
+	// for tasks of isoPlan.userNS only (and they only on such a one).
+	ns bool
+}
+
+// forkReq asks the forker for a supervisor, in namespaces (ns) or not.
+type forkReq struct {
+	ns    bool
+	reply chan forkResult
 }
 
 type forkResult struct {
@@ -48,27 +58,34 @@ type forkResult struct {
 }
 
 // poolable: a supervisor whose process state depends on nothing of the
-// task — no clone flags (strict's namespaces, a network namespace of the
-// task's own), hence no mount view, no PID namespace, no ID maps, no lo
-// of its own. Landlock's mount view as root is made by the task's own
-// process between fork and execve, in a mount namespace of its own
-// (startPooled), where this process can make one.
+// task — no clone flags of the task's (strict's namespaces, a network
+// namespace of the task's own), hence no mount view made by the
+// supervisor, no ID maps of the task's, no lo of its own. Landlock's
+// mount view (as root; as an unprivileged user, with a fresh /proc) is
+// made by the task's own process between fork and execve, in a mount
+// namespace of its own (startPooled), where this process can make one; an
+// unprivileged landlock task's user and PID namespaces are its pooled
+// supervisor's (poolSup.ns), the same for every such task of the pool.
 func poolable(ip *isoPlan) bool {
 	return !ip.namespaces && !ip.netNS && (!ip.mountNS || mountNSUsable() == nil)
 }
 
-// get returns an idle supervisor or a new one; ok is false when the pool
-// is closed (the caller starts a supervisor of its own).
-func (p *Pool) get() (sup *poolSup, ok bool, err error) {
+// get returns an idle supervisor, in namespaces (poolSup.ns) or not as
+// ns says, or a new one; ok is false when the pool is closed (the caller
+// starts a supervisor of its own).
+func (p *Pool) get(ns bool) (sup *poolSup, ok bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, false, nil
 	}
 	var dead []*poolSup
-	for len(p.idle) > 0 {
-		s := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
+	for i := len(p.idle) - 1; i >= 0; i-- {
+		s := p.idle[i]
+		if s.ns != ns && s.usable() {
+			continue
+		}
+		p.idle = append(p.idle[:i], p.idle[i+1:]...)
 		if s.usable() {
 			sup = s
 			break
@@ -78,7 +95,7 @@ func (p *Pool) get() (sup *poolSup, ok bool, err error) {
 	if sup == nil {
 		p.live++
 		if p.forks == nil {
-			p.forks, p.forkerDone = make(chan chan forkResult), make(chan struct{})
+			p.forks, p.forkerDone = make(chan forkReq), make(chan struct{})
 			go p.forker(p.forks, p.forkerDone)
 		}
 	}
@@ -92,7 +109,7 @@ func (p *Pool) get() (sup *poolSup, ok bool, err error) {
 		return sup, true, nil
 	}
 	reply := make(chan forkResult, 1)
-	reqs <- reply
+	reqs <- forkReq{ns, reply}
 	r := <-reply
 	if r.err != nil {
 		p.release()
@@ -159,20 +176,23 @@ func (p *Pool) Close() {
 // and its last supervisor reaped) rather than end the thread: the
 // runtime keeps it, so no other child forked from that thread (see
 // startProcess) gets its parent-death signal.
-func (p *Pool) forker(reqs <-chan chan forkResult, done chan<- struct{}) {
+func (p *Pool) forker(reqs <-chan forkReq, done chan<- struct{}) {
 	defer close(done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	for reply := range reqs {
-		s, err := p.fork()
-		reply <- forkResult{s, err}
+	for req := range reqs {
+		s, err := p.fork(req.ns)
+		req.reply <- forkResult{s, err}
 	}
 }
 
 // fork starts one serving supervisor: /dev/null as its 0-2, its end of a
 // new SOCK_SEQPACKET socket pair as fd 3, in a process group of its own,
-// in /, SIGTERM when this thread dies.
-func (p *Pool) fork() (*poolSup, error) {
+// in /, SIGTERM when this thread dies. With ns, in new user and PID
+// namespaces (it maps this process's uid and gid to themselves, and keeps
+// the capabilities a task's own process needs there to build its mount
+// view, as strict's supervisor does: see setNamespaces).
+func (p *Pool) fork(ns bool) (*poolSup, error) {
 	sweepFDs()
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -187,11 +207,18 @@ func (p *Pool) fork() (*poolSup, error) {
 	defer unix.Close(null)
 	n := uintptr(null)
 	path := shimExe()
+	argv := []string{shim.Arg0, "serve"}
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if ns {
+		argv[1] = "serve:" + strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())
+		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	}
 	procMu.Lock()
-	pid, err := syscall.ForkExec(path, []string{shim.Arg0, "serve"}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Dir: "/", Env: shim.Env,
 		Files: []uintptr{n, n, n, uintptr(pair[1])},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM},
+		Sys:   sys,
 	})
 	if err != nil {
 		procMu.Unlock()
@@ -200,7 +227,7 @@ func (p *Pool) fork() (*poolSup, error) {
 	}
 	live[pid] = true
 	procMu.Unlock()
-	s := &poolSup{pid: pid, sock: pair[0], done: make(chan struct{})}
+	s := &poolSup{pid: pid, sock: pair[0], done: make(chan struct{}), ns: ns}
 	go s.wait(p)
 	return s, nil
 }
@@ -280,7 +307,12 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup
 		return nil, false, nil
 	}
 	for try := 0; ; try++ {
-		sup, ok, err := pool.get()
+		sup, ok, err := pool.get(pl.iso.userNS)
+		if err != nil && pl.iso.userNS {
+			// Refused the namespaces: a supervisor of the task's own
+			// tries them, and goes without (startSupervised).
+			return nil, false, nil
+		}
 		if !ok || err != nil {
 			return nil, ok, err
 		}
@@ -311,10 +343,13 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup
 			return nil, true, exitcode.Errorf(exitcode.Internal, "supervisor: send the task: %v (wait status %#x)", err, uint32(ex.status))
 		}
 		sh.CloseChildEnds()
-		sp := &superProc{pid: sup.pid, sup: sup, pool: pool, cg: cg, tmpClean: &pl.iso.tmpClean}
+		sp := &superProc{pid: sup.pid, sup: sup, pool: pool, cg: cg, tmpClean: &pl.iso.tmpClean, pidns: sup.ns}
 		pr, err := sp.begin(sh, nil)
 		if errors.Is(err, errNeverStarted) && try == 0 {
 			continue
+		}
+		if err != nil && sup.ns && userNSRefused(err) {
+			return nil, false, nil // as above: nothing of the task ran
 		}
 		return pr, true, err
 	}

@@ -347,13 +347,13 @@ func TestPoolProtocolError(t *testing.T) {
 		{name: "spec too long", data: run(spec(good) + strings.Repeat(" ", shim.MaxServeSpec)), nfds: 5},
 		{name: "unknown field", data: run(spec(good) + "\x7f"), nfds: 5, error: "unknown field"},
 		{name: "bad spec", data: run("\x01"), nfds: 5, error: "spec protocol 1"},
-		{name: "pid namespace", data: run(spec(&shim.Spec{Stage: good.Stage, Direct: true, PIDNS: true})), nfds: 5, error: "no task with a mount view"},
+		{name: "pid namespace", data: run(spec(&shim.Spec{Stage: good.Stage, Direct: true, PIDNS: true})), nfds: 5, error: "another PID namespace"},
 		{name: "stderr mismatch", data: run(spec(good)), nfds: 6, error: "6 descriptors"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pool := NewPool(1)
 			defer pool.Close()
-			sup, ok, err := pool.get()
+			sup, ok, err := pool.get(false)
 			if !ok || err != nil {
 				t.Fatalf("get: %v %v", ok, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/execx/shim"
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -161,11 +163,37 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		}
 	}
 	pr, err := startSupervisedIn(pl, stdin, out, errw, cg)
+	if err != nil && pl.iso.userNS && userNSRefused(err) {
+		// The kernel or a security module refused the namespaces of an
+		// unprivileged landlock run, which it did not ask for by name:
+		// it runs as it would where they do not exist (the Result's
+		// enforced list says which it got), and so do later runs of
+		// this process.
+		userNSFailed.Store(true)
+		pl.iso.userNS, pl.iso.view = false, stage.View{}
+		pl.iso.recompute(pl)
+		pr, err = startSupervisedIn(pl, stdin, out, errw, cg)
+	}
 	if err != nil {
 		cg.remove()
 	}
 	return pr, err
 }
+
+// userNSRefused: a start in isoPlan.userNS's namespaces failed at them —
+// the clone, the ID maps or the mount view — before any process of the
+// task existed.
+func userNSRefused(err error) bool {
+	if errors.Is(err, errNamespaces) {
+		return true
+	}
+	var se *shim.Error
+	return errors.As(err, &se) && (strings.HasPrefix(se.Msg, "isolation: user namespace:") || strings.HasPrefix(se.Msg, "isolation: mount view:"))
+}
+
+// errNamespaces marks a supervisor whose clone into isoPlan.userNS's
+// namespaces failed.
+var errNamespaces = errors.New("cannot create the namespaces")
 
 func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (proc, error) {
 	if pl.pool != nil && poolable(&pl.iso) {
@@ -231,6 +259,9 @@ func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (pro
 	if err != nil && attr.Sys.Ptrace { // ptrace refused (Yama): as before, without
 		attr.Sys.Ptrace = false
 		pid, waited, err = startFn(shimExe(), argv, attr)
+	}
+	if err != nil && pl.iso.userNS {
+		return nil, fmt.Errorf("supervisor: %w: %w", errNamespaces, err)
 	}
 	if err != nil && attr.Sys.Cloneflags != 0 {
 		ip := &pl.iso
@@ -483,6 +514,9 @@ func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
 	case ip.namespaces:
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
+		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	case ip.userNS:
+		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	case ip.mountNS:
 		sys.Cloneflags = syscall.CLONE_NEWNS

@@ -187,12 +187,12 @@ func TestStrictWorkspaceNosuid(t *testing.T) {
 
 // TestPooledLandlockWritableTrees: a pooled landlock supervisor, as root
 // and as an unprivileged user, receives the workspace and temp dir as
-// descriptors with each task, and the exec stage makes its rules (and,
-// as root, its read-only mount view, in a mount namespace of the stage's
-// own) from them: the task writes in both and nowhere else, and as root
-// cannot chmod what is outside either (Landlock has no right for chmod;
-// the view makes it EROFS), seen from outside; the task's parent is a
-// serving supervisor.
+// descriptors with each task, and the exec stage makes its rules (and
+// its read-only mount view, in a mount namespace of the stage's own: as
+// root, and as a user in the user namespace of its supervisor) from
+// them: the task writes in both and nowhere else, and cannot chmod what
+// is outside either (Landlock has no right for chmod; the view makes it
+// EROFS), seen from outside; the task's parent is a serving supervisor.
 func TestPooledLandlockWritableTrees(t *testing.T) {
 	needLandlock(t)
 	e := newAttackEnv(t)
@@ -221,13 +221,21 @@ cat /proc/$PPID/cmdline | tr '\0' ' '; echo`
 			cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", script, "_", outside}, Pool: true}
 			rep, _ := runAttackRunner(t, e, u, cfg, "pooltrees")
 			want, mode := "tmp\nrefused\n", fs.FileMode(0o755)
-			if u.uid() != 0 {
-				// No view without root: Landlock has no right for chmod,
-				// so the user's own directory outside is theirs to chmod
+			serve := shim.Arg0 + " serve \n"
+			switch {
+			case u.uid() == 0:
+			case userNSUsable():
+				// The user's own namespaces: a view as root's, and the
+				// serving supervisor is the task's PID 1, named with the
+				// ids it maps.
+				serve = fmt.Sprintf("%s serve:%d:%d \n", shim.Arg0, u.uid(), u.gid())
+			default:
+				// No view: Landlock has no right for chmod, so the
+				// user's own directory outside is theirs to chmod
 				// (docs/artexec.md says so).
 				want, mode = want+"chmodded\n", 0o777
 			}
-			want += shim.Arg0 + " serve \n"
+			want += serve
 			if got := rep.Output; got != want {
 				t.Errorf("task output %q; want %q: the temp dir written, the outside write and chmod refused, on a serving supervisor", got, want)
 			}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
@@ -20,9 +21,13 @@ func run(mode string) int {
 		return supervise()
 	case "serve":
 		oneProc()
-		return serve()
+		return serve("")
 	case "probe":
 		return 0
+	}
+	if ids, ok := strings.CutPrefix(mode, "serve:"); ok {
+		oneProc()
+		return serve(ids)
 	}
 	return exitcode.Internal
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -64,8 +66,10 @@ const MaxServeFDs = 12
 const MaxServeSpec = 64 << 10
 
 // serve is the long-lived supervisor. Its process state must not depend
-// on a task: it refuses a spec with a mount view, a PID namespace or ID
-// maps (those supervisors are made for one task by the runner), and after
+// on a task: it refuses a spec with a mount view of the supervisor's (a
+// task's own process makes its view: Spec.StageView), and a PID
+// namespace or ID maps other than its own (ids: see below; strict's
+// supervisors are made for one task by the runner), and after
 // each task it checks that its whole process state (procState: limits,
 // every thread's scheduling, affinity and I/O priority, cgroup,
 // credentials, signals and the rest) is what it was when it started; a
@@ -78,12 +82,26 @@ const MaxServeSpec = 64 << 10
 // locked to it returns, which nothing in this process does (the
 // one-shot supervisor is not locked either). Unlocked, yielding the
 // thread is cheap, which its raw waits do (waitReadable).
-func serve() int {
+func serve(ids string) int {
 	MarkCloexecFrom(3)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return exitcode.Internal
+	}
+	// ids "UID:GID" (mode "serve:UID:GID"): started as PID 1 of new user
+	// and PID namespaces, which serve the tasks that want them
+	// (Spec.PIDNS). Mapping the ids can fail where a security module
+	// defangs the user namespace: every task is then refused with why,
+	// for the runner to go without.
+	pidns, nsErr := ids != "", error(nil)
+	if pidns {
+		u, g, _ := strings.Cut(ids, ":")
+		uid, err1 := strconv.Atoi(u)
+		gid, err2 := strconv.Atoi(g)
+		if nsErr = errors.Join(err1, err2); nsErr == nil {
+			nsErr = mapIDs(uid, gid)
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return exitcode.Internal
@@ -92,7 +110,7 @@ func serve() int {
 		return exitcode.Internal
 	}
 	states := newStateReader()
-	srv := &server{states: states, state: states.read(), buf: make([]byte, 1+MaxServeSpec+1)}
+	srv := &server{states: states, state: states.read(), buf: make([]byte, 1+MaxServeSpec+1), pidns: pidns, nsErr: nsErr}
 	go func() {
 		<-sigs
 		srv.stop()
@@ -125,6 +143,10 @@ type server struct {
 	mu      sync.Mutex
 	cur     *supervisor
 	stopped bool
+	// pidns: this supervisor is PID 1 of user and PID namespaces of its
+	// own (serve's arguments), nsErr why mapping its ids failed.
+	pidns bool
+	nsErr error
 }
 
 // stop is the signal handler: kill the task (the serve loop exits once it
@@ -188,8 +210,10 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	errFD, cgroupFD := fds[ServeOut], -1
 	switch {
 	case err != nil:
-	case s.View != nil || s.PIDNS || s.MapIDs:
-		err = errors.New("shim: a serving supervisor runs no task with a mount view, a PID namespace or ID maps")
+	case srv.nsErr != nil:
+		err = fmt.Errorf("isolation: user namespace: %w", srv.nsErr)
+	case s.View != nil || s.PIDNS != srv.pidns || s.MapIDs && !srv.pidns:
+		err = fmt.Errorf("shim: a serving supervisor (PID namespace %v) runs no task with a mount view of its own, another PID namespace or other ID maps", srv.pidns)
 	case len(fds) != ServeErr+b2i(s.Stderr)+b2i(s.Cgroup)+s.RWTrees:
 		err = fmt.Errorf("shim: %d descriptors for a task with stderr=%v, cgroup=%v and %d writable trees", len(fds), s.Stderr, s.Cgroup, s.RWTrees)
 	default:

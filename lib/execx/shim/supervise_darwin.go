@@ -15,7 +15,7 @@ import (
 func supervise() int { return exitcode.Internal }
 
 // serve: see supervise.
-func serve() int { return exitcode.Internal }
+func serve(string) int { return exitcode.Internal }
 
 // stageView: macOS has no mount namespaces; the runner never asks for one.
 func stageView(s *Spec) error {

@@ -173,7 +173,8 @@ func holdDir(t *testing.T, dir string) int {
 // calling thread's namespace; childView.setup in the task's own process)
 // leave the same mounts, as the task's mountinfo shows them: every mount
 // point with its root, options and file system, in order — / read-only,
-// the writable trees read-write, nosuid and nodev, a fresh /dev/shm.
+// the writable trees read-write, nosuid and nodev, a fresh /dev/shm, a
+// fresh /proc.
 func TestViewImplementationsAgree(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a mount namespace needs root")
@@ -185,7 +186,9 @@ func TestViewImplementationsAgree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	v := &View{ReadOnly: true, RW: []string{a, b}, Cwd: cwd(t)}
+	// Proc too, from a working directory that is not / (the test's
+	// package directory): the child once mounted it at "proc" relative.
+	v := &View{ReadOnly: true, Proc: true, RW: []string{a, b}, Cwd: cwd(t)}
 	rw := []int{holdDir(t, a), holdDir(t, b)}
 	// A tree under /dev/shm, which the fresh tmpfs covers, and one inside
 	// it: the outer one is moved back on top of the tmpfs, the inner one
@@ -260,7 +263,8 @@ func TestViewImplementationsAgree(t *testing.T) {
 	if !slices.Equal(goMounts, childMounts) {
 		t.Errorf("the views differ:\nSetup: %q\nchild: %q", goMounts, childMounts)
 	}
-	wants := []string{"/ / ro,", a + " " + a + " rw,nosuid,nodev,", b + " " + b + " rw,nosuid,nodev,", "/ " + ShmDir() + " rw,nosuid,nodev,"}
+	wants := []string{"/ / ro,", a + " " + a + " rw,nosuid,nodev,", b + " " + b + " rw,nosuid,nodev,", "/ " + ShmDir() + " rw,nosuid,nodev,",
+		"/ /proc rw,nosuid,nodev,noexec,"}
 	if shmTree != "" {
 		rel := strings.TrimPrefix(shmTree, ShmDir())
 		wants = append(wants, rel+" "+shmTree+" rw,nosuid,nodev,", rel+"/x/inner "+shmInner+" rw,nosuid,nodev,")

@@ -237,7 +237,7 @@ type childView struct {
 	readOnly, proc                   bool
 	fdcwd                            uintptr // AT_FDCWD
 	empty, root, shm, tmpfs, shmData *byte
-	procFS, dot, cwd                 *byte
+	procFS, procDir, dot, cwd        *byte
 	trees                            []childTree
 	shmMounted                       bool // the fresh /dev/shm is mounted: reattach the trees it covers
 	shmIsTree                        bool // a writable tree is /dev/shm itself: no fresh one
@@ -278,7 +278,7 @@ func (c *Child) InView(v *View, rwFDs []int) error {
 		p   **byte
 		str string
 	}{{&cv.empty, ""}, {&cv.root, "/"}, {&cv.shm, ShmDir()}, {&cv.tmpfs, "tmpfs"},
-		{&cv.shmData, "mode=1777,size=64m"}, {&cv.procFS, "proc"}, {&cv.dot, "."}, {&cv.cwd, v.Cwd}} {
+		{&cv.shmData, "mode=1777,size=64m"}, {&cv.procFS, "proc"}, {&cv.procDir, "/proc"}, {&cv.dot, "."}, {&cv.cwd, v.Cwd}} {
 		if *s.p, err = syscall.BytePtrFromString(s.str); err != nil {
 			return &Error{"mount view", err}
 		}
@@ -499,7 +499,7 @@ func (v *childView) reattach(t *childTree) syscall.Errno {
 func (v *childView) finish() (uintptr, syscall.Errno) {
 	var err1 syscall.Errno
 	if v.proc {
-		if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.procFS)), uintptr(unsafe.Pointer(v.procFS)),
+		if _, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.procFS)), uintptr(unsafe.Pointer(v.procDir)),
 			uintptr(unsafe.Pointer(v.procFS)), unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, 0, 0); err1 != 0 {
 			return stepViewProc, err1
 		}
