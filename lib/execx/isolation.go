@@ -37,15 +37,15 @@ type isoPlan struct {
 	// end is the kernel's kill of everything in it, not a chase, and the
 	// read-only view root gets closes the metadata changes Landlock has
 	// no right for.
-	userNS bool
-	view       stage.View
-	nnp        bool // no_new_privs
-	dropCaps   bool
-	keepCaps   []int
-	nodes      []string
-	seccomp    string   // stage.Seccomp* profile; "" = none
-	denyUnix   bool     // seccomp refuses unix sockets (strict without Landlock's RESOLVE_UNIX)
-	filters    [][]byte // seccomp and denyUnix compiled (stage.Spec.Filters)
+	userNS   bool
+	view     stage.View
+	nnp      bool // no_new_privs
+	dropCaps bool
+	keepCaps []int
+	nodes    []string
+	seccomp  string   // stage.Seccomp* profile; "" = none
+	denyUnix bool     // seccomp refuses unix sockets (strict without Landlock's RESOLVE_UNIX)
+	filters  [][]byte // seccomp and denyUnix compiled (stage.Spec.Filters)
 	//lint:ignore U1000 set and read on darwin
 	seatbelt bool
 	rlimits  []stage.Rlimit
