@@ -36,6 +36,10 @@ gobench() {
 
 section "artexec: per-command cost and bounded capture (scripts/bench-artexec.sh)"
 bash scripts/bench-artexec.sh "$exec_rounds" "$exec_runs"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	section "artexec and artq as an unprivileged user (scripts/bench-user.sh)"
+	bash scripts/bench-user.sh "$((exec_rounds < 9 ? exec_rounds : 9))" "$exec_runs" 400
+fi
 
 section "artq: log appends, group commit, replay (go test -bench)"
 gobench ./lib/queue/ 'BenchmarkAppendSerial|BenchmarkAppendParallel64|BenchmarkReplay1M|BenchmarkSummary200k|BenchmarkEnqueueBatch$'
