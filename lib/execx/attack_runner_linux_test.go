@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -53,6 +54,9 @@ type attackRunner struct {
 	// Grace, if set, is the task's grace for its output pipes after the
 	// program exits (default 2 s).
 	Grace time.Duration `json:"grace,omitempty"`
+	// RefuseNS: every start of a supervisor in namespaces fails, as on a
+	// kernel that refuses them (EPERM).
+	RefuseNS bool `json:"refuse_ns,omitempty"`
 }
 
 type attackReport struct {
@@ -101,6 +105,10 @@ func attackRunnerMain(cfgJSON string) int {
 		case "{tty}":
 			args[i], _ = os.Readlink("/proc/self/fd/0")
 		}
+	}
+	if cfg.RefuseNS {
+		startNamespaced = func(string, []string, *os.ProcAttr) (int, <-chan exitInfo, error) { return 0, nil, syscall.EPERM }
+		forkServeNS = func(string, []string, *syscall.ProcAttr) (int, error) { return 0, syscall.EPERM }
 	}
 	var rep attackReport
 	if cfg.Mode == "bwrap" {

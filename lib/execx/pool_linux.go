@@ -214,8 +214,12 @@ func (p *Pool) fork(ns bool) (*poolSup, error) {
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
 		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	}
+	forkExec := syscall.ForkExec
+	if ns {
+		forkExec = forkServeNS
+	}
 	procMu.Lock()
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+	pid, err := forkExec(path, argv, &syscall.ProcAttr{
 		Dir: "/", Env: shim.Env,
 		Files: []uintptr{n, n, n, uintptr(pair[1])},
 		Sys:   sys,
@@ -231,6 +235,10 @@ func (p *Pool) fork(ns bool) (*poolSup, error) {
 	go s.wait(p)
 	return s, nil
 }
+
+// forkServeNS starts a serving supervisor in its namespaces; a test
+// replaces it to see what happens where the kernel refuses them.
+var forkServeNS = syscall.ForkExec
 
 // wait reaps s, and continues it whenever it is stopped (a task running
 // as the same user can SIGSTOP it): a stopped supervisor would leave its

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -247,6 +248,60 @@ cat /proc/$PPID/cmdline | tr '\0' ' '; echo`
 			}
 			if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != mode {
 				t.Errorf("the directory outside: %v, %v; want mode %v", fi.Mode(), err, mode)
+			}
+		})
+	}
+}
+
+// Where the kernel refuses an unprivileged user's namespaces, landlock
+// still runs — one-shot and pooled — without them, as before they were
+// added: the Result lists none of them, and the task can chmod its user's
+// directory outside the workspace (no read-only view; docs/artexec.md's
+// table, note ³).
+func TestLandlockUserWithoutNamespaces(t *testing.T) {
+	needLandlock(t)
+	var u attackUser
+	for _, a := range attackUsers() {
+		if a.uid() != 0 {
+			u = a
+		}
+	}
+	if u.name == "" {
+		t.Skip("needs an unprivileged user to run as (as root: nobody)")
+	}
+	e := newAttackEnv(t)
+	for _, pool := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pool=%v", pool), func(t *testing.T) {
+			base, err := os.MkdirTemp("", "execx-nons-") // t.TempDir's parent is the test's user's only
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(base) })
+			ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
+			for _, d := range []string{base, ws, outside} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(d, u.uid(), u.gid()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", `chmod 0777 "$1" && echo chmodded`, "_", outside},
+				Pool: pool, RefuseNS: true}
+			rep, _ := runAttackRunner(t, e, u, cfg, "nons")
+			if rep.Status != string(StatusSucceeded) || rep.Output != "chmodded\n" {
+				t.Errorf("status %s, output %q; want succeeded, chmodded", rep.Status, rep.Output)
+			}
+			for _, layer := range []string{"namespace.user", "namespace.pid", "namespace.mount", layerMountProc, layerReadOnly} {
+				if slices.Contains(rep.Enforced, layer) {
+					t.Errorf("enforced lists %s for a run the kernel refused its namespaces: %v", layer, rep.Enforced)
+				}
+			}
+			if !slices.Contains(rep.Enforced, "landlock.fs") {
+				t.Errorf("enforced %v: no landlock.fs", rep.Enforced)
 			}
 		})
 	}
