@@ -186,6 +186,31 @@ func TestStrictWorkspaceNosuid(t *testing.T) {
 	}
 }
 
+// wsAndOutside makes a workspace and a directory beside it, outside, both
+// u's and 0755, under a temp dir u can reach (t.TempDir's parent is the
+// test's user's only).
+func wsAndOutside(t *testing.T, u attackUser) (ws, outside string) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "execx-trees-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	ws, outside = filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	for _, d := range []string{base, ws, outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(d, u.uid(), u.gid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws, outside
+}
+
 // TestPooledLandlockWritableTrees: a pooled landlock supervisor, as root
 // and as an unprivileged user, receives the workspace and temp dir as
 // descriptors with each task, and the exec stage makes its rules (and
@@ -199,23 +224,7 @@ func TestPooledLandlockWritableTrees(t *testing.T) {
 	e := newAttackEnv(t)
 	for _, u := range attackUsers() {
 		t.Run(u.name, func(t *testing.T) {
-			base, err := os.MkdirTemp("", "execx-pooltrees-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(base) })
-			ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
-			for _, d := range []string{base, ws, outside} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chmod(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chown(d, u.uid(), u.gid()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ws, outside := wsAndOutside(t, u)
 			script := `echo ws > in-ws && echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && if (echo out > "$1/out") 2>/dev/null; then echo wrote; else echo refused; fi
 chmod 0777 "$1" 2>/dev/null && echo chmodded
 cat /proc/$PPID/cmdline | tr '\0' ' '; echo`
@@ -272,23 +281,7 @@ func TestLandlockUserWithoutNamespaces(t *testing.T) {
 	e := newAttackEnv(t)
 	for _, pool := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pool=%v", pool), func(t *testing.T) {
-			base, err := os.MkdirTemp("", "execx-nons-") // t.TempDir's parent is the test's user's only
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { os.RemoveAll(base) })
-			ws, outside := filepath.Join(base, "ws"), filepath.Join(base, "outside")
-			for _, d := range []string{base, ws, outside} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chmod(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chown(d, u.uid(), u.gid()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ws, outside := wsAndOutside(t, u)
 			cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", `chmod 0777 "$1" && echo chmodded`, "_", outside},
 				Pool: pool, RefuseNS: true}
 			rep, _ := runAttackRunner(t, e, u, cfg, "nons")
