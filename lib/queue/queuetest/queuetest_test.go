@@ -25,7 +25,14 @@ import (
 const suiteMaxBatch = 10000
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	// nats.go v1.55.0 starts resetPendingAcksOnReconnect with the first
+	// async publish of a JetStream context, and that goroutine reads the
+	// status channel only once it runs: a context closed before then
+	// (cleanupReplySub sets the channel to nil, jetstream/jetstream.go)
+	// leaves it blocked for ever on a nil channel. One goroutine per such
+	// context, the library's race, not ours: the rare CI run that hit it
+	// failed here. Every other goroutine is still checked.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"))
 }
 
 // fileStore is a queue directory that does not exist yet.
