@@ -52,6 +52,12 @@ func Probe() Capabilities {
 		c.Subreaper = unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&flag)), 0, 0, 0) == nil
 		c.Seccomp = stage.SeccompSupported()
 		ns := c.Namespaces.User && c.Namespaces.PID && c.Namespaces.Net && c.Namespaces.IPC && c.Namespaces.UTS && c.Namespaces.Mount
+		if !(c.Namespaces.User && c.Namespaces.PID && c.Namespaces.Mount) {
+			// Landlock as a user would go without them (isoPlan.userNS):
+			// the backend's list below says so, and later runs of this
+			// process do not try.
+			userNSFailed.Store(true)
+		}
 		ll := c.Landlock.ABI > 0
 		c.Backends = []BackendCaps{
 			backendCaps(IsolationNone, true),
