@@ -65,7 +65,7 @@ func decodeMsg(line []byte, m *shim.Msg) error {
 // msgEvent is the event name, without allocating for the ones the shim
 // sends.
 func msgEvent(s []byte) string {
-	for _, e := range [...]string{"started", "exited", "idle", "reaped", "error"} {
+	for _, e := range [...]string{"started", "exited", "idle", "reaped", "killed", "error"} {
 		if string(s) == e {
 			return e
 		}

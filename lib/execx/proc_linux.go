@@ -139,6 +139,9 @@ type superProc struct {
 	// namespace, whose end the kernel makes the end of every process in
 	// it.
 	reaped, pidns bool
+	// supKilled: what the supervisor counted left of the task when it
+	// killed it after the program ended; read after shimDone.
+	supKilled int
 
 	cg                    *taskCgroup // nil: the runner cannot make one
 	killedAtEnd, leftover int         // set by finish
@@ -401,6 +404,8 @@ func (sp *superProc) watch(next func() (shim.Msg, bool)) {
 			sp.reaped = true
 		case "reaped":
 			sp.reaped = true
+		case "killed":
+			sp.supKilled = m.Code
 		}
 	}
 }
@@ -475,8 +480,11 @@ func (sp *superProc) finish() {
 	}
 	if sp.cg != nil {
 		sp.cg.remove()
-	} else if !sp.pidns && (timedOut || !sp.reaped) {
-		sp.leftover, sp.uncounted = 1, true
+	} else {
+		sp.killedAtEnd = sp.supKilled
+		if !sp.pidns && (timedOut || !sp.reaped) {
+			sp.leftover, sp.uncounted = 1, true
+		}
 	}
 	if sp.sup != nil && !sp.discarded {
 		clean := sp.sawIdle && !timedOut && sp.leftover == 0

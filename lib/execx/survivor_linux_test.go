@@ -245,3 +245,42 @@ func TestSupervisorKilledByTask(t *testing.T) {
 		}
 	}
 }
+
+// Where the runner has no cgroup (an unprivileged user, no delegation),
+// killed_at_end is the supervisor's count of what was left of the task
+// when it killed it: two background processes of a program that exited,
+// one of them in a session of its own, in every mode, one-shot and
+// pooled.
+func TestKilledAtEndWithoutCgroup(t *testing.T) {
+	var u attackUser
+	for _, a := range attackUsers() {
+		if a.uid() != 0 {
+			u = a
+		}
+	}
+	if u.name == "" {
+		t.Skip("needs an unprivileged user to run as (as root: nobody)")
+	}
+	e := newAttackEnv(t)
+	for _, name := range []string{"none", "landlock", "strict", "none+pool", "landlock+pool"} {
+		t.Run(name, func(t *testing.T) {
+			mode, pool := strings.CutSuffix(name, "+pool")
+			if mode != "none" {
+				needLandlock(t)
+			}
+			if mode == "strict" {
+				needNamespaces(t)
+			}
+			ws, _ := wsAndOutside(t, u)
+			cfg := attackRunner{Mode: mode, WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", "sleep 20 & setsid sleep 20 & echo started"},
+				Pool: pool, Grace: 200 * time.Millisecond}
+			rep, _ := runAttackRunner(t, e, u, cfg, "killedatend")
+			if slices.Contains(rep.Enforced, "cgroup") {
+				t.Skip("the runner had a cgroup: counted there (TestTaskCgroupRemoved)")
+			}
+			if rep.Status != string(StatusSucceeded) || rep.Killed != 2 || rep.Leftover != 0 {
+				t.Errorf("status %s, killed_at_end %d, leftover %d; want succeeded, 2, 0", rep.Status, rep.Killed, rep.Leftover)
+			}
+		})
+	}
+}

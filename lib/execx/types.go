@@ -186,7 +186,8 @@ type Result struct {
 	ToolExitCode int `json:"tool_exit_code"`
 	// KilledAtEnd counts the processes of the task still running when
 	// its program had ended and the runner cleaned up: each was killed.
-	// Counted where the task has a cgroup of its own (see Leftover).
+	// Counted in the task's cgroup where it has one, else by its
+	// supervisor when it kills them (see Leftover); not on macOS.
 	KilledAtEnd int `json:"killed_at_end,omitempty"`
 	// Leftover counts the processes of the task still alive when the
 	// runner gave up waiting for the cleanup (at least 1 when it could

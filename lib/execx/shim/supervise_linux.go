@@ -180,6 +180,9 @@ type supervisor struct {
 	// supervisor's.
 	raw     bool
 	killing atomic.Bool
+	// ended: the program has ended (supervise); a kill from then on
+	// first counts what is left and reports it ("killed").
+	ended atomic.Bool
 	// done: reapAll saw ECHILD, nothing of the task is left. A kill
 	// asked for later (the runner's last 'K', the control pipe's EOF) has
 	// nothing to do, and must not signal the program's process group id,
@@ -227,6 +230,7 @@ func (sv *supervisor) supervise() {
 	// The program ended: while orphans of the task are left and nobody
 	// asked for the kill, only the runner's next command can end them.
 	// (EOF kills, so the loop ends there too.)
+	sv.ended.Store(true)
 	for !sv.killing.Load() && sv.reapReady() {
 		sv.command()
 	}
@@ -327,9 +331,16 @@ func (sv *supervisor) wait4(opts int) (int, error) {
 	}
 }
 
-// kill makes every process of the task die; reapAll collects them.
+// kill makes every process of the task die; reapAll collects them. The
+// first kill after the program ended reports how many processes of the
+// task were left then ("killed", the count in Code): the Result's
+// killed_at_end where the runner has no cgroup to count them in.
 func (sv *supervisor) kill() {
-	sv.killing.Store(true)
+	if sv.killing.CompareAndSwap(false, true) && sv.ended.Load() && !sv.done.Load() {
+		if n := len(descendantsOfSelf()); n > 0 {
+			report(sv.status, Msg{Event: "killed", Code: n})
+		}
+	}
 	sv.signalAll(unix.SIGKILL)
 }
 
