@@ -100,6 +100,19 @@ func attackUsers() []attackUser {
 	return []attackUser{{name: "root"}, {name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534}}}
 }
 
+// unprivilegedUser is the user of attackUsers that is not root, or skips
+// the test.
+func unprivilegedUser(t *testing.T) attackUser {
+	t.Helper()
+	for _, a := range attackUsers() {
+		if a.uid() != 0 {
+			return a
+		}
+	}
+	t.Skip("needs an unprivileged user to run as (as root: nobody)")
+	return attackUser{}
+}
+
 // runAttackRunner starts a runner as u with secrets in its environment
 // and on its stdin, and returns its REPORT and everything else it wrote
 // on stdout (where a forged Result would show).

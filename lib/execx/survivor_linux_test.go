@@ -252,15 +252,7 @@ func TestSupervisorKilledByTask(t *testing.T) {
 // one of them in a session of its own, in every mode, one-shot and
 // pooled.
 func TestKilledAtEndWithoutCgroup(t *testing.T) {
-	var u attackUser
-	for _, a := range attackUsers() {
-		if a.uid() != 0 {
-			u = a
-		}
-	}
-	if u.name == "" {
-		t.Skip("needs an unprivileged user to run as (as root: nobody)")
-	}
+	u := unprivilegedUser(t)
 	e := newAttackEnv(t)
 	for _, name := range []string{"none", "landlock", "strict", "none+pool", "landlock+pool"} {
 		t.Run(name, func(t *testing.T) {

@@ -269,15 +269,7 @@ cat /proc/$PPID/cmdline | tr '\0' ' '; echo`
 // table, note ³).
 func TestLandlockUserWithoutNamespaces(t *testing.T) {
 	needLandlock(t)
-	var u attackUser
-	for _, a := range attackUsers() {
-		if a.uid() != 0 {
-			u = a
-		}
-	}
-	if u.name == "" {
-		t.Skip("needs an unprivileged user to run as (as root: nobody)")
-	}
+	u := unprivilegedUser(t)
 	e := newAttackEnv(t)
 	for _, pool := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pool=%v", pool), func(t *testing.T) {
