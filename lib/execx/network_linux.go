@@ -92,7 +92,7 @@ func netClone(sys *syscall.SysProcAttr, ip *isoPlan) {
 	if ip.netUser {
 		sys.Cloneflags |= syscall.CLONE_NEWUSER
 		if sys.AmbientCaps == nil {
-			sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+			sys.AmbientCaps = nsCaps()
 		}
 	}
 	if ip.loopback && sys.AmbientCaps != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -82,11 +83,12 @@ func (p *Pool) get(ns bool) (sup *poolSup, ok bool, err error) {
 	var dead []*poolSup
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		s := p.idle[i]
-		if s.ns != ns && s.usable() {
-			continue
+		usable := s.usable()
+		if usable && s.ns != ns {
+			continue // the other kind: stays idle
 		}
-		p.idle = append(p.idle[:i], p.idle[i+1:]...)
-		if s.usable() {
+		p.idle = slices.Delete(p.idle, i, i+1)
+		if usable {
 			sup = s
 			break
 		}
@@ -209,13 +211,11 @@ func (p *Pool) fork(ns bool) (*poolSup, error) {
 	path := shimExe()
 	argv := []string{shim.Arg0, "serve"}
 	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	forkExec := syscall.ForkExec
 	if ns {
 		argv[1] = "serve:" + strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
-		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
-	}
-	forkExec := syscall.ForkExec
-	if ns {
+		sys.AmbientCaps = nsCaps()
 		forkExec = forkServeNS
 	}
 	procMu.Lock()

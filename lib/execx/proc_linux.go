@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -191,7 +190,7 @@ func userNSRefused(err error) bool {
 		return true
 	}
 	var se *shim.Error
-	return errors.As(err, &se) && (strings.HasPrefix(se.Msg, "isolation: user namespace:") || strings.HasPrefix(se.Msg, "isolation: mount view:"))
+	return errors.As(err, &se) && se.NamespacesRefused()
 }
 
 // errNamespaces marks a supervisor whose clone into isoPlan.userNS's
@@ -522,14 +521,21 @@ func setNamespaces(sys *syscall.SysProcAttr, ip *isoPlan) {
 	case ip.namespaces:
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID |
 			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS
-		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		sys.AmbientCaps = nsCaps()
 	case ip.userNS:
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
-		sys.AmbientCaps = []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		sys.AmbientCaps = nsCaps()
 	case ip.mountNS:
 		sys.Cloneflags = syscall.CLONE_NEWNS
 	}
 	netClone(sys, ip)
+}
+
+// nsCaps are the capabilities a supervisor started in a new user
+// namespace keeps across its execve as ambient ones (see setNamespaces),
+// a new slice each time: netClone appends to it.
+func nsCaps() []uintptr {
+	return []uintptr{unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 }
 
 // recompute refreshes the enforced list after a best-effort downgrade.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -113,4 +114,18 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// The messages of a supervisor (or a task's own process) that could not
+// make the task's user namespace or mount view, before any process of
+// the task existed.
+const (
+	msgUserNS = "isolation: user namespace: "
+	msgView   = "isolation: mount view: "
+)
+
+// NamespacesRefused reports whether e is such a failure: the kernel or a
+// security module refused the namespaces, not the task.
+func (e *Error) NamespacesRefused() bool {
+	return strings.HasPrefix(e.Msg, msgUserNS) || strings.HasPrefix(e.Msg, msgView)
+}
 func (e *Error) ExitCode() int { return e.Code }

@@ -211,7 +211,7 @@ func (srv *server) run(spec []byte, fds []int) (again bool, code int) {
 	switch {
 	case err != nil:
 	case srv.nsErr != nil:
-		err = fmt.Errorf("isolation: user namespace: %w", srv.nsErr)
+		err = fmt.Errorf(msgUserNS+"%w", srv.nsErr)
 	case s.View != nil || s.PIDNS != srv.pidns || s.MapIDs && !srv.pidns:
 		err = fmt.Errorf("shim: a serving supervisor (PID namespace %v) runs no task with a mount view of its own, another PID namespace or other ID maps", srv.pidns)
 	case len(fds) != ServeErr+b2i(s.Stderr)+b2i(s.Cgroup)+s.RWTrees:

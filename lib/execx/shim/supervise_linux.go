@@ -47,7 +47,7 @@ func supervise() int {
 	}
 	if s.MapIDs {
 		if err := mapIDs(s.UID, s.GID); err != nil {
-			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: user namespace: %w", err))
+			return reportErr(status, exitcode.Errorf(exitcode.Internal, msgUserNS+"%w", err))
 		}
 	}
 	// Nobody may ptrace this process or read it through /proc: the task
@@ -61,7 +61,7 @@ func supervise() int {
 	}
 	if s.View != nil {
 		if err := s.View.Setup(rw); err != nil {
-			return reportErr(status, exitcode.Errorf(exitcode.Internal, "isolation: mount view: %w", err))
+			return reportErr(status, exitcode.Errorf(exitcode.Internal, msgView+"%w", err))
 		}
 	}
 	if err := setupNet(s); err != nil {
@@ -357,7 +357,7 @@ func (sv *supervisor) signalAll(sig unix.Signal) {
 		return
 	}
 	_ = unix.Kill(-sv.target, sig)
-	for _, p := range Descendants(os.Getpid()) {
+	for _, p := range descendantsOfSelf() {
 		_ = unix.Kill(p, sig)
 	}
 }
