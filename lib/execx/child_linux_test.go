@@ -22,9 +22,9 @@ import (
 // Every restriction is on the task's own process, as read from outside in
 // /proc while it runs: its limits soft = hard, no_new_privs, seccomp mode 2
 // with the plan's filters, an empty bounding set, and Landlock (a write
-// outside its trees fails, as the file's absence outside shows; as root a
-// write to the view's fresh /dev/shm, which only Landlock forbids, is
-// refused). Under landlock on a pool (root: the task builds its view
+// outside its trees fails, as the file's absence outside shows, and a
+// FIFO in the workspace, which only Landlock forbids (the policy names no
+// workspace_nodes), is refused). Under landlock on a pool (root: the task builds its view
 // itself between fork and execve) the task is in a mount namespace of its
 // own, forked from a thread of the supervisor in the runner's namespace
 // that outlives the task (the parent-death signal is tied to it), and no
@@ -53,7 +53,7 @@ func TestTaskRestrictedFromOutside(t *testing.T) {
 			token := fmt.Sprintf("restricted-%d", time.Now().UnixNano())
 			task := sh(`: ` + token + `; echo > ready; while [ ! -e go ]; do sleep 0.01; done
 echo x > ` + outside + `/f 2>/dev/null && echo wrote-outside
-if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
+mkfifo fifo-` + token + ` || true`)
 			task.Limits = Limits{Timeout: jsonx.Duration(time.Minute), OpenFiles: 64, FileBytes: 1 << 30, CPUSeconds: 100, MemoryBytes: 8 << 30}
 			opt := Options{}
 			if c.pool {
@@ -62,7 +62,7 @@ if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
 				opt = Options{Supervised: true, Pool: pool}
 				mustRun(t, p, sh(`true`), opt) // the supervisor, warm
 			}
-			ip, err := planIsolation(p, &task.Limits, &opt)
+			ip, err := planIsolation(p, &task.Limits, &opt, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,8 +115,11 @@ if [ -d /dev/shm ]; then echo x > /dev/shm/` + token + ` || true; fi`)
 			if _, err := os.Stat(filepath.Join(outside, "f")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("a file outside the trees: %v", err)
 			}
-			if os.Geteuid() == 0 && !strings.Contains(res.Output, "Permission denied") {
-				t.Errorf("output %q: the write to the view's /dev/shm was not refused by Landlock", res.Output)
+			if !strings.Contains(res.Output, "Permission denied") {
+				t.Errorf("output %q: the FIFO in the workspace was not refused by Landlock", res.Output)
+			}
+			if _, err := os.Lstat(filepath.Join(p.Workspace, "fifo-"+token)); err == nil {
+				t.Error("the task made a FIFO in the workspace")
 			}
 			if c.pool {
 				sameMountNS(t, sup)

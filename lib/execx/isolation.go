@@ -60,7 +60,8 @@ type isoPlan struct {
 	loopback bool
 	proxy    bool
 	netOpen  bool
-	tmpdir   string   // private writable temp dir (landlock, strict, seatbelt)
+	tmpdir   string   // private writable temp dir the runner made (landlock, strict, seatbelt)
+	taskTmp  string   // else the task's TMPDIR, a tmpfs its mount view makes (stage.View.Tmp)
 	tmp      *os.File // tmpdir, opened once when it was made (see makeTmpdir)
 	tmpPool  *Pool    // tmpdir came from this pool and goes back to it (see keptTmp)
 	tmpClean bool     // the run's pooled supervisor went back clean: tmpdir may be kept
@@ -97,6 +98,15 @@ func rlimitsOf(l *Limits) (specs []stage.Rlimit, enforced []string) {
 func unavailable(what string, why error) error {
 	return exitcode.Fieldf(exitcode.Internal, "Isolation", what, "isolation %s: %v: %w (use %s to run with what is available)",
 		what, why, ErrIsolationUnavailable, exitcode.Ref("IsolationBestEffort"))
+}
+
+// taskTmpdir is the task's TMPDIR: the view's tmpfs or the runner's dir
+// ("" when it has none of its own).
+func (ip *isoPlan) taskTmpdir() string {
+	if ip.taskTmp != "" {
+		return ip.taskTmp
+	}
+	return ip.tmpdir
 }
 
 // closeTmpdir removes the task's temp dir after the run, or gives it

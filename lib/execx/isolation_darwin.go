@@ -14,7 +14,7 @@ import (
 
 const sandboxExec = "/usr/bin/sandbox-exec"
 
-func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
+func planIsolation(p *Policy, l *Limits, opt *Options, _ []string) (ip isoPlan, err error) {
 	ip = isoPlan{backend: p.Isolation, bestEffort: p.IsolationBestEffort, supervise: opt.Supervised}
 	var rl []string
 	ip.rlimits, rl = rlimitsOf(l)

@@ -52,6 +52,7 @@ const (
 	layerSession      = "session.new"         // setsid: no controlling terminal
 	layerMountProc    = "mount.proc"          // a fresh /proc of the task's PID namespace
 	layerReadOnly     = "mount.readonly"      // everything read-only but the workspace and temp dir
+	layerMountTmp     = "mount.tmpdir"        // the private TMPDIR is the view's fresh /dev/shm, gone with it
 	layerNNP          = "no_new_privs"
 	layerCaps         = "capabilities.drop" // bounding, ambient, inheritable, permitted, effective
 	layerSeccompPtr   = "seccomp.ptrace"    // ptrace, process_vm_*, pidfd_getfd
@@ -70,7 +71,9 @@ const (
 	layerProxy    = "network.proxy"    // egress only through the runner's allowlist proxy
 )
 
-func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
+// planIsolation plans p's isolation for a task of limits l; trees are the
+// writable trees (the workspace and Options.Writable), canonical.
+func planIsolation(p *Policy, l *Limits, opt *Options, trees []string) (ip isoPlan, err error) {
 	// Every task on Linux runs under its own supervisor, whatever the
 	// mode: it is what kills every process of the task when the runner is
 	// killed, and neither a subreaper runner (gone with it) nor Pdeathsig
@@ -136,13 +139,17 @@ func planIsolation(p *Policy, l *Limits, opt *Options) (ip isoPlan, err error) {
 				return ip, exitcode.Errorf(exitcode.Internal, "isolation: seccomp: %w", err)
 			}
 		}
-		if opt.Pool != nil {
-			ip.tmpdir, ip.tmp, err = opt.Pool.tmpdir()
-			ip.tmpPool = opt.Pool
-		} else {
-			ip.tmpdir, ip.tmp, err = makeTmpdir()
-		}
-		if err != nil {
+		if ip.view.ReadOnly && privateTmpFits(trees) {
+			// The task's private temp dir is the fresh /dev/shm its view
+			// makes anyway (stage.View.Tmp): nothing to make on the host
+			// (a mkdir on ext4 and its removal cost a one-shot run more
+			// than its Landlock ruleset), nothing left on it if the
+			// runner is killed. It holds at most the task's memory limit.
+			ip.view.Tmp, ip.taskTmp = true, stage.ShmDir()
+			if l.MemoryBytes > 0 {
+				ip.view.TmpSize = uint64(l.MemoryBytes)
+			}
+		} else if err = ip.runnerTmpdir(opt.Pool); err != nil {
 			return ip, err
 		}
 	}
@@ -187,6 +194,9 @@ func (ip *isoPlan) enforcedList(rl []string) []string {
 	}
 	if ip.view.ReadOnly {
 		out = append(out, layerReadOnly)
+	}
+	if ip.view.Tmp {
+		out = append(out, layerMountTmp)
 	}
 	if ip.loopback {
 		out = append(out, layerLoopback)
@@ -263,6 +273,9 @@ func (pl *plan) shimSpec(supervise bool) *shim.Spec {
 	}
 	if s.Stage.Landlock > 0 {
 		s.Stage.RW = pl.landlockRW()
+		if ip.view.Tmp {
+			s.Stage.PrivateTmp = stage.ShmDir()
+		}
 	}
 	if ip.namespaces || ip.netUser || ip.userNS {
 		s.MapIDs, s.UID, s.GID = true, os.Geteuid(), os.Getegid()
@@ -296,6 +309,44 @@ func (ip *isoPlan) direct() bool {
 // this process started with (startNofile).
 func (ip *isoPlan) needsNofile() bool {
 	return !ip.direct() && !slices.ContainsFunc(ip.rlimits, func(r stage.Rlimit) bool { return r.Resource == unix.RLIMIT_NOFILE })
+}
+
+// privateTmpFits says whether the task's private temp dir can be the
+// fresh /dev/shm of its view (stage.View.Tmp): the host has /dev/shm, and
+// no writable tree (trees) is /dev/shm or holds it — the view then makes
+// no fresh one, and the run gets a temp dir of the runner's making.
+func privateTmpFits(trees []string) bool {
+	if runnerTmpOnly {
+		return false
+	}
+	shm := stage.ShmDir()
+	if st, err := os.Stat(shm); err != nil || !st.IsDir() || shm == "/" {
+		return false
+	}
+	return !slices.ContainsFunc(trees, func(t string) bool { return withinDir(shm, t) })
+}
+
+// runnerTmpOnly, set by tests, gives every run a temp dir of the
+// runner's making, as runs without a view get: the tests of those dirs
+// (their making, keeping and removal) run as root, where every landlock
+// run has a view.
+var runnerTmpOnly bool
+
+// withinDir: dir is root or a path beneath it (both canonical).
+func withinDir(dir, root string) bool {
+	return dir == root || root == "/" || strings.HasPrefix(dir, root+"/")
+}
+
+// runnerTmpdir gives the run a private temp dir of the runner's making:
+// a kept one of pool, if not nil, or a new one (makeTmpdir).
+func (ip *isoPlan) runnerTmpdir(pool *Pool) (err error) {
+	if pool != nil {
+		ip.tmpdir, ip.tmp, err = pool.tmpdir()
+		ip.tmpPool = pool
+	} else {
+		ip.tmpdir, ip.tmp, err = makeTmpdir()
+	}
+	return err
 }
 
 // userNSUsable says whether a landlock run as an unprivileged user should

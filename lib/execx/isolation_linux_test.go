@@ -214,7 +214,7 @@ func TestStrict(t *testing.T) {
 func wantLandlockLayers() []string {
 	want := slices.Clone(baseLayers)
 	if os.Geteuid() == 0 && stage.HasCap(unix.CAP_SYS_ADMIN) {
-		want = append(want, "namespace.mount", "mount.readonly")
+		want = append(want, "namespace.mount", "mount.readonly", "mount.tmpdir")
 	}
 	want = append(want, "no_new_privs", "capabilities.drop")
 	want = append(want, landlockFeatures(landlockABI())...)

@@ -43,6 +43,11 @@ func testRunner(mode, ws string) int {
 	p := &Policy{Allow: []string{"sh"}, Workspace: ws}
 	p.Default()
 	task := sh(`sleep 1000 & echo $! > gc; echo $$ > pid; wait`)
+	if mode == "landlock" {
+		// A task that wrote into its private TMPDIR (TestPrivateTmpOutlivesNoKilledRunner).
+		p.Isolation, p.Allow = IsolationLandlock, []string{"sh", "sleep"}
+		task = sh(`echo left > "$TMPDIR/left" && echo $$ > pid && exec sleep 1000`)
+	}
 	opt := Options{Supervised: mode != "direct"}
 	if mode == "pooled" {
 		// Two supervisors end up idle, and the task runs on one of them

@@ -141,14 +141,14 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 		}
 		pl.contexts = append(pl.contexts, f)
 	}
-	if pl.iso, err = planIsolation(p, &pl.limits, opt); err != nil {
+	if pl.iso, err = planIsolation(p, &pl.limits, opt, append([]string{pl.workspace}, pl.writable...)); err != nil {
 		return nil, err
 	}
 	environ := opt.Environ
 	if environ == nil {
 		environ = os.Environ()
 	}
-	if pl.env, err = buildEnv(p, t, environ, pl.dirPath, pl.iso.tmpdir); err != nil {
+	if pl.env, err = buildEnv(p, t, environ, pl.dirPath, pl.iso.taskTmpdir()); err != nil {
 		return nil, err
 	}
 	if pl.iso.proxy {

@@ -20,6 +20,7 @@ import (
 // the dir it got is read from outside.
 func TestPoolTmpdirFresh(t *testing.T) {
 	needLandlock(t)
+	withRunnerTmp(t)
 	link := selfLink(t)
 	p := policyFor(t, IsolationLandlock, "sh", attackName)
 	p.Path = []string{filepath.Dir(link), "/usr/bin", "/bin"}

@@ -89,7 +89,7 @@ func Probe() Capabilities {
 // backendCaps is what a run of backend b enforces here, from the same plan
 // a run makes (layers the kernel lacks are left out, as best effort would).
 func backendCaps(b Isolation, available bool) BackendCaps {
-	ip, err := planIsolation(&Policy{Isolation: b, IsolationBestEffort: true}, &Limits{}, &Options{})
+	ip, err := planIsolation(&Policy{Isolation: b, IsolationBestEffort: true}, &Limits{}, &Options{}, nil)
 	if ip.tmpdir != "" {
 		_ = os.Remove(ip.tmpdir)
 		ip.tmp.Close()

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -174,12 +175,33 @@ func startSupervised(pl *plan, stdin, out, errw *os.File) (proc, error) {
 		userNSFailed.Store(true)
 		pl.iso.userNS, pl.iso.view = false, stage.View{}
 		pl.iso.recompute(pl)
-		pr, err = startSupervisedIn(pl, stdin, out, errw, cg)
+		if err = pl.runnerTmpdir(); err == nil {
+			pr, err = startSupervisedIn(pl, stdin, out, errw, cg)
+		}
 	}
 	if err != nil {
 		cg.remove()
 	}
 	return pr, err
+}
+
+// runnerTmpdir: a run whose mount view was dropped has no tmpfs of the
+// view's for its TMPDIR (isoPlan.taskTmp) any more, and gets one of the
+// runner's making instead.
+func (pl *plan) runnerTmpdir() error {
+	if pl.iso.taskTmp == "" {
+		return nil
+	}
+	pl.iso.taskTmp = ""
+	if err := pl.iso.runnerTmpdir(pl.pool); err != nil {
+		return err
+	}
+	for i, kv := range pl.env {
+		if strings.HasPrefix(kv, "TMPDIR=") {
+			pl.env[i] = "TMPDIR=" + pl.iso.tmpdir
+		}
+	}
+	return nil
 }
 
 // userNSRefused: a start in isoPlan.userNS's namespaces failed at them —

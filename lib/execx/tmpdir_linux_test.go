@@ -15,11 +15,12 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
-// A workspace and a private TMPDIR under /dev/shm, which the mount view
-// covers with a fresh tmpfs: the task still sees and writes both (each is
-// moved back on top of the new tmpfs), the writes land in the host's
-// trees, and nothing else of the host's /dev/shm is in view; a workspace
-// that is /dev/shm itself takes the fresh one's place — one-shot
+// A workspace and another writable tree under /dev/shm, which the mount
+// view covers with a fresh tmpfs (the task's TMPDIR): the task still sees
+// and writes both (each is moved back on top of the new tmpfs), the
+// writes land in the host's trees, and nothing else of the host's
+// /dev/shm is in view; a workspace that is /dev/shm itself takes the
+// fresh one's place (and the TMPDIR is the runner's making) — one-shot
 // (landlock as root, strict: the supervisor builds the view) and pooled
 // (landlock as root: the task's own process builds it). Before, such a
 // run failed: "mount view: working directory ...: no such file or
@@ -49,8 +50,7 @@ func TestTreesUnderDevShm(t *testing.T) {
 			if c.iso == IsolationStrict {
 				needNamespaces(t)
 			}
-			ws, tmp := shmTempDir(t, "art-ws-"), shmTempDir(t, "art-tmp-")
-			t.Setenv("TMPDIR", tmp) // the private TMPDIR is made in it
+			ws, tree := shmTempDir(t, "art-ws-"), shmTempDir(t, "art-tree-")
 			p := policyFor(t, c.iso, "sh")
 			p.Workspace = filepath.Join(ws, "nested", "deeper")
 			if c.whole {
@@ -60,20 +60,23 @@ func TestTreesUnderDevShm(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := fmt.Sprintf("art-f-%d", time.Now().UnixNano())
-			opt := Options{}
+			opt := Options{Writable: []string{tree}}
 			if c.pool {
 				pool := NewPool(1)
 				defer pool.Close()
-				opt = Options{Supervised: true, Pool: pool}
+				opt.Supervised, opt.Pool = true, pool
 			}
 			for run := range 2 { // the pool's second task runs on a warm supervisor
-				task := sh(`echo in-ws > ` + f + ` && echo in-tmp > "$TMPDIR/g" && cat "$TMPDIR/g" && case "$TMPDIR" in ` + tmp + `/*) echo tmp-under-shm;; esac; ls -a ` + stage.ShmDir())
+				task := sh(`echo in-ws > ` + f + ` && echo in-tree > ` + tree + `/g && cat ` + tree + `/g && echo t > "$TMPDIR/t" && echo tmpdir-written; ls -a ` + stage.ShmDir())
 				res := mustRun(t, p, task, opt)
 				if res.Status != StatusSucceeded {
 					t.Fatalf("run %d: %s (exit %d): %s", run, res.Status, res.ExitCode, res.Output)
 				}
-				if !strings.Contains(res.Output, "in-tmp\ntmp-under-shm\n") {
-					t.Errorf("run %d: output %q: TMPDIR not written under %s", run, res.Output, tmp)
+				if !strings.Contains(res.Output, "in-tree\ntmpdir-written\n") {
+					t.Errorf("run %d: output %q: the tree under %s or TMPDIR not written", run, res.Output, stage.ShmDir())
+				}
+				if b, err := os.ReadFile(filepath.Join(tree, "g")); err != nil || string(b) != "in-tree\n" {
+					t.Errorf("run %d: the tree's file on the host: %q, %v", run, b, err)
 				}
 				if b, err := os.ReadFile(filepath.Join(p.Workspace, f)); err != nil || string(b) != "in-ws\n" {
 					t.Errorf("run %d: the workspace file on the host: %q, %v", run, b, err)
@@ -86,6 +89,13 @@ func TestTreesUnderDevShm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withRunnerTmp makes the test's runs take a temp dir of the runner's
+// making (runnerTmpOnly), as runs without a mount view do.
+func withRunnerTmp(t *testing.T) {
+	runnerTmpOnly = true
+	t.Cleanup(func() { runnerTmpOnly = false })
 }
 
 func shmTempDir(t *testing.T, pattern string) string {
@@ -102,6 +112,7 @@ func shmTempDir(t *testing.T, pattern string) string {
 // exist fails the run before anything starts, naming it as the place.
 func TestTmpdirInMissingTMPDIR(t *testing.T) {
 	needLandlock(t)
+	withRunnerTmp(t)
 	missing := filepath.Join(t.TempDir(), "gone")
 	t.Setenv("TMPDIR", missing)
 	p := policyFor(t, IsolationLandlock, "true")
@@ -114,6 +125,7 @@ func TestTmpdirInMissingTMPDIR(t *testing.T) {
 // with "mount view: bind reltmp/artexec-N: no such file or directory".
 func TestRelativeTMPDIR(t *testing.T) {
 	needLandlock(t)
+	withRunnerTmp(t)
 	base := t.TempDir()
 	if err := os.Mkdir(filepath.Join(base, "reltmp"), 0o755); err != nil {
 		t.Fatal(err)

@@ -160,7 +160,7 @@ func TestStrictWorkspaceNosuid(t *testing.T) {
 	if err := os.Chmod(suid, 0o4755|os.ModeSetuid); err != nil {
 		t.Fatal(err)
 	}
-	res := mustRun(t, p, sh(`for d in "$PWD" "$TMPDIR"; do awk -v d="$d" '$5==d {print "mount", $6}' /proc/self/mountinfo; done; echo "euid $(./suid-id -u)"`), Options{})
+	res := mustRun(t, p, sh(`for d in "$PWD" "$TMPDIR"; do awk -v d="$d" '$5==d {m=$6} END {print "mount", m}' /proc/self/mountinfo; done; echo "euid $(./suid-id -u)"`), Options{})
 	if res.Status != StatusSucceeded {
 		t.Fatalf("%s: %s", res.Status, res.Output)
 	}
@@ -274,13 +274,16 @@ func TestLandlockUserWithoutNamespaces(t *testing.T) {
 	for _, pool := range []bool{false, true} {
 		t.Run(fmt.Sprintf("pool=%v", pool), func(t *testing.T) {
 			ws, outside := wsAndOutside(t, u)
-			cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh", Args: []string{"-c", `chmod 0777 "$1" && echo chmodded`, "_", outside},
+			// The private TMPDIR: the view's /dev/shm is gone with the
+			// view, so it is one the runner makes (in its TMPDIR, /tmp).
+			cfg := attackRunner{Mode: "landlock", WS: ws, Bin: e.bin, Program: "sh",
+				Args: []string{"-c", `chmod 0777 "$1" && echo chmodded && echo t > "$TMPDIR/t" && case "$TMPDIR" in /tmp/artexec-*) echo runner-tmp;; esac`, "_", outside},
 				Pool: pool, RefuseNS: true}
 			rep, _ := runAttackRunner(t, e, u, cfg, "nons")
-			if rep.Status != string(StatusSucceeded) || rep.Output != "chmodded\n" {
-				t.Errorf("status %s, output %q; want succeeded, chmodded", rep.Status, rep.Output)
+			if rep.Status != string(StatusSucceeded) || rep.Output != "chmodded\nrunner-tmp\n" {
+				t.Errorf("status %s, output %q; want succeeded, chmodded, runner-tmp", rep.Status, rep.Output)
 			}
-			for _, layer := range []string{"namespace.user", "namespace.pid", "namespace.mount", layerMountProc, layerReadOnly} {
+			for _, layer := range []string{"namespace.user", "namespace.pid", "namespace.mount", layerMountProc, layerReadOnly, layerMountTmp} {
 				if slices.Contains(rep.Enforced, layer) {
 					t.Errorf("enforced lists %s for a run the kernel refused its namespaces: %v", layer, rep.Enforced)
 				}

@@ -59,12 +59,12 @@ func stageFields(s *stage.Spec) []field {
 		{"path", &s.Path}, {"argv", &s.Argv}, {"env", &s.Env}, {"rlimits", limitsMsg{&s.Rlimits}},
 		{"nofile_soft", &s.NofileSoft}, {"nnp", &s.NNP}, {"drop_caps", &s.DropCaps},
 		{"keep_caps", &s.KeepCaps}, {"landlock", &s.Landlock}, {"rw", &s.RW}, {"rw_fds", &s.RWFDs},
-		{"nodes", &s.Nodes}, {"filters", &s.Filters}, {"net_open", &s.NetOpen},
+		{"nodes", &s.Nodes}, {"filters", &s.Filters}, {"private_tmp", &s.PrivateTmp}, {"net_open", &s.NetOpen},
 	}
 }
 
 func viewFields(v *stage.View) []field {
-	return []field{{"proc", &v.Proc}, {"readonly", &v.ReadOnly}, {"rw", &v.RW}, {"cwd", &v.Cwd}}
+	return []field{{"proc", &v.Proc}, {"readonly", &v.ReadOnly}, {"rw", &v.RW}, {"tmp", &v.Tmp}, {"tmp_size", &v.TmpSize}, {"cwd", &v.Cwd}}
 }
 
 func limitFields(r *stage.Rlimit) []field {

@@ -40,6 +40,7 @@ const (
 	stepCaps      = 6
 	stepSeccomp   = 7
 	stepExec      = 8
+	stepTmpRule   = 30 // Spec.PrivateTmp's Landlock rule
 	stepRlimit    = 64 // + index into Child.rlimits
 	maxRlimits    = 64
 )
@@ -81,6 +82,11 @@ type Child struct {
 	view     *childView
 	viewDirs []string
 	viewCwd  string
+	// privateTmp (Spec.PrivateTmp), opened with tmpHow in the child once
+	// the view is built, gets a rule of tmpRights in the ruleset.
+	privateTmp *byte
+	tmpHow     unix.OpenHow
+	tmpRights  uint64
 }
 
 type childRlimit struct {
@@ -139,6 +145,15 @@ func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
 		}
 		if c.ruleset, err = above2(c.ruleset); err != nil {
 			return nil, &Error{"landlock", err}
+		}
+		if s.PrivateTmp != "" {
+			if c.privateTmp, err = syscall.BytePtrFromString(s.PrivateTmp); err != nil {
+				return nil, &Error{"landlock", err}
+			}
+			fs, _, _ := landlockHandled(s.Landlock)
+			c.tmpRights = writeRights(fs, s.Nodes)
+			c.tmpHow = unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+				Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
 		}
 	}
 	if s.DropCaps {
@@ -303,6 +318,8 @@ func (c *Child) stepName(step uint32) string {
 		return "seccomp"
 	case step == stepExec:
 		return "exec"
+	case step == stepTmpRule:
+		return "landlock: rule " + c.tmpName()
 	}
 	return "unknown step"
 }
@@ -367,6 +384,12 @@ func (c *Child) child(pipe uintptr) {
 	// that it needs).
 	if c.view != nil {
 		if step, err1 = c.view.setup(); step != 0 {
+			goto fail
+		}
+	}
+	if c.privateTmp != nil {
+		if err1 = c.tmpRule(); err1 != 0 {
+			step = stepTmpRule
 			goto fail
 		}
 	}
@@ -446,6 +469,32 @@ fail:
 	for {
 		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
 	}
+}
+
+// tmpRule adds the private temp dir's write rule to the ruleset, from a
+// descriptor on the tmpfs the view mounted there (Spec.PrivateTmp).
+//
+//go:nosplit
+//go:norace
+func (c *Child) tmpRule() syscall.Errno {
+	r1, _, err1 := syscall.RawSyscall6(unix.SYS_OPENAT2, uintptr(atFDCWD), uintptr(unsafe.Pointer(c.privateTmp)),
+		uintptr(unsafe.Pointer(&c.tmpHow)), unsafe.Sizeof(c.tmpHow), 0, 0)
+	if err1 != 0 {
+		return err1
+	}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: c.tmpRights, Parent_fd: int32(r1)}
+	_, _, err1 = syscall.RawSyscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(c.ruleset), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
+	syscall.RawSyscall(unix.SYS_CLOSE, r1, 0, 0)
+	return err1
+}
+
+// tmpName is Spec.PrivateTmp as given.
+func (c *Child) tmpName() string {
+	if c.privateTmp == nil {
+		return ""
+	}
+	return unix.BytePtrToString(c.privateTmp)
 }
 
 // apply drops the capabilities in the child (see capDrop).

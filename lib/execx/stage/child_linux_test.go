@@ -66,6 +66,10 @@ func TestChildFailures(t *testing.T) {
 	// tree, held open here before swap changes what the paths name.
 	tree, link, other := filepath.Join(dir, "tree"), filepath.Join(dir, "link"), t.TempDir()
 	wd := cwd(t)
+	tmpLink := filepath.Join(dir, "tmplink")
+	if err := os.Symlink(other, tmpLink); err != nil {
+		t.Fatal(err)
+	}
 	inView := func(cwd string, treePath string, swap func()) func(*Child) {
 		return func(c *Child) {
 			rw := []int{holdDir(t, dir), holdDir(t, tree)}
@@ -111,6 +115,10 @@ func TestChildFailures(t *testing.T) {
 			c.ruleset = fd
 		}, "landlock", unix.EBADFD},
 		{"bad seccomp program", func() *Spec { s := sh(); s.Filters = [][]byte{badFilter}; return s }, nil, "seccomp", unix.EINVAL},
+		{"private temp dir a symlink", func() *Spec { s := sh(); s.Landlock, s.PrivateTmp = LandlockABI(), tmpLink; return s }, nil,
+			"landlock: rule " + tmpLink, unix.ENOTDIR},
+		{"private temp dir missing", func() *Spec { s := sh(); s.Landlock, s.PrivateTmp = LandlockABI(), dir+"/gone"; return s }, nil,
+			"landlock: rule " + dir + "/gone", unix.ENOENT},
 		{"view: tree swapped", func() *Spec { mkTree(); return sh() }, inView(wd, tree, func() {
 			if err := os.Rename(tree, tree+".old"); err != nil {
 				t.Fatal(err)
@@ -131,6 +139,9 @@ func TestChildFailures(t *testing.T) {
 			if strings.HasPrefix(c.name, "view:") && os.Geteuid() != 0 {
 				t.Skip("a mount namespace needs root")
 			}
+			if strings.HasPrefix(c.name, "private temp dir") && LandlockABI() == 0 {
+				t.Skip("no Landlock")
+			}
 			_, err := start(t, c.spec(), c.spoil)
 			var se *Error
 			if !errors.As(err, &se) || se.Step != c.step || !errors.Is(se.Err, c.errno) {
@@ -143,6 +154,27 @@ func TestChildFailures(t *testing.T) {
 				t.Fatalf("wait4 after the failure: %v; want ECHILD (the child reaped)", err)
 			}
 		})
+	}
+}
+
+// Spec.PrivateTmp is writable to the landlocked program, from the rule
+// its own process adds, and nothing else is: the program writes there and
+// is refused beside it, seen from outside by the files it left.
+func TestChildPrivateTmpRule(t *testing.T) {
+	if LandlockABI() == 0 {
+		t.Skip("no Landlock")
+	}
+	priv, other := t.TempDir(), t.TempDir()
+	s := &Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", "echo x > " + priv + "/in; echo x > " + other + "/out"},
+		NNP: true, Landlock: LandlockABI(), PrivateTmp: priv}
+	if _, err := start(t, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(priv, "in")); err != nil {
+		t.Errorf("the private temp dir was not writable: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, "out")); err == nil {
+		t.Errorf("a directory beside it was writable")
 	}
 }
 
@@ -188,7 +220,8 @@ func TestViewImplementationsAgree(t *testing.T) {
 	}
 	// Proc too, from a working directory that is not / (the test's
 	// package directory): the child once mounted it at "proc" relative.
-	v := &View{ReadOnly: true, Proc: true, RW: []string{a, b}, Cwd: cwd(t)}
+	// The fresh /dev/shm as the task's private temp dir, of its own size.
+	v := &View{ReadOnly: true, Proc: true, RW: []string{a, b}, Tmp: true, TmpSize: 8 << 20, Cwd: cwd(t)}
 	rw := []int{holdDir(t, a), holdDir(t, b)}
 	// A tree under /dev/shm, which the fresh tmpfs covers, and one inside
 	// it: the outer one is moved back on top of the tmpfs, the inner one
@@ -259,6 +292,11 @@ func TestViewImplementationsAgree(t *testing.T) {
 		t.Fatalf("cat mountinfo: %v %v, status %v", err, werr, ws)
 	}
 
+	for _, info := range []string{g.mounts, string(out)} {
+		if !strings.Contains(info, " "+ShmDir()+" rw,nosuid,nodev,relatime - tmpfs tmpfs rw,size=8192k") {
+			t.Errorf("no fresh %s of View.TmpSize in %q", ShmDir(), info)
+		}
+	}
 	goMounts, childMounts := mounts(g.mounts), mounts(string(out))
 	if !slices.Equal(goMounts, childMounts) {
 		t.Errorf("the views differ:\nSetup: %q\nchild: %q", goMounts, childMounts)

@@ -123,10 +123,7 @@ func landlockRuleset(abi int, rw []string, rwFDs []int, nodes []string, netOpen 
 
 // landlockRules adds landlockRuleset's rules to ruleset, which handles fs.
 func landlockRules(ruleset int, fs uint64, rw []string, rwFDs []int, nodes []string) error {
-	rwRights := fs &^ (unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | llNodes)
-	for _, n := range nodes {
-		rwRights |= nodeRights[n] & fs
-	}
+	rwRights := writeRights(fs, nodes)
 	base, err := heldBase()
 	if err != nil {
 		return err
@@ -146,6 +143,17 @@ func landlockRules(ruleset int, fs uint64, rw []string, rwFDs []int, nodes []str
 		}
 	}
 	return nil
+}
+
+// writeRights are what a writable tree grants of fs, the rights a
+// ruleset handles: everything but device ioctls and the device-node
+// kinds nodes does not name.
+func writeRights(fs uint64, nodes []string) uint64 {
+	rights := fs &^ (unix.LANDLOCK_ACCESS_FS_IOCTL_DEV | llNodes)
+	for _, n := range nodes {
+		rights |= nodeRights[n] & fs
+	}
+	return rights
 }
 
 // heldPath is a path every ruleset has a rule for, and a descriptor on it.

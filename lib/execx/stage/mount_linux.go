@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -71,8 +72,8 @@ func (v *View) Setup(rwFDs []int) error {
 		}
 		if slices.Contains(v.RW, ShmDir()) {
 			// A writable tree is /dev/shm itself: that is the task's.
-		} else if err := unix.Mount("tmpfs", ShmDir(), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size=64m"); err != nil {
-			if !errors.Is(err, unix.ENOENT) {
+		} else if err := unix.Mount("tmpfs", ShmDir(), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, v.shmData()); err != nil {
+			if !errors.Is(err, unix.ENOENT) || v.Tmp {
 				return fmt.Errorf("%s: %w", ShmDir(), err)
 			}
 		} else {
@@ -138,6 +139,19 @@ var ShmDir = sync.OnceValue(func() string {
 	}
 	return "/dev/shm"
 })
+
+// shmData are the fresh /dev/shm's tmpfs options: 64 MiB, or as the
+// task's private temp dir (Tmp) TmpSize bytes, else the kernel's default
+// (half the memory).
+func (v *View) shmData() string {
+	switch {
+	case !v.Tmp:
+		return "mode=1777,size=64m"
+	case v.TmpSize > 0:
+		return "mode=1777,size=" + strconv.FormatUint(v.TmpSize, 10)
+	}
+	return "mode=1777"
+}
 
 // shmTrees are the indexes of the writable trees the fresh /dev/shm
 // covers — beneath ShmDir — and that lie in no other such tree (a tree
@@ -241,6 +255,7 @@ type childView struct {
 	trees                            []childTree
 	shmMounted                       bool // the fresh /dev/shm is mounted: reattach the trees it covers
 	shmIsTree                        bool // a writable tree is /dev/shm itself: no fresh one
+	shmNeeded                        bool // View.Tmp: a host without /dev/shm fails the view
 	how                              unix.OpenHow
 	ro, rw                           unix.MountAttr
 	before, after                    unix.Statx_t
@@ -268,7 +283,7 @@ func (c *Child) InView(v *View, rwFDs []int) error {
 	if v.ReadOnly && len(rwFDs) != len(v.RW) {
 		return &Error{"mount view", fmt.Errorf("%d writable trees but %d descriptors", len(v.RW), len(rwFDs))}
 	}
-	cv := &childView{readOnly: v.ReadOnly, proc: v.Proc, fdcwd: uintptr(atFDCWD),
+	cv := &childView{readOnly: v.ReadOnly, proc: v.Proc, shmNeeded: v.Tmp, fdcwd: uintptr(atFDCWD),
 		how: unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS},
 		ro: unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY},
@@ -278,7 +293,7 @@ func (c *Child) InView(v *View, rwFDs []int) error {
 		p   **byte
 		str string
 	}{{&cv.empty, ""}, {&cv.root, "/"}, {&cv.shm, ShmDir()}, {&cv.tmpfs, "tmpfs"},
-		{&cv.shmData, "mode=1777,size=64m"}, {&cv.procFS, "proc"}, {&cv.procDir, "/proc"}, {&cv.dot, "."}, {&cv.cwd, v.Cwd}} {
+		{&cv.shmData, v.shmData()}, {&cv.procFS, "proc"}, {&cv.procDir, "/proc"}, {&cv.dot, "."}, {&cv.cwd, v.Cwd}} {
 		if *s.p, err = syscall.BytePtrFromString(s.str); err != nil {
 			return &Error{"mount view", err}
 		}
@@ -442,7 +457,7 @@ func (v *childView) seal() (uintptr, syscall.Errno) {
 	}
 	_, _, err1 = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(v.tmpfs)), uintptr(unsafe.Pointer(v.shm)),
 		uintptr(unsafe.Pointer(v.tmpfs)), unix.MS_NOSUID|unix.MS_NODEV, uintptr(unsafe.Pointer(v.shmData)), 0)
-	if err1 != 0 && err1 != unix.ENOENT {
+	if err1 != 0 && (err1 != unix.ENOENT || v.shmNeeded) {
 		return stepViewShm, err1
 	}
 	v.shmMounted = err1 == 0

@@ -57,6 +57,13 @@ type Spec struct {
 	// byte order). The runner compiles a profile's (package filters) and
 	// sends them here: the stage only loads them.
 	Filters [][]byte `json:"filters,omitempty"`
+	// PrivateTmp is where the mount view made the task's private temp
+	// dir (View.Tmp), if it did: a tmpfs no descriptor of the runner can
+	// hold, so its Landlock write rule is added in the task's own process
+	// once the view is built (the only process that sees it when a
+	// pooled task makes its view itself), from a descriptor opened there
+	// with no symlink followed.
+	PrivateTmp string `json:"private_tmp,omitempty"`
 	// NetOpen leaves the network out of the Landlock ruleset: a network
 	// namespace of the task's own (or the host's, by the policy's choice)
 	// decides what it reaches, and Landlock's port rules cannot tell a
@@ -109,6 +116,15 @@ type View struct {
 	// device node the task finds (or makes) there gives it nothing.
 	ReadOnly bool     `json:"readonly,omitempty"`
 	RW       []string `json:"rw,omitempty"`
+	// Tmp makes the fresh /dev/shm the task's private temp dir as well
+	// (its TMPDIR): TmpSize bytes (0: the kernel's default, half the
+	// memory) instead of 64 MiB, and a host without /dev/shm fails the
+	// view. It is empty at the start, in memory, and gone with the mount
+	// namespace: nothing of it is on the host to make, remove or leave
+	// behind. Only with ReadOnly, and never when an RW tree is /dev/shm
+	// itself (the runner's plan decides).
+	Tmp     bool   `json:"tmp,omitempty"`
+	TmpSize uint64 `json:"tmp_size,omitempty"`
 	// Cwd is the task's working directory (canonical), entered again
 	// through the view once it is built.
 	Cwd string `json:"cwd"`
