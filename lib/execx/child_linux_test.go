@@ -32,15 +32,7 @@ import (
 // and after it, while the same supervisor serves on.
 func TestTaskRestrictedFromOutside(t *testing.T) {
 	needLandlock(t)
-	for _, c := range []struct {
-		name string
-		iso  Isolation
-		pool bool
-	}{
-		{"landlock", IsolationLandlock, false},
-		{"strict", IsolationStrict, false},
-		{"landlock+pool", IsolationLandlock, true},
-	} {
+	for _, c := range viewModes {
 		t.Run(c.name, func(t *testing.T) {
 			if c.iso == IsolationStrict {
 				needNamespaces(t)

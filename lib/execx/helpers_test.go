@@ -27,6 +27,19 @@ func policyFor(t testing.TB, iso Isolation, allow ...string) *Policy {
 }
 
 // sh is a task running a shell script.
+// viewModes are the runs that get a mount view as root: one-shot landlock
+// and strict (their supervisor builds it) and pooled landlock (the task's
+// own process builds it).
+var viewModes = []struct {
+	name string
+	iso  Isolation
+	pool bool
+}{
+	{"landlock", IsolationLandlock, false},
+	{"strict", IsolationStrict, false},
+	{"landlock+pool", IsolationLandlock, true},
+}
+
 func sh(script string) *Task { return NewTask("sh", "-c", script) }
 
 // mustRun runs and fails the test if no process started.

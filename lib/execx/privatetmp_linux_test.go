@@ -35,15 +35,7 @@ func TestPrivateTmpIsTheViews(t *testing.T) {
 	writeFile(t, marker, "secret\n")
 	defer os.Remove(marker)
 	token := fmt.Sprintf("art-task-file-%d", time.Now().UnixNano())
-	for _, c := range []struct {
-		name string
-		iso  Isolation
-		pool bool
-	}{
-		{"landlock", IsolationLandlock, false},
-		{"strict", IsolationStrict, false},
-		{"landlock+pool", IsolationLandlock, true},
-	} {
+	for _, c := range viewModes {
 		t.Run(c.name, func(t *testing.T) {
 			if c.iso == IsolationStrict {
 				needNamespaces(t)
