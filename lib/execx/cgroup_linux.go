@@ -5,6 +5,7 @@ package execx
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -146,16 +147,51 @@ func cgroupDirByMount(path string) (string, error) {
 var cgroupRoots = [...]string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
 
 // isOwnCgroup says whether dir is this process's own cgroup: a cgroup v2
-// directory whose cgroup.procs lists this process (a process is in one
-// cgroup only). It is the common case's shortcut past reading
-// /proc/self/mountinfo (cgroup2Mount), which the kernel formats mount by
-// mount, and it holds wherever the mount shows a subtree or the process
-// is in a cgroup namespace: another directory does not list this process.
+// directory with this process's cgroup ID (ownCgroupID), or, on kernels
+// that cannot say (before Linux 6.13), whose cgroup.procs lists this
+// process (a process is in one cgroup only). It is the common case's
+// shortcut past reading /proc/self/mountinfo (cgroup2Mount), which the
+// kernel formats mount by mount, and it holds wherever the mount shows a
+// subtree or the process is in a cgroup namespace: another directory has
+// another ID and does not list this process.
 func isOwnCgroup(dir string) bool {
 	var st unix.Statfs_t
 	if unix.Statfs(dir, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
 		return false
 	}
+	if own, ok := ownCgroupID(dir); ok {
+		return own
+	}
+	return listsSelf(dir)
+}
+
+// ownCgroupID compares this process's cgroup v2 ID (its pidfd's
+// PIDFD_GET_INFO) with dir's (cgroup2 hands out a directory's cgroup ID
+// as its file handle); ok is false where either is unavailable. Four
+// system calls, where listsSelf has the kernel list every process of the
+// cgroup — all of them when the runner sits in the root cgroup, as on
+// many CI machines and containers.
+func ownCgroupID(dir string) (own, ok bool) {
+	const fileIDKernfs = 0xfe // the handle type of a kernfs node (linux/exportfs.h)
+	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return false, false
+	}
+	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
+	err = unix.IoctlPidfdInfo(pidfd, &info)
+	unix.Close(pidfd)
+	if err != nil || info.Mask&unix.PIDFD_INFO_CGROUPID == 0 {
+		return false, false
+	}
+	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, dir, 0)
+	if err != nil || h.Type() != fileIDKernfs || len(h.Bytes()) != 8 {
+		return false, false
+	}
+	return binary.NativeEndian.Uint64(h.Bytes()) == info.Cgroupid, true
+}
+
+// listsSelf says whether dir's cgroup.procs lists this process.
+func listsSelf(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return false

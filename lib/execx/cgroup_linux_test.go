@@ -56,14 +56,30 @@ func TestOwnCgroupShortcut(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	if !isOwnCgroup(want) {
-		t.Errorf("isOwnCgroup(%s) = false for this process's cgroup", want)
+	// Both ways of telling (the cgroup ID, and cgroup.procs where the
+	// kernel has no ID to give) agree on this process's cgroup, its
+	// parent, a child cgroup and a plain directory.
+	others := []string{t.TempDir()}
+	if path != "/" {
+		others = append(others, filepath.Dir(want))
 	}
-	if path != "/" && isOwnCgroup(filepath.Dir(want)) {
-		t.Errorf("isOwnCgroup(%s) = true for the parent cgroup", filepath.Dir(want))
+	if child := filepath.Join(want, fmt.Sprintf("own-test-%d", os.Getpid())); os.Mkdir(child, 0o755) == nil {
+		t.Cleanup(func() { os.Remove(child) })
+		others = append(others, child)
 	}
-	if isOwnCgroup(t.TempDir()) {
-		t.Error("isOwnCgroup of a plain directory = true")
+	if !isOwnCgroup(want) || !listsSelf(want) {
+		t.Errorf("isOwnCgroup(%s) = %v, listsSelf = %v for this process's cgroup", want, isOwnCgroup(want), listsSelf(want))
+	}
+	if own, ok := ownCgroupID(want); ok && !own {
+		t.Errorf("ownCgroupID(%s) = false for this process's cgroup", want)
+	} else if !ok {
+		t.Logf("no cgroup ID here (kernel before 6.13?): cgroup.procs tells")
+	}
+	for _, dir := range others {
+		own, _ := ownCgroupID(dir)
+		if isOwnCgroup(dir) || listsSelf(dir) || own {
+			t.Errorf("%s: isOwnCgroup %v, listsSelf %v, ownCgroupID %v; want false for another directory", dir, isOwnCgroup(dir), listsSelf(dir), own)
+		}
 	}
 	if got, err := findCgroupParent(); err == nil && got != want {
 		t.Errorf("findCgroupParent() = %s; mountinfo says %s", got, want)
