@@ -55,6 +55,11 @@ func TestHandOffToCLI(t *testing.T) {
 		{"usage error", "", []string{"run", "--bogus", "--", "true"}, 2, "", "artexec: error: unknown flag --bogus"},
 		{"exit code passes", "", []string{"run", "-o", "json", "--workspace", ws, "--", "false"}, 1, `"exit_code":1`, ""},
 		{"plain run", "", []string{"run", "--workspace", ws, "--", "true"}, 0, `"status":"succeeded"`, ""},
+		// network allow's proxy is not linked into artexec: artexec-cli
+		// runs these, a destination given or not.
+		{"network allow", "", []string{"run", "--workspace", ws, "--allow-host", "example.com", "--", "true"}, 0, `"network":{"mode":"allow"`, ""},
+		{"network allow, no destination", "", []string{"run", "--workspace", ws, "--network", "allow", "--", "true"}, 0, `"network":{"mode":"allow"`, ""},
+		{"network allow, bad destination", "", []string{"run", "--workspace", ws, "--allow-host", "a b", "--", "true"}, 2, "", "--allow-host"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errs, code := runBin(t, env, c.in, bin, c.args...)
@@ -77,10 +82,12 @@ func TestHandOffToCLI(t *testing.T) {
 	if out, errs, code := runBin(t, env, "", alone, "run", "--workspace", ws, "--", "true"); code != 0 || !strings.Contains(out, `"status":"succeeded"`) {
 		t.Errorf("artexec alone, plain run: exit %d, stdout %q, stderr %q; want 0 and a Result", code, out, errs)
 	}
-	_, errs, code := runBin(t, env, "", alone, "--help")
 	wantErr := "artexec: error: artexec-cli: file does not exist in " + filepath.Dir(alone) + " nor on PATH\n" +
-		"artexec: hint: artexec's commands other than a plain run are in artexec-cli, installed beside artexec (make install)\n"
-	if code != 125 || errs != wantErr {
-		t.Errorf("artexec alone, --help: exit %d, stderr %q; want 125 and %q", code, errs, wantErr)
+		"artexec: hint: artexec's commands other than a plain run, and runs with network allow, are in artexec-cli, installed beside artexec (make install)\n"
+	for _, args := range [][]string{{"--help"}, {"run", "--workspace", ws, "--network", "allow", "--", "true"}} {
+		out, errs, code := runBin(t, env, "", alone, args...)
+		if code != 125 || errs != wantErr || out != "" {
+			t.Errorf("artexec alone %q: exit %d, stdout %q, stderr %q; want 125, nothing on stdout and %q", args, code, out, errs, wantErr)
+		}
 	}
 }

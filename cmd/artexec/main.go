@@ -8,8 +8,8 @@
 // This binary is the hot path only: run's plain forms (package runcmd),
 // and the supervisor when it is started as one. It links no command-line
 // framework, so a task's start pays for none; every other invocation
-// (help, the other commands, -o, --events, errors) is handed whole to the
-// artexec-cli binary installed beside it (docs/artexec.md, "Two
+// (help, the other commands, -o, --events, errors, network allow) is
+// handed whole to the artexec-cli binary installed beside it (docs/artexec.md, "Two
 // binaries").
 package main
 
@@ -53,6 +53,6 @@ func handOff() int {
 		err = fmt.Errorf("%s: %w", path, err)
 	}
 	fmt.Fprintf(os.Stderr, "artexec: error: %v\n", err)
-	fmt.Fprintf(os.Stderr, "artexec: hint: artexec's commands other than a plain run are in %s, installed beside artexec (make install)\n", cliName)
+	fmt.Fprintf(os.Stderr, "artexec: hint: artexec's commands other than a plain run, and runs with network allow, are in %s, installed beside artexec (make install)\n", cliName)
 	return exitcode.Internal
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/art-runtime/art/internal/execcli/runcmd"
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/execx/execobs"
+	_ "github.com/art-runtime/art/lib/execx/netallow" // artexec-cli runs what the artexec binary hands it: network allow too
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/vocab"
 )

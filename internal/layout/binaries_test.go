@@ -40,7 +40,10 @@ var binaryRules = []struct {
 }{
 	{"cmd/artexec", "github.com/nats-io", "artexec runs one command; it has no queue to reach"},
 	{"cmd/artgoal", "github.com/nats-io", "evidence reads file queues only (lib/queue/file.Location)"},
-	{"cmd/artexec", "net/http", "the network proxy relays bytes and parses only requests (lib/netproxy); a run initialises no HTTP stack"},
+	{"cmd/artexec", "net", "a plain run links no networking code: network allow (its proxy and allowlist grammar) is artexec-cli's, linked through lib/execx/netallow"},
+	{"cmd/artexec", "github.com/art-runtime/art/lib/execx/netallow", "artexec hands a run with network allow to artexec-cli"},
+	{"lib/execx", "net", "network allow's implementation is registered by lib/execx/netallow, so lib/execx links no networking code"},
+	{"lib/netproxy/account", "net", "the accounting types are plain data for runners that do not link the proxy"},
 	{"cmd/artgoal", "net/http", "a goal journal talks to no server"},
 	{"cmd/artobs", "net/http", "redaction and sinks are local files"},
 	{"lib/netproxy", "net/http", "the proxy parses requests itself and relays responses as bytes"},

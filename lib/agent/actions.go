@@ -10,6 +10,7 @@ import (
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/agent/transcript"
 	"github.com/art-runtime/art/lib/execx"
+	_ "github.com/art-runtime/art/lib/execx/netallow" // the tool and verify policies may name network allow
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"

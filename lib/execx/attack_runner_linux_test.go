@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -192,16 +191,12 @@ func warmPool(p *Policy, opt Options) {
 
 // testResolver resolves the names in hosts (name to address) and nothing
 // else: a test never sends a listed name to a real resolver.
-func testResolver(hosts map[string]string) func(context.Context, string) ([]netip.Addr, error) {
-	return func(_ context.Context, name string) ([]netip.Addr, error) {
+func testResolver(hosts map[string]string) func(context.Context, string) ([]string, error) {
+	return func(_ context.Context, name string) ([]string, error) {
 		a, ok := hosts[name]
 		if !ok {
 			return nil, fmt.Errorf("%s: not a test host", name)
 		}
-		addr, err := netip.ParseAddr(a)
-		if err != nil {
-			return nil, err
-		}
-		return []netip.Addr{addr}, nil
+		return []string{a}, nil
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	_ "github.com/art-runtime/art/lib/execx/netallow" // network allow's tests run the proxy
 )
 
 func TestMain(m *testing.M) {

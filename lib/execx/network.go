@@ -1,14 +1,16 @@
 package execx
 
 import (
+	"errors"
 	"fmt"
-	"net"
+	"os"
 	"slices"
 	"strings"
 
+	"github.com/art-runtime/art/lib/execx/internal/nethook"
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
-	"github.com/art-runtime/art/lib/netproxy"
+	"github.com/art-runtime/art/lib/netproxy/account"
 )
 
 // NetworkMode is how much of the network a task reaches. From the widest
@@ -93,7 +95,7 @@ func (n *NetworkPolicy) validate() error {
 		return jsonx.Errorf("policy.network.mode", "unknown mode %q (want host, allow, loopback or none)", n.Mode)
 	}
 	for i, s := range n.Allow {
-		if _, err := netproxy.ParseRule(s); err != nil {
+		if err := CheckNetworkRule(s); err != nil {
 			return jsonx.Errorf(fmt.Sprintf("policy.network.allow[%d]", i), "%v", err)
 		}
 	}
@@ -109,14 +111,27 @@ func (n *NetworkPolicy) validate() error {
 	return nil
 }
 
-// rules are the parsed allowlist (validated).
-func (n *NetworkPolicy) rules() []netproxy.Rule {
-	out := make([]netproxy.Rule, 0, len(n.Allow))
-	for _, s := range n.Allow {
-		r, _ := netproxy.ParseRule(s)
-		out = append(out, r)
+// ErrNoProxy: network allow is asked for, but this program does not link
+// its implementation (package lib/execx/netallow). Nothing has started.
+var ErrNoProxy = errors.New("network allow is not linked into this program (import github.com/art-runtime/art/lib/execx/netallow)")
+
+// netAllow is network allow's implementation, or ErrNoProxy.
+func netAllow() (*nethook.Impl, error) {
+	if impl := nethook.Get(); impl != nil {
+		return impl, nil
 	}
-	return out
+	return nil, ErrNoProxy
+}
+
+// CheckNetworkRule reports why s is not a network allow destination
+// (HOST[:PORT], *.SUFFIX[:PORT], an IPv4 or [IPv6] address), or nil; it
+// is ErrNoProxy where network allow is not linked.
+func CheckNetworkRule(s string) error {
+	impl, err := netAllow()
+	if err != nil {
+		return err
+	}
+	return impl.Check(s)
 }
 
 // narrowNetwork applies a narrowing's network fields to q (a copy of p,
@@ -145,13 +160,16 @@ func narrowNetwork(p, q *Policy, mode NetworkMode, hosts []string) error {
 	if q.Network.Mode != NetworkAllow {
 		return exitcode.Field(exitcode.Usage, "AllowHost", strings.Join(hosts, ","), "destinations need network allow, not %s", q.Network.Mode)
 	}
+	impl, err := netAllow()
+	if err != nil {
+		return exitcode.Field(exitcode.Internal, "AllowHost", strings.Join(hosts, ","), "%v", err).Because(err)
+	}
 	var allow []string
 	for _, h := range hosts {
-		r, err := netproxy.ParseRule(h)
-		if err != nil {
+		if err := impl.Check(h); err != nil {
 			return exitcode.Field(exitcode.Usage, "AllowHost", h, "%v", err)
 		}
-		if !netproxy.Covered(r, p.Network.rules()) {
+		if !impl.Covered(h, p.Network.Allow) {
 			return exitcode.Field(exitcode.Refused, "AllowHost", h, "not in the policy's network allowlist").Because(ErrWidens)
 		}
 		allow = append(allow, h)
@@ -163,14 +181,14 @@ func narrowNetwork(p, q *Policy, mode NetworkMode, hosts []string) error {
 // NetworkReport is a Result's network: the mode the run had and, under
 // network allow, what its proxy let through (per destination, with the
 // bytes each way) and refused (with the reason, one line). Each list is
-// bounded (netproxy.MaxEntries); the omitted counts say how many
+// bounded (account.MaxEntries); the omitted counts say how many
 // destinations were only counted.
 type NetworkReport struct {
-	Mode           NetworkMode        `json:"mode"`
-	Allowed        []netproxy.Allowed `json:"allowed,omitempty"`
-	Refused        []netproxy.Refused `json:"refused,omitempty"`
-	AllowedOmitted int                `json:"allowed_omitted,omitempty"`
-	RefusedOmitted int                `json:"refused_omitted,omitempty"`
+	Mode           NetworkMode       `json:"mode"`
+	Allowed        []account.Allowed `json:"allowed,omitempty"`
+	Refused        []account.Refused `json:"refused,omitempty"`
+	AllowedOmitted int               `json:"allowed_omitted,omitempty"`
+	RefusedOmitted int               `json:"refused_omitted,omitempty"`
 }
 
 // proxyEnv is what a task under network allow is told about its proxy:
@@ -188,16 +206,23 @@ func proxyEnv() map[string]string {
 // netProxy is a run's side of network allow: what its proxy enforces,
 // and the proxy once the supervisor handed over the listener.
 type netProxy struct {
-	netCfg    netproxy.Config
-	proxy     *netproxy.Proxy
-	proxyDone chan struct{}
+	netImpl *nethook.Impl
+	netCfg  nethook.Config
+	proxy   nethook.Proxy
+	rep     *account.Report // the accounting, once stopped
 }
 
 // prepare takes the proxy's configuration from the policy and the
-// caller's hooks, and returns env with the proxy's variables.
-func (np *netProxy) prepare(p *Policy, opt *Options, env []string) []string {
+// caller's hooks, and returns env with the proxy's variables; ErrNoProxy
+// where network allow is not linked (before anything started).
+func (np *netProxy) prepare(p *Policy, opt *Options, env []string) ([]string, error) {
+	impl, err := netAllow()
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Internal, "%w", err)
+	}
 	n := &p.Network
-	np.netCfg = netproxy.Config{Allow: n.rules(), MaxConnections: n.MaxConnections, MaxBytes: n.MaxBytes,
+	np.netImpl = impl
+	np.netCfg = nethook.Config{Allow: n.Allow, MaxConnections: n.MaxConnections, MaxBytes: n.MaxBytes,
 		Resolve: opt.Resolve, OnDecision: opt.OnNetwork}
 	if np.netCfg.MaxConnections == 0 {
 		np.netCfg.MaxConnections = DefaultMaxConnections
@@ -217,37 +242,37 @@ func (np *netProxy) prepare(p *Policy, opt *Options, env []string) []string {
 		out = append(out, k+"="+add[k])
 	}
 	slices.Sort(out)
-	return out
+	return out, nil
 }
 
-// startProxy serves the task's connections on l (the listener in its
-// network namespace) until the run ends.
-func (np *netProxy) startProxy(l net.Listener) {
-	np.proxy = netproxy.New(np.netCfg)
-	np.proxyDone = make(chan struct{})
-	go func() {
-		defer close(np.proxyDone)
-		_ = np.proxy.Serve(l)
-	}()
+// startProxy serves the task's connections on l (the listening socket in
+// its network namespace, which the proxy takes over) until the run ends.
+func (np *netProxy) startProxy(l *os.File) error {
+	px, err := np.netImpl.Start(l, np.netCfg)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Internal, "network allow: listener: %w", err)
+	}
+	np.proxy = px
+	return nil
 }
 
-// stopProxy ends every connection of the proxy and waits for it.
+// stopProxy ends every connection of the proxy, waits for it and keeps
+// its accounting for report.
 func (np *netProxy) stopProxy() {
 	if np.proxy == nil {
 		return
 	}
-	np.proxy.Close()
-	<-np.proxyDone
+	rep := np.proxy.Stop()
+	np.proxy, np.rep = nil, &rep
 }
 
 // report stops the proxy (the task is gone) and copies its accounting
 // into r.
 func (np *netProxy) report(r *NetworkReport) {
-	if np.proxy == nil || r == nil {
+	np.stopProxy()
+	if np.rep == nil || r == nil {
 		return
 	}
-	np.stopProxy()
-	rep := np.proxy.Report()
-	r.Allowed, r.Refused = rep.Allowed, rep.Refused
-	r.AllowedOmitted, r.RefusedOmitted = rep.AllowedOmitted, rep.RefusedOmitted
+	r.Allowed, r.Refused = np.rep.Allowed, np.rep.Refused
+	r.AllowedOmitted, r.RefusedOmitted = np.rep.AllowedOmitted, np.rep.RefusedOmitted
 }

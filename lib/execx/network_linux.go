@@ -3,7 +3,6 @@
 package execx
 
 import (
-	"net"
 	"os"
 	"syscall"
 
@@ -110,18 +109,12 @@ func proxyPair() (mine, theirs *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "proxy"), os.NewFile(uintptr(fds[1]), "proxy-supervisor"), nil
 }
 
-// recvListener takes the listener the supervisor sent on f (it sends it
-// before reporting the task started, so it is already there).
-func recvListener(f *os.File) (net.Listener, error) {
+// recvListener takes the listening socket the supervisor sent on f (it
+// sends it before reporting the task started, so it is already there).
+func recvListener(f *os.File) (*os.File, error) {
 	fd, err := shim.RecvFD(int(f.Fd()))
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Internal, "network allow: the supervisor's listener: %w", err)
 	}
-	lf := os.NewFile(uintptr(fd), "proxy-listener")
-	defer lf.Close()
-	l, err := net.FileListener(lf)
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Internal, "network allow: listener: %w", err)
-	}
-	return l, nil
+	return os.NewFile(uintptr(fd), "proxy-listener"), nil
 }

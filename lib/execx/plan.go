@@ -152,7 +152,9 @@ func prepare(p *Policy, t *Task, opt *Options) (_ *plan, err error) {
 		return nil, err
 	}
 	if pl.iso.proxy {
-		pl.env = pl.netProxy.prepare(p, opt, pl.env)
+		if pl.env, err = pl.netProxy.prepare(p, opt, pl.env); err != nil {
+			return nil, err
+		}
 	}
 	return pl, nil
 }

@@ -309,11 +309,14 @@ func startSupervisedIn(pl *plan, stdin, out, errw *os.File, cg *taskCgroup) (pro
 		return pr, err
 	}
 	l, err := recvListener(netMine)
+	if err == nil {
+		err = pl.startProxy(l) // the proxy holds its own copy of l
+		l.Close()
+	}
 	if err != nil {
 		sp.finish()
 		return nil, err
 	}
-	pl.startProxy(l)
 	return pr, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/art-runtime/art/lib/netproxy"
+	"github.com/art-runtime/art/lib/netproxy/account"
 )
 
 // fillResult sets every field of v (a struct, by reflection) to a
@@ -72,7 +72,7 @@ func TestResultJSON(t *testing.T) {
 		"zero":                    {},
 		"zero with empty enforce": &zeroTime,
 		"long output":             &long,
-		"destinations":            {Network: &NetworkReport{Mode: "allow", Allowed: []netproxy.Allowed{{}}}},
+		"destinations":            {Network: &NetworkReport{Mode: "allow", Allowed: []account.Allowed{{}}}},
 		"year 10000":              {StartedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 		"a zone":                  {StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 3600+30*60))},
 	} {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/netip"
+
 	"os"
 	"syscall"
 	"time"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
-	"github.com/art-runtime/art/lib/netproxy"
+	"github.com/art-runtime/art/lib/netproxy/account"
 )
 
 // Options are the caller's side of a run: how output and input flow and
@@ -65,12 +65,13 @@ type Options struct {
 	// os.Environ().
 	Environ []string
 	// Resolve, if set, is how the proxy of a task under network allow
-	// resolves a name its allowlist admitted (nil: the system resolver).
-	// Tests point listed names at their own servers with it.
-	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// resolves a name its allowlist admitted into addresses in text form,
+	// as net.Resolver.LookupHost does (nil: the system resolver). Tests
+	// point listed names at their own servers with it.
+	Resolve func(ctx context.Context, host string) ([]string, error)
 	// OnNetwork, if set, is told every decision of that proxy as it is
 	// made (the CLI's --events), from the proxy's goroutines.
-	OnNetwork func(netproxy.Decision)
+	OnNetwork func(account.Decision)
 	// Writable are directories the task may write beside the policy's
 	// workspace and its private TMPDIR, under landlock and strict (under
 	// none everything the user may write is writable anyway). It is the

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/art-runtime/art/lib/netproxy/account"
 )
 
 // Config is one task's proxy.
@@ -34,43 +36,17 @@ type Config struct {
 	HeaderTimeout, DialTimeout time.Duration
 }
 
-// Decision is what the proxy did with one request of the task.
-type Decision struct {
-	Host    string
-	Port    int
-	Allowed bool
-	Reason  string // why it was refused, one line
-}
-
-// Allowed is one destination the task reached, with the bytes it sent
-// there (out) and received from it (in), over every connection to it.
-type Allowed struct {
-	Host        string `json:"host"`
-	Port        int    `json:"port"`
-	Connections int    `json:"connections"`
-	BytesOut    int64  `json:"bytes_out"`
-	BytesIn     int64  `json:"bytes_in"`
-}
-
-// Refused is one destination refused, for one reason, Count times.
-type Refused struct {
-	Host   string `json:"host"`
-	Port   int    `json:"port"`
-	Reason string `json:"reason"`
-	Count  int    `json:"count"`
-}
-
-// Report is the accounting of one task's proxy. It keeps at most
-// MaxEntries destinations of each kind; the rest are only counted.
-type Report struct {
-	Allowed        []Allowed `json:"allowed"`
-	Refused        []Refused `json:"refused"`
-	AllowedOmitted int       `json:"allowed_omitted,omitempty"`
-	RefusedOmitted int       `json:"refused_omitted,omitempty"`
-}
+// The accounting's types live in package account, which links no
+// networking code: a runner reports them without linking the proxy.
+type (
+	Decision = account.Decision
+	Allowed  = account.Allowed
+	Refused  = account.Refused
+	Report   = account.Report
+)
 
 // MaxEntries bounds each list of a Report.
-const MaxEntries = 64
+const MaxEntries = account.MaxEntries
 
 // Proxy serves one task.
 type Proxy struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/art-runtime/art/lib/execx"
-	"github.com/art-runtime/art/lib/netproxy"
+	"github.com/art-runtime/art/lib/netproxy/account"
 )
 
 // TestReasonNetworkRefusal: a failed attempt's reason names what the
@@ -13,7 +13,7 @@ import (
 func TestReasonNetworkRefusal(t *testing.T) {
 	r := &execx.Result{Status: execx.StatusFailed, ExitCode: 1, Network: &execx.NetworkReport{
 		Mode: execx.NetworkAllow,
-		Refused: []netproxy.Refused{
+		Refused: []account.Refused{
 			{Host: "example.org", Port: 443, Reason: "example.org:443 is not in the allowlist", Count: 3},
 			{Host: "10.0.0.1", Port: 80, Reason: "10.0.0.1:80 is an address, not a name in the allowlist", Count: 1},
 		},

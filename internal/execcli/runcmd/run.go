@@ -24,7 +24,6 @@ import (
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"
-	"github.com/art-runtime/art/lib/netproxy"
 )
 
 // Cmd is `artexec run`'s flags and program: the grammar in package
@@ -403,7 +402,9 @@ func (c *Cmd) networkMode() string {
 // than allow, by its flag.
 func (c *Cmd) checkNetwork() error {
 	for _, h := range c.AllowHost {
-		if _, err := netproxy.ParseRule(h); err != nil {
+		if err := execx.CheckNetworkRule(h); errors.Is(err, execx.ErrNoProxy) {
+			return err // the artexec binary: artexec-cli runs it
+		} else if err != nil {
 			return exitcode.Errorf(exitcode.Usage, "--allow-host: %v", err)
 		}
 	}

@@ -21,7 +21,7 @@ import (
 
 	"github.com/art-runtime/art/lib/execx"
 	"github.com/art-runtime/art/lib/exitcode"
-	"github.com/art-runtime/art/lib/netproxy"
+	"github.com/art-runtime/art/lib/netproxy/account"
 	"github.com/art-runtime/art/lib/obs"
 	"github.com/art-runtime/art/lib/vocab"
 )
@@ -219,7 +219,7 @@ func TaskFinished(ctx context.Context, t *execx.Task, res *execx.Result, err err
 
 // TaskNetwork is the draft of one proxy decision: the destination, and
 // why it was refused (the reason is redacted like any text).
-func TaskNetwork(t *execx.Task, d netproxy.Decision) obs.Draft {
+func TaskNetwork(t *execx.Task, d account.Decision) obs.Draft {
 	attrs := map[string]any{"host": d.Host, "port": d.Port, "allowed": d.Allowed}
 	if d.Reason != "" {
 		attrs["reason"] = d.Reason
@@ -280,7 +280,7 @@ func (r TaskRunner) RunTask(ctx context.Context, p *execx.Policy, t *execx.Task,
 		r.Started(cause)
 	}
 	if prev := opt.OnNetwork; p != nil && p.NetworkMode() == execx.NetworkAllow {
-		opt.OnNetwork = func(d netproxy.Decision) {
+		opt.OnNetwork = func(d account.Decision) {
 			if prev != nil {
 				prev(d)
 			}

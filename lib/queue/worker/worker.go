@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/art-runtime/art/lib/queue"
-	"github.com/art-runtime/art/lib/vocab"
 	"io/fs"
 	"maps"
 	"os"
@@ -17,9 +15,12 @@ import (
 	"time"
 
 	"github.com/art-runtime/art/lib/execx"
+	_ "github.com/art-runtime/art/lib/execx/netallow" // a task's policy may name network allow
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/fsx"
 	"github.com/art-runtime/art/lib/jsonx"
+	"github.com/art-runtime/art/lib/queue"
+	"github.com/art-runtime/art/lib/vocab"
 )
 
 // Mode says when a worker stops on its own.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/art-runtime/art/lib/agent/provider"
 	"github.com/art-runtime/art/lib/execx"
+	_ "github.com/art-runtime/art/lib/execx/netallow" // the provider's policy may name network allow
 	"github.com/art-runtime/art/lib/exitcode"
 	"github.com/art-runtime/art/lib/jsonx"
 )
