@@ -13,15 +13,17 @@ import (
 
 // maxRunInits bounds the packages `artexec run` initialises (GODEBUG
 // inittrace lines): every one of them is paid at each task start. The
-// artexec binary is the run command and lib/execx alone, 33 packages; one
-// more dependency that drags in a command-line framework, a configuration
-// library, an HTTP stack or a queue client shows here.
-const maxRunInits = 40
+// artexec binary is the run command and lib/execx alone, 29 packages
+// (network allow's proxy is artexec-cli's); one more dependency that drags
+// in a command-line framework, a configuration library, a networking
+// stack or a queue client shows here.
+const maxRunInits = 36
 
 // heavy are packages `artexec run` must never initialise: it uses none of
-// them (the grammar, --events and the redactor are artexec-cli's).
+// them (the grammar, --events, the redactor and network allow are
+// artexec-cli's).
 var heavy = []string{
-	"net/http", "github.com/nats-io/", "github.com/spf13/viper", "github.com/alecthomas/kong",
+	"net", "net/netip", "net/http", "github.com/nats-io/", "github.com/spf13/viper", "github.com/alecthomas/kong",
 	"github.com/art-runtime/art/lib/obs", "github.com/art-runtime/art/internal/cli",
 }
 
