@@ -42,14 +42,37 @@ type poolSup struct {
 	done    chan struct{} // closed once it is reaped; ex is then set
 	ex      exitInfo
 	stopped atomic.Bool // it was seen stopped: never reused
-	// ns: started in user and PID namespaces of its own, as their PID 1,
-	// for tasks of isoPlan.userNS only (and they only on such a one).
-	ns bool
+	kind    supKind
 }
 
-// forkReq asks the forker for a supervisor, in namespaces (ns) or not.
+// supKind is what a pooled supervisor was started for; a task runs only
+// on a supervisor of its own kind (taskKind).
+type supKind struct {
+	// ns: in user and PID namespaces of its own, as their PID 1, for
+	// tasks of isoPlan.userNS only (and they only on such a one).
+	ns bool
+	// dropCaps: its bounding set emptied but keep when it started
+	// (stage.DropBoundingSet), for tasks that drop their capabilities
+	// but keep: a task that keeps its own (isolation none) must not
+	// inherit an emptied bounding set, nor one that keeps more.
+	dropCaps bool
+	keep     uint64
+}
+
+// taskKind is the kind of supervisor ip's task runs on.
+func taskKind(ip *isoPlan) supKind {
+	k := supKind{ns: ip.userNS, dropCaps: ip.dropCaps}
+	if ip.dropCaps {
+		for _, c := range ip.keepCaps {
+			k.keep |= 1 << c
+		}
+	}
+	return k
+}
+
+// forkReq asks the forker for a supervisor of a kind.
 type forkReq struct {
-	ns    bool
+	kind  supKind
 	reply chan forkResult
 }
 
@@ -71,10 +94,10 @@ func poolable(ip *isoPlan) bool {
 	return !ip.namespaces && !ip.netNS && (!ip.mountNS || mountNSUsable() == nil)
 }
 
-// get returns an idle supervisor, in namespaces (poolSup.ns) or not as
-// ns says, or a new one; ok is false when the pool is closed (the caller
-// starts a supervisor of its own).
-func (p *Pool) get(ns bool) (sup *poolSup, ok bool, err error) {
+// get returns an idle supervisor of the kind asked for, or a new one; ok
+// is false when the pool is closed (the caller starts a supervisor of its
+// own).
+func (p *Pool) get(kind supKind) (sup *poolSup, ok bool, err error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -84,8 +107,8 @@ func (p *Pool) get(ns bool) (sup *poolSup, ok bool, err error) {
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		s := p.idle[i]
 		usable := s.usable()
-		if usable && s.ns != ns {
-			continue // the other kind: stays idle
+		if usable && s.kind != kind {
+			continue // another kind: stays idle
 		}
 		p.idle = slices.Delete(p.idle, i, i+1)
 		if usable {
@@ -111,7 +134,7 @@ func (p *Pool) get(ns bool) (sup *poolSup, ok bool, err error) {
 		return sup, true, nil
 	}
 	reply := make(chan forkResult, 1)
-	reqs <- forkReq{ns, reply}
+	reqs <- forkReq{kind, reply}
 	r := <-reply
 	if r.err != nil {
 		p.release()
@@ -183,18 +206,19 @@ func (p *Pool) forker(reqs <-chan forkReq, done chan<- struct{}) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for req := range reqs {
-		s, err := p.fork(req.ns)
+		s, err := p.fork(req.kind)
 		req.reply <- forkResult{s, err}
 	}
 }
 
 // fork starts one serving supervisor: /dev/null as its 0-2, its end of a
 // new SOCK_SEQPACKET socket pair as fd 3, in a process group of its own,
-// in /, SIGTERM when this thread dies. With ns, in new user and PID
+// in /, SIGTERM when this thread dies. With kind.ns, in new user and PID
 // namespaces (it maps this process's uid and gid to themselves, and keeps
 // the capabilities a task's own process needs there to build its mount
-// view, as strict's supervisor does: see setNamespaces).
-func (p *Pool) fork(ns bool) (*poolSup, error) {
+// view, as strict's supervisor does: see setNamespaces); with
+// kind.dropCaps, its bounding set emptied but kind.keep.
+func (p *Pool) fork(kind supKind) (*poolSup, error) {
 	sweepFDs()
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -209,15 +233,19 @@ func (p *Pool) fork(ns bool) (*poolSup, error) {
 	defer unix.Close(null)
 	n := uintptr(null)
 	path := shimExe()
-	argv := []string{shim.Arg0, "serve"}
+	mode := "serve"
 	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	forkExec := syscall.ForkExec
-	if ns {
-		argv[1] = "serve:" + strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())
+	if kind.ns {
+		mode += ":" + strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
 		sys.AmbientCaps = nsCaps()
 		forkExec = forkServeNS
 	}
+	if kind.dropCaps {
+		mode += "/bset:" + strconv.FormatUint(kind.keep, 16)
+	}
+	argv := []string{shim.Arg0, mode}
 	procMu.Lock()
 	pid, err := forkExec(path, argv, &syscall.ProcAttr{
 		Dir: "/", Env: shim.Env,
@@ -231,7 +259,7 @@ func (p *Pool) fork(ns bool) (*poolSup, error) {
 	}
 	live[pid] = true
 	procMu.Unlock()
-	s := &poolSup{pid: pid, sock: pair[0], done: make(chan struct{}), ns: ns}
+	s := &poolSup{pid: pid, sock: pair[0], done: make(chan struct{}), kind: kind}
 	go s.wait(p)
 	return s, nil
 }
@@ -315,7 +343,7 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup
 		return nil, false, nil
 	}
 	for try := 0; ; try++ {
-		sup, ok, err := pool.get(pl.iso.userNS)
+		sup, ok, err := pool.get(taskKind(&pl.iso))
 		if err != nil && pl.iso.userNS {
 			// Refused the namespaces: a supervisor of the task's own
 			// tries them, and goes without (startSupervised).
@@ -351,12 +379,12 @@ func startPooled(pool *Pool, pl *plan, stdin, out, errw *os.File, cg *taskCgroup
 			return nil, true, exitcode.Errorf(exitcode.Internal, "supervisor: send the task: %v (wait status %#x)", err, uint32(ex.status))
 		}
 		sh.CloseChildEnds()
-		sp := &superProc{pid: sup.pid, sup: sup, pool: pool, cg: cg, tmpClean: &pl.iso.tmpClean, pidns: sup.ns}
+		sp := &superProc{pid: sup.pid, sup: sup, pool: pool, cg: cg, tmpClean: &pl.iso.tmpClean, pidns: sup.kind.ns}
 		pr, err := sp.begin(sh, nil)
 		if errors.Is(err, errNeverStarted) && try == 0 {
 			continue
 		}
-		if err != nil && sup.ns && userNSRefused(err) {
+		if err != nil && sup.kind.ns && userNSRefused(err) {
 			return nil, false, nil // as above: nothing of the task ran
 		}
 		return pr, true, err

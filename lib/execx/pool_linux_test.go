@@ -353,7 +353,7 @@ func TestPoolProtocolError(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			pool := NewPool(1)
 			defer pool.Close()
-			sup, ok, err := pool.get(false)
+			sup, ok, err := pool.get(supKind{})
 			if !ok || err != nil {
 				t.Fatalf("get: %v %v", ok, err)
 			}

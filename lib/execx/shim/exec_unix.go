@@ -19,15 +19,12 @@ func run(mode string) int {
 	case "supervise":
 		oneProc()
 		return supervise()
-	case "serve":
-		oneProc()
-		return serve("")
 	case "probe":
 		return 0
 	}
-	if ids, ok := strings.CutPrefix(mode, "serve:"); ok {
+	if opts, ok := strings.CutPrefix(mode, "serve"); ok {
 		oneProc()
-		return serve(ids)
+		return serve(opts)
 	}
 	return exitcode.Internal
 }

@@ -4,6 +4,7 @@ package stage
 
 import (
 	"fmt"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -55,4 +56,37 @@ func HasCap(c int) bool {
 		return false
 	}
 	return data[c/32].Effective&(1<<(c%32)) != 0
+}
+
+// DropBoundingSet empties the bounding set of every thread of this
+// process except the capabilities in keep (bit c: capability c), as a
+// capability drop with those KeepCaps would: for a pooled supervisor
+// whose every task drops its capabilities, so that the task's own process
+// finds nothing left to drop (capDrop.apply). It changes nothing the
+// supervisor does itself — it never executes a program, and its
+// permitted and effective sets stay — and each task still checks and
+// drops what its bounding set holds. All threads or none: a Go program
+// built with cgo (a -race build) cannot change every thread
+// (syscall.AllThreadsSyscall), and gets ENOTSUP before anything changed;
+// without CAP_SETPCAP, EPERM.
+func DropBoundingSet(keep uint64) error {
+	for c := uintptr(0); c <= 63; c++ {
+		if keep>>c&1 != 0 {
+			continue
+		}
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0)
+		if err == unix.EINVAL {
+			return nil // past the kernel's last capability
+		}
+		if err != nil {
+			return err
+		}
+		if in == 0 {
+			continue
+		}
+		if _, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); e != 0 {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,106 @@
+//go:build linux
+
+package execx
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// capBnd is the CapBnd line's value in /proc/PID/status ("self" for this
+// process), or the test fails.
+func capBnd(t *testing.T, pid string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^CapBnd:\s*([0-9a-f]+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no CapBnd in /proc/%s/status", pid)
+	}
+	return string(m[1])
+}
+
+// A pooled supervisor for tasks that drop their capabilities empties its
+// own bounding set when it starts (all but the policy's
+// keep_capabilities), so that their processes find nothing left to drop;
+// and a task only ever runs on a supervisor of its own kind: a task under
+// none, which keeps root's capabilities, never inherits an emptied
+// bounding set, and a task that keeps a capability never one without it.
+// Seen from outside: each task's CapBnd, and each supervisor's. The
+// supervisor is a real artexec-shim built without cgo: a cgo (-race)
+// build cannot change every thread's bounding set and leaves it alone.
+func TestPoolBoundingSetByKind(t *testing.T) {
+	needLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the bounding set is root's to drop")
+	}
+	if testing.Short() {
+		t.Skip("builds artexec-shim")
+	}
+	shimBin := filepath.Join(t.TempDir(), ShimName)
+	build := exec.Command("go", "build", "-o", shimBin, "github.com/art-runtime/art/cmd/artexec-shim")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build artexec-shim: %v\n%s", err, out)
+	}
+	_ = shimExe() // found (or not) once; this test's runs use the build above
+	prev := shimPath
+	shimPath = shimBin
+	t.Cleanup(func() { shimPath = prev })
+
+	full := capBnd(t, "self")
+	pool := NewPool(4)
+	defer pool.Close()
+	run := func(iso Isolation, keep ...string) string {
+		t.Helper()
+		p := policyFor(t, iso, "sh")
+		p.KeepCapabilities = keep
+		res := mustRun(t, p, sh("grep CapBnd /proc/self/status"), Options{Supervised: true, Pool: pool})
+		if res.Status != StatusSucceeded {
+			t.Fatalf("%s: %s %s", iso, res.Status, res.Output)
+		}
+		return strings.TrimSpace(strings.TrimPrefix(res.Output, "CapBnd:"))
+	}
+	supBnd := func() map[string]int {
+		t.Helper()
+		pool.mu.Lock()
+		defer pool.mu.Unlock()
+		seen := map[string]int{}
+		for _, s := range pool.idle {
+			seen[capBnd(t, strconv.Itoa(s.pid))]++
+		}
+		return seen
+	}
+	const keepChown = "0000000000000001" // CAP_CHOWN is capability 0
+	steps := []struct {
+		iso  Isolation
+		keep []string
+		want string
+	}{
+		{IsolationLandlock, nil, "0000000000000000"},
+		{IsolationNone, nil, full},
+		{IsolationLandlock, []string{"CAP_CHOWN"}, keepChown},
+		{IsolationLandlock, nil, "0000000000000000"}, // the first one again
+		{IsolationNone, nil, full},
+	}
+	for i, s := range steps {
+		if got := run(s.iso, s.keep...); got != s.want {
+			t.Errorf("step %d, %s keeping %v: the task's CapBnd %s; want %s", i, s.iso, s.keep, got, s.want)
+		}
+	}
+	st := pool.Stats()
+	if st.Started != 3 || st.Reused != 2 {
+		t.Errorf("pool %+v: want 3 supervisors started (one a kind) and 2 reused", st)
+	}
+	want := map[string]int{"0000000000000000": 1, full: 1, keepChown: 1}
+	if got := supBnd(); len(got) != len(want) || got["0000000000000000"] != 1 || got[full] != 1 || got[keepChown] != 1 {
+		t.Errorf("the idle supervisors' CapBnd: %v; want one each of %v", got, want)
+	}
+}
