@@ -5,7 +5,6 @@ package execx
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,34 +26,19 @@ func capBnd(t *testing.T, pid string) string {
 	return string(m[1])
 }
 
-// A pooled supervisor for tasks that drop their capabilities empties its
-// own bounding set when it starts (all but the policy's
-// keep_capabilities), so that their processes find nothing left to drop;
+// A pooled supervisor for tasks that drop their capabilities starts with
+// its bounding set emptied (all but the policy's keep_capabilities), from
+// its forker thread's, so that their processes find nothing left to drop;
 // and a task only ever runs on a supervisor of its own kind: a task under
 // none, which keeps root's capabilities, never inherits an emptied
 // bounding set, and a task that keeps a capability never one without it.
-// Seen from outside: each task's CapBnd, and each supervisor's. The
-// supervisor is a real artexec-shim built without cgo: a cgo (-race)
-// build cannot change every thread's bounding set and leaves it alone.
+// Nor does anything this process starts afterwards, from whatever thread.
+// Seen from outside: each task's CapBnd, and each supervisor's.
 func TestPoolBoundingSetByKind(t *testing.T) {
 	needLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("the bounding set is root's to drop")
 	}
-	if testing.Short() {
-		t.Skip("builds artexec-shim")
-	}
-	shimBin := filepath.Join(t.TempDir(), ShimName)
-	build := exec.Command("go", "build", "-o", shimBin, "github.com/art-runtime/art/cmd/artexec-shim")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build artexec-shim: %v\n%s", err, out)
-	}
-	_ = shimExe() // found (or not) once; this test's runs use the build above
-	prev := shimPath
-	shimPath = shimBin
-	t.Cleanup(func() { shimPath = prev })
-
 	full := capBnd(t, "self")
 	pool := NewPool(4)
 	defer pool.Close()
@@ -102,5 +86,14 @@ func TestPoolBoundingSetByKind(t *testing.T) {
 	want := map[string]int{"0000000000000000": 1, full: 1, keepChown: 1}
 	if got := supBnd(); len(got) != len(want) || got["0000000000000000"] != 1 || got[full] != 1 || got[keepChown] != 1 {
 		t.Errorf("the idle supervisors' CapBnd: %v; want one each of %v", got, want)
+	}
+	pool.Close() // the forkers end; their threads with them
+	// Programs started afterwards, from any of this process's threads,
+	// have its whole bounding set.
+	for i := range 8 {
+		out, err := exec.Command("grep", "CapBnd", "/proc/self/status").Output()
+		if got := strings.TrimSpace(strings.TrimPrefix(string(out), "CapBnd:")); err != nil || got != full {
+			t.Fatalf("a program started after the pool closed (%d): CapBnd %q, %v; want %s", i, got, err, full)
+		}
 	}
 }

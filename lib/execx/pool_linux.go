@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/art-runtime/art/lib/execx/shim"
+	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -24,10 +25,11 @@ type poolState struct {
 	idle   []*poolSup
 	live   int  // supervisors started (or being started) and not yet reaped
 	closed bool // Close was called: nothing returns to idle, nothing new starts
-	// forks is the forker's queue; nil while no forker runs. The forker
-	// ends when the pool is closed and the last supervisor reaped.
-	forks      chan forkReq
-	forkerDone chan struct{}
+	// forks are the forkers' queues, one a bounding set the supervisors
+	// start with (forkerFor); nil while no forker runs. The forkers end
+	// when the pool is closed and its last supervisor reaped.
+	forks   map[bsetClass]chan forkReq
+	forkers sync.WaitGroup
 	// tmps are temp dirs kept for the next runs, tmpKept the state of
 	// each one lent to a run as it was made (see keptTmp).
 	tmps    []keptTmp
@@ -51,12 +53,34 @@ type supKind struct {
 	// ns: in user and PID namespaces of its own, as their PID 1, for
 	// tasks of isoPlan.userNS only (and they only on such a one).
 	ns bool
-	// dropCaps: its bounding set emptied but keep when it started
-	// (stage.DropBoundingSet), for tasks that drop their capabilities
-	// but keep: a task that keeps its own (isolation none) must not
-	// inherit an emptied bounding set, nor one that keeps more.
+	// dropCaps: for tasks that drop their capabilities but keep (bit c:
+	// capability c). Outside namespaces it starts with its bounding set
+	// emptied but keep (forkerFor), and a task that keeps its own
+	// (isolation none) must not inherit that, nor one keeping more.
 	dropCaps bool
 	keep     uint64
+}
+
+// bsetClass is the bounding set a forker thread gives the supervisors it
+// starts: the thread's own (the zero value), or emptied but keep.
+type bsetClass struct {
+	dropped bool
+	keep    uint64
+}
+
+// forkerFor is the forker of kind's supervisors. One for tasks that drop
+// their capabilities starts them with that drop already made to its
+// bounding set, which they inherit (stage.DropBoundingSet), so that no
+// task's own process has any left to drop: a drop is a new set of
+// credentials, about a microsecond a capability. Supervisors in user
+// namespaces of their own start with a full bounding set there whatever
+// their forker's (the kernel gives a new user namespace one), so theirs
+// is the thread's own.
+func forkerFor(kind supKind) bsetClass {
+	if !kind.dropCaps || kind.ns {
+		return bsetClass{}
+	}
+	return bsetClass{dropped: true, keep: kind.keep}
 }
 
 // taskKind is the kind of supervisor ip's task runs on.
@@ -89,7 +113,7 @@ type forkResult struct {
 // made by the task's own process between fork and execve, in a mount
 // namespace of its own (startPooled), where this process can make one; an
 // unprivileged landlock task's user and PID namespaces are its pooled
-// supervisor's (poolSup.ns), the same for every such task of the pool.
+// supervisor's (supKind.ns), the same for every such task of the pool.
 func poolable(ip *isoPlan) bool {
 	return !ip.namespaces && !ip.netNS && (!ip.mountNS || mountNSUsable() == nil)
 }
@@ -119,12 +143,18 @@ func (p *Pool) get(kind supKind) (sup *poolSup, ok bool, err error) {
 	}
 	if sup == nil {
 		p.live++
-		if p.forks == nil {
-			p.forks, p.forkerDone = make(chan forkReq), make(chan struct{})
-			go p.forker(p.forks, p.forkerDone)
-		}
 	}
-	reqs := p.forks // stays open while our count is in live
+	class := forkerFor(kind)
+	reqs := p.forks[class] // stays open while our count is in live
+	if sup == nil && reqs == nil {
+		if p.forks == nil {
+			p.forks = map[bsetClass]chan forkReq{}
+		}
+		reqs = make(chan forkReq)
+		p.forks[class] = reqs
+		p.forkers.Add(1)
+		go p.forker(class, reqs)
+	}
 	p.mu.Unlock()
 	for _, s := range dead {
 		s.discard()
@@ -164,9 +194,8 @@ func (p *Pool) release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.live--
-	if p.closed && p.live == 0 && p.forks != nil {
-		close(p.forks)
-		p.forks = nil
+	if p.closed && p.live == 0 {
+		p.closeForks()
 	}
 }
 
@@ -179,32 +208,46 @@ func (p *Pool) Close() {
 	p.closed = true
 	idle := p.idle
 	p.idle = nil
-	done := p.forkerDone
-	if p.live == 0 && p.forks != nil {
-		close(p.forks)
-		p.forks = nil
+	if p.live == 0 {
+		p.closeForks()
 	}
 	p.mu.Unlock()
 	for _, s := range idle {
 		s.discard()
 	}
 	p.closeTmps()
-	if done != nil {
-		<-done
-	}
+	p.forkers.Wait()
 }
 
-// forker starts every supervisor of the pool from one goroutine locked to
-// its OS thread: a supervisor's parent-death signal fires when the thread
-// that forked it exits, so that thread must live as long as the pool's
-// supervisors do. It unlocks when the goroutine returns (the pool closed
-// and its last supervisor reaped) rather than end the thread: the
-// runtime keeps it, so no other child forked from that thread (see
-// startProcess) gets its parent-death signal.
-func (p *Pool) forker(reqs <-chan forkReq, done chan<- struct{}) {
-	defer close(done)
+// closeForks ends the forkers (p.mu held, nothing live).
+func (p *Pool) closeForks() {
+	for _, reqs := range p.forks {
+		close(reqs)
+	}
+	p.forks = nil
+}
+
+// forker starts every supervisor of the pool with class's bounding set
+// from one goroutine locked to its OS thread: a supervisor's parent-death
+// signal fires when the thread that forked it exits, so that thread must
+// live as long as the pool's supervisors do. A plain forker unlocks when
+// the goroutine returns (the pool closed and its last supervisor reaped)
+// rather than end the thread: the runtime keeps it, so no other child
+// forked from that thread (see startProcess) gets its parent-death
+// signal. A forker whose thread dropped capabilities from its bounding
+// set never unlocks: the thread ends with it, and never runs another
+// goroutine, which could start a program (a task under none) that is to
+// keep them.
+func (p *Pool) forker(class bsetClass, reqs <-chan forkReq) {
+	defer p.forkers.Done()
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if class.dropped {
+		// Where it cannot (no CAP_SETPCAP: an unprivileged runner), each
+		// task's own process drops what it has, as ever.
+		_ = stage.DropBoundingSet(class.keep)
+	} else {
+		defer runtime.UnlockOSThread()
+	}
 	for req := range reqs {
 		s, err := p.fork(req.kind)
 		req.reply <- forkResult{s, err}
@@ -216,8 +259,8 @@ func (p *Pool) forker(reqs <-chan forkReq, done chan<- struct{}) {
 // in /, SIGTERM when this thread dies. With kind.ns, in new user and PID
 // namespaces (it maps this process's uid and gid to themselves, and keeps
 // the capabilities a task's own process needs there to build its mount
-// view, as strict's supervisor does: see setNamespaces); with
-// kind.dropCaps, its bounding set emptied but kind.keep.
+// view, as strict's supervisor does: see setNamespaces). The calling
+// thread's bounding set is the supervisor's (forker).
 func (p *Pool) fork(kind supKind) (*poolSup, error) {
 	sweepFDs()
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -241,9 +284,6 @@ func (p *Pool) fork(kind supKind) (*poolSup, error) {
 		sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
 		sys.AmbientCaps = nsCaps()
 		forkExec = forkServeNS
-	}
-	if kind.dropCaps {
-		mode += "/bset:" + strconv.FormatUint(kind.keep, 16)
 	}
 	argv := []string{shim.Arg0, mode}
 	procMu.Lock()

@@ -19,12 +19,15 @@ func run(mode string) int {
 	case "supervise":
 		oneProc()
 		return supervise()
+	case "serve":
+		oneProc()
+		return serve("")
 	case "probe":
 		return 0
 	}
-	if opts, ok := strings.CutPrefix(mode, "serve"); ok {
+	if ids, ok := strings.CutPrefix(mode, "serve:"); ok {
 		oneProc()
-		return serve(opts)
+		return serve(ids)
 	}
 	return exitcode.Internal
 }

@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/art-runtime/art/lib/execx/stage"
 	"github.com/art-runtime/art/lib/exitcode"
 )
 
@@ -83,11 +82,7 @@ const MaxServeSpec = 64 << 10
 // locked to it returns, which nothing in this process does (the
 // one-shot supervisor is not locked either). Unlocked, yielding the
 // thread is cheap, which its raw waits do (waitReadable).
-func serve(opts string) int {
-	ids, keep, dropBset, ok := serveOpts(opts)
-	if !ok {
-		return exitcode.Internal
-	}
+func serve(ids string) int {
 	MarkCloexecFrom(3)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
@@ -114,14 +109,6 @@ func serve(opts string) int {
 	if err := unix.Chdir("/"); err != nil {
 		return exitcode.Internal
 	}
-	if dropBset {
-		// Every task of this supervisor drops its capabilities but keep:
-		// empty the bounding set once here, before the state every task
-		// is checked against, so that no task's own process has any left
-		// to drop. An optimization only (a cgo build cannot, see
-		// stage.DropBoundingSet): each task checks its own.
-		_ = stage.DropBoundingSet(keep)
-	}
 	states := newStateReader()
 	srv := &server{states: states, state: states.read(), buf: make([]byte, 1+MaxServeSpec+1), pidns: pidns, nsErr: nsErr}
 	go func() {
@@ -145,27 +132,6 @@ func serve(opts string) int {
 			return code
 		}
 	}
-}
-
-// serveOpts parses what follows "serve" in a serving supervisor's mode:
-// ":UID:GID" when it is PID 1 of user and PID namespaces of its own
-// mapping those ids, then "/bset:HEX" when every task it runs drops its
-// capabilities except those in the bit mask HEX (the runner keeps such
-// supervisors for such tasks only: see execx's supKind).
-func serveOpts(opts string) (ids string, keep uint64, dropBset, ok bool) {
-	head, bset, dropBset := strings.Cut(opts, "/bset:")
-	if head != "" {
-		if ids, ok = strings.CutPrefix(head, ":"); !ok || ids == "" {
-			return "", 0, false, false
-		}
-	}
-	if dropBset {
-		var err error
-		if keep, err = strconv.ParseUint(bset, 16, 64); err != nil {
-			return "", 0, false, false
-		}
-	}
-	return ids, keep, dropBset, true
 }
 
 // server is a serving supervisor: the task it runs, if any, and whether

@@ -4,7 +4,6 @@ package stage
 
 import (
 	"fmt"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,8 +20,14 @@ import (
 type capDrop struct {
 	keep   uint64 // bit c: keep capability c
 	anyCap bool   // the calling thread has an effective capability
-	hdr    unix.CapUserHeader
-	data   [2]unix.CapUserData
+	// check: read each capability before dropping it. The calling
+	// thread's bounding set lacks CAP_SYS_ADMIN, so it was emptied before
+	// (DropBoundingSet: a pooled supervisor's) and most drops would be
+	// for nothing; with a full one (a one-shot supervisor) every read
+	// would be.
+	check bool
+	hdr   unix.CapUserHeader
+	data  [2]unix.CapUserData
 }
 
 func newCapDrop(keep []int) (*capDrop, error) {
@@ -32,6 +37,9 @@ func newCapDrop(keep []int) (*capDrop, error) {
 		return nil, err
 	}
 	d.anyCap = cur[0].Effective|cur[1].Effective != 0
+	if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_ADMIN, 0, 0, 0); err == nil && in == 0 {
+		d.check = true
+	}
 	var set [2]uint32
 	for _, c := range keep {
 		if c < 0 || c > 63 {
@@ -58,18 +66,39 @@ func HasCap(c int) bool {
 	return data[c/32].Effective&(1<<(c%32)) != 0
 }
 
-// DropBoundingSet empties the bounding set of every thread of this
-// process except the capabilities in keep (bit c: capability c), as a
-// capability drop with those KeepCaps would: for a pooled supervisor
-// whose every task drops its capabilities, so that the task's own process
-// finds nothing left to drop (capDrop.apply). It changes nothing the
-// supervisor does itself — it never executes a program, and its
-// permitted and effective sets stay — and each task still checks and
-// drops what its bounding set holds. All threads or none: a Go program
-// built with cgo (a -race build) cannot change every thread
-// (syscall.AllThreadsSyscall), and gets ENOTSUP before anything changed;
-// without CAP_SETPCAP, EPERM.
+// DropBoundingSet empties the calling thread's bounding set but the
+// capabilities in keep (bit c: capability c), as a capability drop with
+// those KeepCaps would. A pool's forker thread does it for the
+// supervisors it starts for tasks that drop their capabilities: they
+// inherit it (fork and execve keep the bounding set), so a task's own
+// process finds nothing left to drop (capDrop.apply checks before each
+// drop; a drop is a new set of credentials, about a microsecond each).
+//
+// The supervisor itself must keep its capabilities (it builds each
+// task's mount view): root's execve gives the new program its bounding
+// set joined with its inheritable set (capabilities(7), "Capabilities and
+// execution of programs by root"), so the inheritable set is first raised
+// to the permitted one — allowed only while those capabilities are still
+// in the bounding set — and the supervisor starts with them all, with
+// nothing to regain at an execve of its own (it never makes one): its
+// tasks' processes set their inheritable set with the rest (capDrop).
+//
+// The caller holds its goroutine locked to its thread and never unlocks
+// it: the thread must end with it, never to run another goroutine, which
+// could start a program that is to keep its capabilities. Without
+// CAP_SETPCAP (an unprivileged runner) it changes nothing: EPERM.
 func DropBoundingSet(keep uint64) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	for i := range data {
+		data[i].Inheritable = data[i].Permitted
+	}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return err
+	}
 	for c := uintptr(0); c <= 63; c++ {
 		if keep>>c&1 != 0 {
 			continue
@@ -84,8 +113,8 @@ func DropBoundingSet(keep uint64) error {
 		if in == 0 {
 			continue
 		}
-		if _, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); e != 0 {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}
 	}
 	return nil
