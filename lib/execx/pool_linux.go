@@ -235,9 +235,10 @@ func (p *Pool) closeForks() {
 // rather than end the thread: the runtime keeps it, so no other child
 // forked from that thread (see startProcess) gets its parent-death
 // signal. A forker whose thread dropped capabilities from its bounding
-// set never unlocks: the thread ends with it, and never runs another
-// goroutine, which could start a program (a task under none) that is to
-// keep them.
+// set never unlocks: the thread ends with it (the process's main thread,
+// which the Go runtime never ends, is parked for good instead), and never
+// runs another goroutine, which could start a program (a task under
+// none) that is to keep them.
 func (p *Pool) forker(class bsetClass, reqs <-chan forkReq) {
 	defer p.forkers.Done()
 	runtime.LockOSThread()
