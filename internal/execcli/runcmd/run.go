@@ -402,9 +402,7 @@ func (c *Cmd) networkMode() string {
 // than allow, by its flag.
 func (c *Cmd) checkNetwork() error {
 	for _, h := range c.AllowHost {
-		if err := execx.CheckNetworkRule(h); errors.Is(err, execx.ErrNoProxy) {
-			return err // the artexec binary: artexec-cli runs it
-		} else if err != nil {
+		if err := execx.CheckNetworkRule(h); err != nil { // ErrNoProxy in the artexec binary: Fast declines
 			return exitcode.Errorf(exitcode.Usage, "--allow-host: %v", err)
 		}
 	}
