@@ -73,13 +73,39 @@ func (c *Core) runTool(ctx context.Context, d *provider.Decision, m *Move, next 
 	if err != nil {
 		return refused(fmt.Errorf("run_tool %s: %w", words.Quote(argv), err), next)
 	}
-	out := &outcome{kind: EventObservation, state: next, exitCode: ptr(res.ExitCode), timedOut: res.TimedOut, cancelled: res.Cancelled}
+	out := &outcome{kind: EventObservation, state: next, exitCode: ptr(res.ExitCode), timedOut: res.TimedOut, cancelled: cancelledWith(ctx, res)}
 	note := ""
 	if m.Dir != "" && m.Dir != "." {
 		note = " (in " + m.Dir + ")"
 	}
 	out.text, out.elided = toolText(argv, note, res, timeout)
 	return out
+}
+
+// signalWait bounds how long the loop waits, after a tool died of SIGTERM
+// or SIGINT that its runner did not send, for the run's own cancellation.
+// Whoever cancels a task from outside (artq cancel: the supervisor signals
+// every process of the task) signals the agent and its tool at once, and
+// the tool's end can reach the loop before the agent's signal handler has
+// cancelled ctx: without the wait the run would take its next step and end
+// failed, not cancelled (130).
+const signalWait = 500 * time.Millisecond
+
+// cancelledWith reports whether a tool's run was cut off by the run's
+// cancellation: its runner cancelled it, or it died of SIGTERM or SIGINT
+// from outside and ctx ends within signalWait.
+func cancelledWith(ctx context.Context, res *execx.Result) bool {
+	if res.Cancelled || res.TimedOut || (res.Signal != "SIGTERM" && res.Signal != "SIGINT") {
+		return res.Cancelled
+	}
+	t := time.NewTimer(signalWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 func (c *Core) runVerify(ctx context.Context, next transcript.State) *outcome {
@@ -89,7 +115,7 @@ func (c *Core) runVerify(ctx context.Context, next transcript.State) *outcome {
 	res, err := execx.Run(ctx, c.verify, t, execx.Options{Supervised: true, Pool: c.pool, Environ: c.cfg.Environ})
 	out := &outcome{kind: EventVerify, state: next}
 	if err == nil {
-		out.timedOut, out.cancelled = res.TimedOut, res.Cancelled
+		out.timedOut, out.cancelled = res.TimedOut, cancelledWith(ctx, res)
 	} else {
 		out.cancelled = ctx.Err() != nil
 	}

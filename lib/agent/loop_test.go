@@ -296,3 +296,36 @@ func FuzzTruncate(f *testing.F) {
 		}
 	})
 }
+
+// A task is cancelled from outside (artq cancel, a supervisor's SIGTERM to
+// every process of the task): the agent and its tool get the signal at
+// once, and the tool's death can reach the loop before the agent's own
+// cancellation does. The run still ends cancelled, without another step;
+// a tool that dies of SIGTERM with no cancellation after it does not end
+// the run.
+func TestToolSignalledWithTheRunIsCancelled(t *testing.T) {
+	script := []string{
+		`{"action":"run_tool","program":"sh","args":["-c","touch died; kill -TERM $$"]}`,
+		`{"action":"run_tool","program":"sh","args":["-c","touch second"]}`,
+	}
+	for _, cancelled := range []bool{true, false} {
+		ws := workspace(t)
+		ctx, cancel := context.WithCancelCause(context.Background())
+		if cancelled {
+			go func() {
+				waitFile(t, filepath.Join(ws, "died"))
+				time.Sleep(30 * time.Millisecond) // the loop has seen the tool's end by now
+				cancel(errors.New("SIGTERM from the supervisor"))
+			}()
+		}
+		r := runLoop(t, ctx, config(ws), mock.New(script...), agent.Options{})
+		cancel(nil)
+		_, err := os.Stat(filepath.Join(ws, "second"))
+		if cancelled && (r.res.Status != agent.StatusCancelled || r.res.ExitCode() != 130 || err == nil) {
+			t.Fatalf("cancelled after the tool's SIGTERM: result %+v, second step ran: %v", r.res, err == nil)
+		}
+		if !cancelled && (r.res.Status == agent.StatusCancelled || err != nil) {
+			t.Fatalf("tool's own SIGTERM, no cancel: result %+v, second step ran: %v", r.res, err == nil)
+		}
+	}
+}
