@@ -97,6 +97,24 @@ func sweepCgroups(parent string) {
 }
 
 func findCgroupParent() (string, error) {
+	dir, ok := ownCgroupByHandle()
+	if !ok {
+		var err error
+		if dir, err = ownCgroupByPath(); err != nil {
+			return "", err
+		}
+	}
+	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
+		return "", fmt.Errorf("%w: %s: %v", errNoCgroup, dir, err)
+	}
+	return dir, nil
+}
+
+// ownCgroupByPath finds this process's cgroup v2 directory from the path
+// /proc/self/cgroup gives: under a usual mount point when it is this
+// process's own cgroup there (isOwnCgroup), else under the cgroup2 mount
+// /proc/self/mountinfo names.
+func ownCgroupByPath() (string, error) {
 	own, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
@@ -110,22 +128,68 @@ func findCgroupParent() (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%w: not in a cgroup v2", errNoCgroup)
 	}
-	var dir string
 	for _, root := range cgroupRoots {
 		if d := filepath.Join(root, path); isOwnCgroup(d) {
-			dir = d
-			break
+			return d, nil
 		}
 	}
-	if dir == "" {
-		if dir, err = cgroupDirByMount(path); err != nil {
-			return "", err
+	return cgroupDirByMount(path)
+}
+
+// ownCgroupByHandle finds this process's cgroup v2 directory without
+// reading /proc/self/cgroup, which the kernel formats on every read (a
+// third of a plain run's cgroup set-up, measured): the process's cgroup
+// ID is the directory's file handle on a cgroup2 mount, so
+// open_by_handle_at opens the directory itself (it needs
+// CAP_DAC_READ_SEARCH: root) and the descriptor names its path. The path
+// is used only when it leads back to the same directory: a cgroup outside
+// what the mount shows (a cgroup namespace, a mount of a subtree) has no
+// path under it, and the slower route decides. ok is false wherever this
+// route cannot tell (before Linux 6.13, not root, no mount at the usual
+// places).
+func ownCgroupByHandle() (dir string, ok bool) {
+	id, ok := ownCgroupIDOf()
+	if !ok {
+		return "", false
+	}
+	var handle [8]byte
+	binary.NativeEndian.PutUint64(handle[:], id)
+	for _, root := range cgroupRoots {
+		if dir, ok = openCgroupByID(root, handle[:]); ok {
+			return dir, true
 		}
 	}
-	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
-		return "", fmt.Errorf("%w: %s: %v", errNoCgroup, dir, err)
+	return "", false
+}
+
+// openCgroupByID opens the cgroup with handle on the cgroup2 mount at
+// root and returns its path under root, when it has one.
+func openCgroupByID(root string, handle []byte) (string, bool) {
+	// Not O_PATH: open_by_handle_at refuses a mount descriptor opened so.
+	mfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
 	}
-	return dir, nil
+	defer unix.Close(mfd)
+	var fs unix.Statfs_t
+	if unix.Fstatfs(mfd, &fs) != nil || fs.Type != unix.CGROUP2_SUPER_MAGIC {
+		return "", false
+	}
+	fd, err := unix.OpenByHandleAt(mfd, unix.NewFileHandle(fileIDKernfs, handle), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(fd)
+	dir, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || (dir != root && !strings.HasPrefix(dir, root+"/")) {
+		return "", false
+	}
+	var byFd, byPath unix.Stat_t
+	if unix.Fstat(fd, &byFd) != nil || unix.Stat(dir, &byPath) != nil ||
+		byFd.Dev != byPath.Dev || byFd.Ino != byPath.Ino {
+		return "", false
+	}
+	return dir, true
 }
 
 // cgroupDirByMount is the directory of cgroup path (as /proc/self/cgroup
@@ -172,22 +236,35 @@ func isOwnCgroup(dir string) bool {
 // cgroup — all of them when the runner sits in the root cgroup, as on
 // many CI machines and containers.
 func ownCgroupID(dir string) (own, ok bool) {
-	const fileIDKernfs = 0xfe // the handle type of a kernfs node (linux/exportfs.h)
-	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
-	if err != nil {
-		return false, false
-	}
-	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
-	err = unix.IoctlPidfdInfo(pidfd, &info)
-	unix.Close(pidfd)
-	if err != nil || info.Mask&unix.PIDFD_INFO_CGROUPID == 0 {
+	id, ok := ownCgroupIDOf()
+	if !ok {
 		return false, false
 	}
 	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, dir, 0)
 	if err != nil || h.Type() != fileIDKernfs || len(h.Bytes()) != 8 {
 		return false, false
 	}
-	return binary.NativeEndian.Uint64(h.Bytes()) == info.Cgroupid, true
+	return binary.NativeEndian.Uint64(h.Bytes()) == id, true
+}
+
+// fileIDKernfs is the file handle type of a kernfs node, a cgroup
+// directory among them (linux/exportfs.h): its 8 bytes are the cgroup ID.
+const fileIDKernfs = 0xfe
+
+// ownCgroupIDOf is this process's cgroup v2 ID, from its pidfd
+// (PIDFD_GET_INFO, Linux 6.13); ok is false where the kernel cannot say.
+func ownCgroupIDOf() (id uint64, ok bool) {
+	pidfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		return 0, false
+	}
+	info := unix.PidfdInfo{Mask: unix.PIDFD_INFO_CGROUPID}
+	err = unix.IoctlPidfdInfo(pidfd, &info)
+	unix.Close(pidfd)
+	if err != nil || info.Mask&unix.PIDFD_INFO_CGROUPID == 0 {
+		return 0, false
+	}
+	return info.Cgroupid, true
 }
 
 // listsSelf says whether dir's cgroup.procs lists this process.
@@ -358,6 +435,16 @@ func (cg *taskCgroup) waitEvent(line string, deadline time.Time) bool {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
 		_, _ = unix.Poll(pfd, int(min(left, 50*time.Millisecond)/time.Millisecond)+1)
 	}
+}
+
+// removeEmpty removes the cgroup if no process is in it and it has no
+// child cgroup (rmdir refuses either: EBUSY), and reports whether it did.
+func (cg *taskCgroup) removeEmpty() bool {
+	if unix.Rmdir(cg.path) != nil {
+		return false
+	}
+	cg.dir.Close()
+	return true
 }
 
 // remove removes the cgroup (and any cgroup a root task made inside it);

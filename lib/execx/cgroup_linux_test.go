@@ -5,9 +5,11 @@ package execx
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/art-runtime/art/lib/exitcode"
@@ -83,6 +85,58 @@ func TestOwnCgroupShortcut(t *testing.T) {
 	}
 	if got, err := findCgroupParent(); err == nil && got != want {
 		t.Errorf("findCgroupParent() = %s; mountinfo says %s", got, want)
+	}
+}
+
+// printOwnCgroup prints what both routes to this process's cgroup
+// directory find (TestOwnCgroupByHandle's child process).
+func printOwnCgroup() int {
+	byHandle, ok := ownCgroupByHandle()
+	byPath, err := ownCgroupByPath()
+	fmt.Printf("%s\n%v\n%s\n%v\n", byHandle, ok, byPath, err)
+	return 0
+}
+
+// The handle route to the runner's own cgroup (its ID opened on the
+// cgroup2 mount) finds the directory the path route does, for a process
+// in the root cgroup and for one in a child cgroup; where it cannot tell
+// (not root, before Linux 6.13) it says so and the path route decides.
+func TestOwnCgroupByHandle(t *testing.T) {
+	parent, err := cgroupParent()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, ok := ownCgroupByHandle(); !ok {
+		t.Skip("no handle route here (not root, or a kernel before 6.13)")
+	}
+	child := filepath.Join(parent, fmt.Sprintf("own-handle-%d", os.Getpid()))
+	if err := os.Mkdir(child, 0o755); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.Remove(child) })
+	cfd, err := os.Open(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cfd.Close()
+	for _, tc := range []struct {
+		name string
+		in   *os.File
+		want string
+	}{{"own cgroup", nil, parent}, {"child cgroup", cfd, child}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "EXECX_TEST_OWN_CGROUP=1")
+		if tc.in != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(tc.in.Fd())}
+		}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := strings.Split(string(out), "\n")
+		if len(got) < 4 || got[0] != tc.want || got[1] != "true" || got[2] != tc.want || got[3] != "<nil>" {
+			t.Errorf("%s: by handle %q (ok %s), by path %q (%s); want %s both ways", tc.name, got[0], got[1], got[2], got[3], tc.want)
+		}
 	}
 }
 

@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if code, ok := attackEntry(); ok {
 		os.Exit(code)
 	}
+	if os.Getenv("EXECX_TEST_OWN_CGROUP") != "" {
+		os.Exit(printOwnCgroup())
+	}
 	if mode := os.Getenv("EXECX_TEST_RUNNER"); mode != "" {
 		os.Exit(testRunner(mode, os.Getenv("EXECX_TEST_WORKSPACE")))
 	}

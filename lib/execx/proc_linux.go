@@ -481,13 +481,18 @@ func (sp *superProc) finish() {
 	// the EOF: it kills them too, and a process it killed first would be
 	// gone from the count the cgroup's kill makes. An empty cgroup stays
 	// empty (nothing in it can fork into it): no kill, no second count.
-	left := 0
+	// The common case, nothing left, is one system call: rmdir removes
+	// only a cgroup without processes (or child cgroups), so its success
+	// is the count.
+	left, removed := 0, false
 	if sp.cg != nil {
-		left = len(sp.cg.procs())
+		if removed = sp.cg.removeEmpty(); !removed {
+			left = len(sp.cg.procs())
+		}
 	}
 	sp.ctl.Close() // EOF is the kill: no 'K' needed first
 	deadline := time.Now().Add(reapWait)
-	if sp.cg != nil {
+	if sp.cg != nil && !removed {
 		if left > 0 {
 			sp.killedAtEnd = max(left, sp.cg.kill())
 		}
@@ -503,7 +508,9 @@ func (sp *superProc) finish() {
 		<-sp.shimDone
 	}
 	if sp.cg != nil {
-		sp.cg.remove()
+		if !removed {
+			sp.cg.remove()
+		}
 	} else {
 		sp.killedAtEnd = sp.supKilled
 		if !sp.pidns && (timedOut || !sp.reaped) {
