@@ -7,14 +7,18 @@ import (
 	"path/filepath"
 )
 
-// attackEntry runs this test binary as the attack program or as a runner
-// under attack, when it was started as one.
-func attackEntry() (int, bool) {
+// helperEntry runs this test binary as the attack program, as a runner
+// under attack, or as TestOwnCgroupByHandle's child, when it was started
+// as one.
+func helperEntry() (int, bool) {
 	if filepath.Base(os.Args[0]) == attackName {
 		return attackMain(os.Args[1:]), true
 	}
 	if cfg := os.Getenv("EXECX_ATTACK_RUNNER"); cfg != "" {
 		return attackRunnerMain(cfg), true
+	}
+	if os.Getenv("EXECX_TEST_OWN_CGROUP") != "" {
+		return printOwnCgroup(), true
 	}
 	return 0, false
 }

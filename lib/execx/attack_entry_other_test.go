@@ -2,4 +2,4 @@
 
 package execx
 
-func attackEntry() (int, bool) { return 0, false }
+func helperEntry() (int, bool) { return 0, false }

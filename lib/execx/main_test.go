@@ -15,11 +15,8 @@ func TestMain(m *testing.M) {
 	if IsShim() {
 		os.Exit(RunShim())
 	}
-	if code, ok := attackEntry(); ok {
+	if code, ok := helperEntry(); ok {
 		os.Exit(code)
-	}
-	if os.Getenv("EXECX_TEST_OWN_CGROUP") != "" {
-		os.Exit(printOwnCgroup())
 	}
 	if mode := os.Getenv("EXECX_TEST_RUNNER"); mode != "" {
 		os.Exit(testRunner(mode, os.Getenv("EXECX_TEST_WORKSPACE")))
