@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/art-runtime/art/lib/execx/internal/startnofile"
 	"github.com/art-runtime/art/lib/execx/shim"
 	"github.com/art-runtime/art/lib/execx/stage"
 )
@@ -126,18 +127,22 @@ func probeClone(flags uintptr) error {
 // which a program started with syscall.ForkExec gets back (package
 // syscall restores it in the child) — a task under none, through its
 // supervisor's ForkExec — and which a task whose own process restricts
-// itself must get too (stage.Spec.NofileSoft). The Go runtime raised this
-// process's soft limit to one below the hard limit at start and keeps the
-// old value to itself, so, if it was raised, the old value is read once
-// from a child stopped by ptrace at its execve, before the child's own Go
-// runtime could raise it: a one-shot run's own supervisor, started so
-// (stopAtExec), or else a child of this process's shim started for it and
-// killed (probeNofile). 0: not raised (every process of the chain has the
-// same limit), or it could not be read (ptrace refused): the task keeps
-// its supervisor's limit.
+// itself must get too (stage.Spec.NofileSoft). Package syscall raised
+// this process's soft limit to one below the hard limit at its
+// initialisation and keeps the old value to itself; package startnofile
+// read it before that. Where it could not (an architecture without its
+// assembly), the old value is read once from a child stopped by ptrace
+// at its execve, before the child's own Go runtime could raise it: a
+// one-shot run's own supervisor, started so (stopAtExec), or else a child
+// of this process's shim started for it and killed (probeNofile). 0: not
+// raised (every process of the chain has the same limit), or it could not
+// be read (ptrace refused): the task keeps its supervisor's limit.
 func startNofile() uint64 {
 	nofile.mu.Lock()
 	defer nofile.mu.Unlock()
+	if !nofile.known {
+		nofile.soft, nofile.known = nofileAtStart()
+	}
 	if !nofile.known {
 		nofile.soft, nofile.known = probeNofile(), true
 	}
@@ -167,6 +172,20 @@ func nofileRaised() (cur unix.Rlimit, ok bool) {
 	return cur, true
 }
 
+// nofileAtStart is startNofile from package startnofile's reading: the
+// soft limit this process started with if syscall raised it since, 0 if
+// it did not; known is false where startnofile could not read it.
+func nofileAtStart() (soft uint64, known bool) {
+	s, h, ok := startnofile.Limit()
+	if !ok {
+		return 0, false
+	}
+	if cur, raised := nofileRaised(); !raised || s >= h-1 || cur.Max != h {
+		return 0, true // not raised by syscall (or changed by someone since)
+	}
+	return s, true
+}
+
 // nofileUnknown says whether startNofile would start a probe child: the
 // limit was raised and no child has shown the old one yet. The one-shot
 // supervisor is then started stopped at its execve instead (stopAtExec),
@@ -177,6 +196,9 @@ func nofileUnknown() bool {
 	}
 	nofile.mu.Lock()
 	defer nofile.mu.Unlock()
+	if !nofile.known {
+		nofile.soft, nofile.known = nofileAtStart()
+	}
 	return !nofile.known
 }
 

@@ -114,7 +114,46 @@ func procStartTicks(pid int) (uint64, bool) {
 
 // startNamespaced starts the supervisor in its namespaces; a test replaces
 // it to see what happens on a kernel that refuses them.
-var startNamespaced = startProcess
+var startNamespaced = startInNamespaces
+
+// startInNamespaces starts a supervisor whose clone makes a user
+// namespace as a stage.Launch, which shares the runner's memory until
+// the execve where Go's ForkExec would copy it (see stage.Launch), and
+// any other with ForkExec, which shares it already. So is one started
+// traced, to show the open-files limit ForkExec gives back (see
+// startNofile; only where package startnofile cannot read it).
+func startInNamespaces(path string, argv []string, attr *os.ProcAttr) (int, <-chan exitInfo, error) {
+	if attr.Sys.Cloneflags&syscall.CLONE_NEWUSER == 0 || attr.Sys.Ptrace {
+		return startProcess(path, argv, attr)
+	}
+	return startWith(launch, path, argv, attr)
+}
+
+// launch is forkExec as a stage.Launch, for the attributes a supervisor
+// is started with (setNamespaces, startSupervisedIn); any other is refused,
+// never ignored.
+func launch(path string, argv []string, attr *os.ProcAttr) (int, error) {
+	sys := attr.Sys
+	if !sys.Setpgid || sys.Pgid != 0 || sys.Setsid || sys.Setctty || sys.Foreground || sys.Noctty ||
+		sys.Credential != nil || sys.Chroot != "" || sys.Unshareflags != 0 || sys.UidMappings != nil ||
+		sys.GidMappings != nil || sys.UseCgroupFD || sys.PidFD != nil || sys.Ptrace {
+		return 0, fmt.Errorf("launch: process attributes a supervisor is not started with")
+	}
+	files := make([]int, len(attr.Files))
+	for i, f := range attr.Files {
+		files[i] = -1
+		if f != nil {
+			files[i] = int(f.Fd())
+		}
+	}
+	c, err := stage.NewLaunch(&stage.Launch{Path: path, Argv: argv, Env: attr.Env, Dir: attr.Dir, Files: files,
+		Cloneflags: sys.Cloneflags, AmbientCaps: sys.AmbientCaps, Pdeathsig: sys.Pdeathsig})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	return c.Start()
+}
 
 // superProc is a task under a supervisor shim (on Linux, every task):
 // one started for it (and always for strict, where the shim is PID 1 of

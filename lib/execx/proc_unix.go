@@ -65,19 +65,29 @@ func start(pl *plan, stdin, out, errw *os.File) (proc, error) {
 // see stopAtExec) is forked from a locked thread, which ptrace requires
 // of the tracer's calls, and unlocked once it is let go untraced.
 func startProcess(path string, argv []string, attr *os.ProcAttr) (pid int, waited <-chan exitInfo, err error) {
-	traced := attr.Sys != nil && attr.Sys.Ptrace
-	if traced {
-		runtime.LockOSThread() // the tracer is this thread
-	}
-	// syscall.ForkExec, not os.StartProcess: the latter's first call
-	// forks an extra child to probe pidfd support, a whole process
-	// spawn more than a single-task runner needs.
+	return startWith(forkExec, path, argv, attr)
+}
+
+// forkExec is syscall.ForkExec, not os.StartProcess: the latter's first
+// call forks an extra child to probe pidfd support, a whole process spawn
+// more than a single-task runner needs.
+func forkExec(path string, argv []string, attr *os.ProcAttr) (int, error) {
 	files := make([]uintptr, len(attr.Files))
 	for i, f := range attr.Files {
 		files[i] = f.Fd()
 	}
+	return syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
+}
+
+// startWith is startProcess with spawn starting the child.
+func startWith(spawn func(string, []string, *os.ProcAttr) (int, error), path string, argv []string,
+	attr *os.ProcAttr) (pid int, waited <-chan exitInfo, err error) {
+	traced := attr.Sys != nil && attr.Sys.Ptrace
+	if traced {
+		runtime.LockOSThread() // the tracer is this thread
+	}
 	procMu.Lock()
-	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
+	pid, err = spawn(path, argv, attr)
 	if err != nil {
 		procMu.Unlock()
 		if traced {

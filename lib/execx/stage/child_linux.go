@@ -40,6 +40,9 @@ const (
 	stepCaps      = 6
 	stepSeccomp   = 7
 	stepExec      = 8
+	stepSetpgid   = 24 // a Launch's steps from here
+	stepChdir     = 25
+	stepAmbient   = 26
 	stepTmpRule   = 30 // Spec.PrivateTmp's Landlock rule
 	stepRlimit    = 64 // + index into Child.rlimits
 	maxRlimits    = 64
@@ -63,8 +66,17 @@ type Child struct {
 	path       *byte
 	argv, envp []*byte
 	ppid       uintptr
-	std        [3]int // descriptors that become 0, 1 and 2
-	nextfd     int    // above every descriptor the child uses
+	checkPpid  bool // ppid is what getppid says (not across a new PID namespace)
+	setsid     bool // a new session (a task's); else a process group of its own
+	pdeathsig  uintptr
+	fds        []int // descriptors that become 0, 1, ... (-1: closed)
+	// work is the child's copy of fds as it moves them: allocated here,
+	// since the child allocates nothing, and read by nobody else.
+	work       []int
+	nextfd     int     // above every descriptor the child uses
+	cloneFlags uintptr // namespaces (a Launch's)
+	dir        *byte   // the working directory (a Launch's), nil: as is
+	ambient    []uintptr
 	// rlimits in the order they are set; the address space limit, if
 	// any, is the last one and set after the seccomp filters (early: the
 	// count before it).
@@ -105,7 +117,8 @@ type cloneArgs struct {
 // rules are made from. The error is an *Error naming the step whose
 // preparation failed. Close releases what it holds.
 func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
-	c := &Child{std: std, nnp: s.NNP, ruleset: -1, ppid: uintptr(os.Getpid())}
+	c := &Child{fds: std[:], work: make([]int, len(std)), nnp: s.NNP, ruleset: -1,
+		ppid: uintptr(os.Getpid()), checkPpid: true, setsid: true, pdeathsig: uintptr(unix.SIGKILL)}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -241,7 +254,12 @@ func (c *Child) Start() (int, error) {
 		syscall.ForkLock.Unlock()
 		return 0, &Error{"fork", err}
 	}
-	c.nextfd = max(c.std[0], c.std[1], c.std[2], p[1], c.ruleset) + 1
+	// Above every source and every target: a source moved out of the
+	// way must not land on a target still to be filled or closed.
+	c.nextfd = max(p[1], c.ruleset, len(c.fds)-1) + 1
+	for _, fd := range c.fds {
+		c.nextfd = max(c.nextfd, fd+1)
+	}
 	pid, errno := c.fork(p[1])
 	runtimeAfterFork()
 	syscall.ForkLock.Unlock()
@@ -318,6 +336,12 @@ func (c *Child) stepName(step uint32) string {
 		return "seccomp"
 	case step == stepExec:
 		return "exec"
+	case step == stepSetpgid:
+		return "setpgid"
+	case step == stepChdir:
+		return "chdir"
+	case step == stepAmbient:
+		return "ambient capabilities"
 	case step == stepTmpRule:
 		return "landlock: rule " + c.tmpName()
 	}
@@ -341,7 +365,7 @@ func (c *Child) fork(pipe int) (pid int, errno syscall.Errno) {
 	if c.useClone3 {
 		r1, errno = rawVfork(unix.SYS_CLONE3, uintptr(unsafe.Pointer(&c.clone3)), unsafe.Sizeof(c.clone3), 0)
 	} else {
-		r1, errno = rawVfork(unix.SYS_CLONE, uintptr(vforkFlags|unix.SIGCHLD), 0, 0)
+		r1, errno = rawVfork(unix.SYS_CLONE, vforkFlags|c.cloneFlags|uintptr(unix.SIGCHLD), 0, 0)
 	}
 	if errno != 0 || r1 != 0 {
 		// The parent: return at once. The child may have used this
@@ -362,23 +386,36 @@ func (c *Child) child(pipe uintptr) {
 		err1   syscall.Errno
 		r1     uintptr
 		step   uintptr
-		fd     [3]int
+		fd     []int
 		nextfd int
 		i      int
 		rep    [2]uint32
 	)
 	runtimeAfterForkInChild()
-	if _, _, err1 = syscall.RawSyscall(unix.SYS_SETSID, 0, 0, 0); err1 != 0 {
-		step = stepSetsid
+	if c.setsid {
+		if _, _, err1 = syscall.RawSyscall(unix.SYS_SETSID, 0, 0, 0); err1 != 0 {
+			step = stepSetsid
+			goto fail
+		}
+	} else if _, _, err1 = syscall.RawSyscall(unix.SYS_SETPGID, 0, 0, 0); err1 != 0 {
+		step = stepSetpgid
 		goto fail
 	}
-	if _, _, err1 = syscall.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0); err1 != 0 {
+	if _, _, err1 = syscall.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, c.pdeathsig, 0); err1 != 0 {
 		step = stepPdeathsig
 		goto fail
 	}
-	// The parent may have died before the signal was armed.
-	if r1, _, _ = syscall.RawSyscall(unix.SYS_GETPPID, 0, 0, 0); r1 != c.ppid {
+	// The parent may have died before the signal was armed. (Across a
+	// new PID namespace getppid says 0: a Launch's program learns of its
+	// parent's death otherwise, see Launch.)
+	if r1, _, _ = syscall.RawSyscall(unix.SYS_GETPPID, 0, 0, 0); c.checkPpid && r1 != c.ppid {
 		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
+	}
+	if c.dir != nil {
+		if _, _, err1 = syscall.RawSyscall(unix.SYS_CHDIR, uintptr(unsafe.Pointer(c.dir)), 0, 0); err1 != 0 {
+			step = stepChdir
+			goto fail
+		}
 	}
 	// The mount view, before any restriction (nothing is restricted yet
 	// that it needs).
@@ -396,10 +433,13 @@ func (c *Child) child(pipe uintptr) {
 	// Descriptors: first move any source below its target out of the
 	// way (above everything in use), then put each in place; dup3 makes
 	// the copy without close-on-exec, a descriptor already in place has
-	// the flag cleared.
-	fd, nextfd = c.std, c.nextfd
+	// the flag cleared, and a target without a source (-1) is closed.
+	fd, nextfd = c.work, c.nextfd
 	for i = 0; i < len(fd); i++ {
-		if fd[i] < i {
+		fd[i] = c.fds[i]
+	}
+	for i = 0; i < len(fd); i++ {
+		if fd[i] >= 0 && fd[i] < i {
 			if r1, _, err1 = syscall.RawSyscall(unix.SYS_DUP3, uintptr(fd[i]), uintptr(nextfd), unix.O_CLOEXEC); err1 != 0 {
 				step = stepFDs
 				goto fail
@@ -409,6 +449,10 @@ func (c *Child) child(pipe uintptr) {
 		}
 	}
 	for i = 0; i < len(fd); i++ {
+		if fd[i] == -1 {
+			syscall.RawSyscall(unix.SYS_CLOSE, uintptr(i), 0, 0)
+			continue
+		}
 		if fd[i] == i {
 			_, _, err1 = syscall.RawSyscall(unix.SYS_FCNTL, uintptr(i), unix.F_SETFD, 0)
 		} else {
@@ -419,10 +463,18 @@ func (c *Child) child(pipe uintptr) {
 			goto fail
 		}
 	}
-	// Only 0-2 may survive execve. The supervisor marked everything else
-	// close-on-exec already (by a walk of its descriptors where the
-	// kernel has no close_range, and then this call fails harmlessly).
-	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, 3, ^uintptr(0), unix.CLOSE_RANGE_CLOEXEC)
+	// Only the descriptors put in place (a task's 0-2) may survive
+	// execve. The supervisor marked everything else close-on-exec already
+	// (by a walk of its descriptors where the kernel has no close_range,
+	// and then this call fails harmlessly); the runner's descriptors are
+	// all close-on-exec (Go opens every one so).
+	syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(len(fd)), ^uintptr(0), unix.CLOSE_RANGE_CLOEXEC)
+	if len(c.ambient) > 0 {
+		if err1 = c.raiseAmbient(); err1 != 0 {
+			step = stepAmbient
+			goto fail
+		}
+	}
 	for i = 0; i < c.early; i++ {
 		if _, _, err1 = syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, c.rlimits[i].resource, uintptr(unsafe.Pointer(&c.rlimits[i].lim)), 0, 0, 0); err1 != 0 {
 			step = stepRlimit + uintptr(i)
@@ -469,6 +521,35 @@ fail:
 	for {
 		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
 	}
+}
+
+// raiseAmbient makes each of c.ambient inheritable and then ambient, so
+// that the program keeps it across execve (a Launch's: see
+// Launch.AmbientCaps).
+//
+//go:nosplit
+//go:norace
+func (c *Child) raiseAmbient() syscall.Errno {
+	var (
+		hdr  = unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		data [2]unix.CapUserData
+		i    int
+	)
+	if _, _, err1 := syscall.RawSyscall(unix.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); err1 != 0 {
+		return err1
+	}
+	for i = 0; i < len(c.ambient); i++ {
+		data[c.ambient[i]>>5].Inheritable |= 1 << (c.ambient[i] & 31)
+	}
+	if _, _, err1 := syscall.RawSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); err1 != 0 {
+		return err1
+	}
+	for i = 0; i < len(c.ambient); i++ {
+		if _, _, err1 := syscall.RawSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, c.ambient[i], 0, 0, 0); err1 != 0 {
+			return err1
+		}
+	}
+	return 0
 }
 
 // tmpRule adds the private temp dir's write rule to the ruleset, from a
