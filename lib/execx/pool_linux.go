@@ -305,9 +305,11 @@ func (p *Pool) fork(kind supKind) (*poolSup, error) {
 	return s, nil
 }
 
-// forkServeNS starts a serving supervisor in its namespaces; a test
-// replaces it to see what happens where the kernel refuses them.
-var forkServeNS = syscall.ForkExec
+// forkServeNS starts a serving supervisor in its namespaces (a user
+// namespace among them: launchSys, not ForkExec, which would copy the
+// runner's memory); a test replaces it to see what happens where the
+// kernel refuses them.
+var forkServeNS = launchSys
 
 // wait reaps s, and continues it whenever it is stopped (a task running
 // as the same user can SIGSTOP it): a stopped supervisor would leave its

@@ -129,22 +129,28 @@ func startInNamespaces(path string, argv []string, attr *os.ProcAttr) (int, <-ch
 	return startWith(launch, path, argv, attr)
 }
 
-// launch is forkExec as a stage.Launch, for the attributes a supervisor
-// is started with (setNamespaces, startSupervisedIn); any other is refused,
-// never ignored.
+// launch is forkExec as a stage.Launch.
 func launch(path string, argv []string, attr *os.ProcAttr) (int, error) {
+	files := make([]uintptr, len(attr.Files))
+	for i, f := range attr.Files {
+		files[i] = f.Fd() // -1 for nil: closed
+	}
+	return launchSys(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
+}
+
+// launchSys is syscall.ForkExec as a stage.Launch, for the attributes a
+// supervisor is started with (setNamespaces, startSupervisedIn, the
+// pool's serving supervisors); any other is refused, never ignored.
+func launchSys(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
 	sys := attr.Sys
-	if !sys.Setpgid || sys.Pgid != 0 || sys.Setsid || sys.Setctty || sys.Foreground || sys.Noctty ||
+	if sys == nil || !sys.Setpgid || sys.Pgid != 0 || sys.Setsid || sys.Setctty || sys.Foreground || sys.Noctty ||
 		sys.Credential != nil || sys.Chroot != "" || sys.Unshareflags != 0 || sys.UidMappings != nil ||
 		sys.GidMappings != nil || sys.UseCgroupFD || sys.PidFD != nil || sys.Ptrace {
 		return 0, fmt.Errorf("launch: process attributes a supervisor is not started with")
 	}
 	files := make([]int, len(attr.Files))
 	for i, f := range attr.Files {
-		files[i] = -1
-		if f != nil {
-			files[i] = int(f.Fd())
-		}
+		files[i] = int(f)
 	}
 	c, err := stage.NewLaunch(&stage.Launch{Path: path, Argv: argv, Env: attr.Env, Dir: attr.Dir, Files: files,
 		Cloneflags: sys.Cloneflags, AmbientCaps: sys.AmbientCaps, Pdeathsig: sys.Pdeathsig})
