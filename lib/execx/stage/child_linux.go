@@ -124,14 +124,8 @@ func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
 			c.Close()
 		}
 	}()
-	if c.path, err = syscall.BytePtrFromString(s.Path); err != nil {
-		return nil, &Error{"exec", err}
-	}
-	if c.argv, err = syscall.SlicePtrFromStrings(s.Argv); err != nil {
-		return nil, &Error{"exec", err}
-	}
-	if c.envp, err = syscall.SlicePtrFromStrings(s.Env); err != nil {
-		return nil, &Error{"exec", err}
+	if err := c.setExec(s.Path, s.Argv, s.Env); err != nil {
+		return nil, err
 	}
 	var as []Rlimit
 	if err := c.nofileSoft(s); err != nil {
@@ -182,6 +176,20 @@ func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
 		c.clone3 = cloneArgs{flags: unix.CLONE_INTO_CGROUP | vforkFlags, exitSignal: uint64(unix.SIGCHLD), cgroup: uint64(cgroupFD)}
 	}
 	return c, nil
+}
+
+// setExec is what the child's execve gets, as the C strings it takes.
+func (c *Child) setExec(path string, argv, env []string) (err error) {
+	if c.path, err = syscall.BytePtrFromString(path); err != nil {
+		return &Error{"exec", err}
+	}
+	if c.argv, err = syscall.SlicePtrFromStrings(argv); err != nil {
+		return &Error{"exec", err}
+	}
+	if c.envp, err = syscall.SlicePtrFromStrings(env); err != nil {
+		return &Error{"exec", err}
+	}
+	return nil
 }
 
 func (c *Child) addRlimit(r Rlimit) error {

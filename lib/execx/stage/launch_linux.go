@@ -68,14 +68,8 @@ func NewLaunch(l *Launch) (_ *Child, err error) {
 		}
 	}
 	c.ambient = l.AmbientCaps
-	if c.path, err = syscall.BytePtrFromString(l.Path); err != nil {
-		return nil, &Error{"exec", err}
-	}
-	if c.argv, err = syscall.SlicePtrFromStrings(l.Argv); err != nil {
-		return nil, &Error{"exec", err}
-	}
-	if c.envp, err = syscall.SlicePtrFromStrings(l.Env); err != nil {
-		return nil, &Error{"exec", err}
+	if err := c.setExec(l.Path, l.Argv, l.Env); err != nil {
+		return nil, err
 	}
 	if l.Dir != "" {
 		if c.dir, err = syscall.BytePtrFromString(l.Dir); err != nil {
