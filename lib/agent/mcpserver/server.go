@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -230,10 +231,13 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.Serve(ctx, &mcp.StdioTransport{})
 }
 
-// Serve serves one client over t until it disconnects or ctx ends.
+// Serve serves one client over t until it disconnects or ctx ends. A
+// client that went away is a clean end however the transport learns it:
+// EOF on a read, or a closed pipe (EPIPE on stdio) when a late reply — to
+// a call the client cancelled as it left — is written first.
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	err := s.srv.Run(ctx, t)
-	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+	if ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) {
 		return nil
 	}
 	return err

@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
@@ -595,5 +598,39 @@ func TestProgressWhileRunning(t *testing.T) {
 	}
 	if err := <-res; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// goneTransport is a client that went away: every read and write fails
+// with err, as a pipe closed by its other end does.
+type goneTransport struct{ err error }
+
+func (g goneTransport) Connect(context.Context) (mcp.Connection, error) { return goneConn(g), nil }
+
+type goneConn goneTransport
+
+func (g goneConn) Read(context.Context) (jsonrpc.Message, error) { return nil, g.err }
+func (g goneConn) Write(context.Context, jsonrpc.Message) error  { return g.err }
+func (goneConn) Close() error                                    { return nil }
+func (goneConn) SessionID() string                               { return "" }
+
+// A client that disconnects ends the session cleanly however the
+// transport says so: EOF, a closed pipe (a late reply written after the
+// client closed its end), or EPIPE on stdio; any other failure is an
+// error.
+func TestServeClientGone(t *testing.T) {
+	f := start(t, config(t))
+	srv := mcpserver.New(f.core, mcpserver.Options{})
+	for _, tc := range []struct {
+		err  error
+		want bool // Serve returns nil
+	}{
+		{io.EOF, true}, {io.ErrClosedPipe, true}, {fmt.Errorf("write: %w", syscall.EPIPE), true},
+		{errors.New("disk on fire"), false},
+	} {
+		err := srv.Serve(context.Background(), goneTransport{tc.err})
+		if (err == nil) != tc.want {
+			t.Errorf("transport failing with %v: Serve returned %v", tc.err, err)
+		}
 	}
 }
