@@ -82,20 +82,21 @@ func (c *Core) runTool(ctx context.Context, d *provider.Decision, m *Move, next 
 	return out
 }
 
-// signalWait bounds how long the loop waits, after a tool died of SIGTERM
-// or SIGINT that its runner did not send, for the run's own cancellation.
+// signalWait bounds how long the loop waits, after a tool died of a
+// signal that its runner did not send, for the run's own cancellation.
 // Whoever cancels a task from outside (artq cancel: the supervisor signals
-// every process of the task) signals the agent and its tool at once, and
-// the tool's end can reach the loop before the agent's signal handler has
-// cancelled ctx: without the wait the run would take its next step and end
-// failed, not cancelled (130).
+// every process of the task) signals the agent and its tool at once — the
+// tool's own SIGTERM, or its supervisor's SIGKILL when that supervisor
+// got the SIGTERM first — and the tool's end can reach the loop before
+// the agent's signal handler has cancelled ctx: without the wait the run
+// would take its next step and end failed, not cancelled (130).
 const signalWait = 500 * time.Millisecond
 
 // cancelledWith reports whether a tool's run was cut off by the run's
-// cancellation: its runner cancelled it, or it died of SIGTERM or SIGINT
-// from outside and ctx ends within signalWait.
+// cancellation: its runner cancelled it, or it died of a signal from
+// outside and ctx ends within signalWait.
 func cancelledWith(ctx context.Context, res *execx.Result) bool {
-	if res.Cancelled || res.TimedOut || (res.Signal != "SIGTERM" && res.Signal != "SIGINT") {
+	if res.Cancelled || res.TimedOut || res.Signal == "" {
 		return res.Cancelled
 	}
 	t := time.NewTimer(signalWait)

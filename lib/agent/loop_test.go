@@ -299,16 +299,20 @@ func FuzzTruncate(f *testing.F) {
 
 // A task is cancelled from outside (artq cancel, a supervisor's SIGTERM to
 // every process of the task): the agent and its tool get the signal at
-// once, and the tool's death can reach the loop before the agent's own
-// cancellation does. The run still ends cancelled, without another step;
-// a tool that dies of SIGTERM with no cancellation after it does not end
-// the run.
+// once — the tool its SIGTERM, or its supervisor's SIGKILL — and the
+// tool's death can reach the loop before the agent's own cancellation
+// does. The run still ends cancelled, without another step; a tool that
+// dies of a signal with no cancellation after it does not end the run.
 func TestToolSignalledWithTheRunIsCancelled(t *testing.T) {
-	script := []string{
-		`{"action":"run_tool","program":"sh","args":["-c","touch died; kill -TERM $$"]}`,
-		`{"action":"run_tool","program":"sh","args":["-c","touch second"]}`,
-	}
-	for _, cancelled := range []bool{true, false} {
+	for _, tc := range []struct {
+		sig       string
+		cancelled bool
+	}{{"TERM", true}, {"KILL", true}, {"TERM", false}} {
+		script := []string{
+			`{"action":"run_tool","program":"sh","args":["-c","touch died; kill -` + tc.sig + ` $$"]}`,
+			`{"action":"run_tool","program":"sh","args":["-c","touch second"]}`,
+		}
+		cancelled := tc.cancelled
 		ws := workspace(t)
 		ctx, cancel := context.WithCancelCause(context.Background())
 		if cancelled {
@@ -322,10 +326,10 @@ func TestToolSignalledWithTheRunIsCancelled(t *testing.T) {
 		cancel(nil)
 		_, err := os.Stat(filepath.Join(ws, "second"))
 		if cancelled && (r.res.Status != agent.StatusCancelled || r.res.ExitCode() != 130 || err == nil) {
-			t.Fatalf("cancelled after the tool's SIGTERM: result %+v, second step ran: %v", r.res, err == nil)
+			t.Fatalf("cancelled after the tool's SIG%s: result %+v, second step ran: %v", tc.sig, r.res, err == nil)
 		}
 		if !cancelled && (r.res.Status == agent.StatusCancelled || err != nil) {
-			t.Fatalf("tool's own SIGTERM, no cancel: result %+v, second step ran: %v", r.res, err == nil)
+			t.Fatalf("tool's own SIG%s, no cancel: result %+v, second step ran: %v", tc.sig, r.res, err == nil)
 		}
 	}
 }
