@@ -6,7 +6,8 @@
 // home of the test helpers the tools share: the testscript commands every
 // cmd/*/main_test.go registers (ScriptCmds: exits, mode, waitfor, procs,
 // ...), the process scans (PidsWithArg, WaitPids, NoSurvivor), builds of a
-// variant binary (GoBuild, GoTest: an artq with -tags failpoint), and the
+// variant binary (GoBuild, GoTest: an artq with -tags failpoint), this test binary run
+// again under a low soft open-files limit (SelfWithSoftNofile), and the
 // check that every script asserts the exit codes it states
 // (UnassertedExits).
 //

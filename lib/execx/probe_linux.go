@@ -140,13 +140,19 @@ func probeClone(flags uintptr) error {
 func startNofile() uint64 {
 	nofile.mu.Lock()
 	defer nofile.mu.Unlock()
-	if !nofile.known {
-		nofile.soft, nofile.known = nofileAtStart()
-	}
-	if !nofile.known {
+	if !nofileKnown() {
 		nofile.soft, nofile.known = probeNofile(), true
 	}
 	return nofile.soft
+}
+
+// nofileKnown says whether the limit is known, learning it from package
+// startnofile first if nothing did yet. Callers hold nofile.mu.
+func nofileKnown() bool {
+	if !nofile.known {
+		nofile.soft, nofile.known = nofileAtStart()
+	}
+	return nofile.known
 }
 
 var nofile struct {
@@ -196,10 +202,7 @@ func nofileUnknown() bool {
 	}
 	nofile.mu.Lock()
 	defer nofile.mu.Unlock()
-	if !nofile.known {
-		nofile.soft, nofile.known = nofileAtStart()
-	}
-	return !nofile.known
+	return !nofileKnown()
 }
 
 func probeNofile() uint64 {

@@ -3,11 +3,10 @@
 package execx
 
 import (
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/art-runtime/art/internal/systest"
 )
 
 // The two ways the runner learns the open-files limit it was started
@@ -16,17 +15,7 @@ import (
 // (the route where startnofile has no assembly) — for a runner started
 // with a soft limit below the hard one.
 func TestNofileRoutesAgree(t *testing.T) {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 200 {
-		t.Skipf("hard limit %d (%v)", lim.Max, err)
-	}
-	cmd := exec.Command("sh", "-c", `ulimit -Sn 64 && exec "$0" -test.run '^$'`, os.Args[0])
-	cmd.Env = append(os.Environ(), "EXECX_TEST_NOFILE=1")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.TrimSpace(string(out))
+	got := strings.TrimSpace(string(systest.SelfWithSoftNofile(t, 64, "^$", "EXECX_TEST_NOFILE=1")))
 	if got == "64 true 0" {
 		t.Skip("ptrace refused here: the probe cannot read the limit")
 	}

@@ -126,16 +126,7 @@ func startInNamespaces(path string, argv []string, attr *os.ProcAttr) (int, <-ch
 	if attr.Sys.Cloneflags&syscall.CLONE_NEWUSER == 0 || attr.Sys.Ptrace {
 		return startProcess(path, argv, attr)
 	}
-	return startWith(launch, path, argv, attr)
-}
-
-// launch is forkExec as a stage.Launch.
-func launch(path string, argv []string, attr *os.ProcAttr) (int, error) {
-	files := make([]uintptr, len(attr.Files))
-	for i, f := range attr.Files {
-		files[i] = f.Fd() // -1 for nil: closed
-	}
-	return launchSys(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
+	return startWith(launchSys, path, argv, attr)
 }
 
 // launchSys is syscall.ForkExec as a stage.Launch, for the attributes a

@@ -65,29 +65,26 @@ func start(pl *plan, stdin, out, errw *os.File) (proc, error) {
 // see stopAtExec) is forked from a locked thread, which ptrace requires
 // of the tracer's calls, and unlocked once it is let go untraced.
 func startProcess(path string, argv []string, attr *os.ProcAttr) (pid int, waited <-chan exitInfo, err error) {
-	return startWith(forkExec, path, argv, attr)
+	// syscall.ForkExec, not os.StartProcess: the latter's first call forks
+	// an extra child to probe pidfd support, a whole process spawn more
+	// than a single-task runner needs.
+	return startWith(syscall.ForkExec, path, argv, attr)
 }
 
-// forkExec is syscall.ForkExec, not os.StartProcess: the latter's first
-// call forks an extra child to probe pidfd support, a whole process spawn
-// more than a single-task runner needs.
-func forkExec(path string, argv []string, attr *os.ProcAttr) (int, error) {
-	files := make([]uintptr, len(attr.Files))
-	for i, f := range attr.Files {
-		files[i] = f.Fd()
-	}
-	return syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
-}
-
-// startWith is startProcess with spawn starting the child.
-func startWith(spawn func(string, []string, *os.ProcAttr) (int, error), path string, argv []string,
+// startWith is startProcess with spawn (syscall.ForkExec or one with its
+// signature) starting the child.
+func startWith(spawn func(string, []string, *syscall.ProcAttr) (int, error), path string, argv []string,
 	attr *os.ProcAttr) (pid int, waited <-chan exitInfo, err error) {
 	traced := attr.Sys != nil && attr.Sys.Ptrace
 	if traced {
 		runtime.LockOSThread() // the tracer is this thread
 	}
+	files := make([]uintptr, len(attr.Files))
+	for i, f := range attr.Files {
+		files[i] = f.Fd() // a nil file's is -1: that descriptor is closed
+	}
 	procMu.Lock()
-	pid, err = spawn(path, argv, attr)
+	pid, err = spawn(path, argv, &syscall.ProcAttr{Dir: attr.Dir, Env: attr.Env, Files: files, Sys: attr.Sys})
 	if err != nil {
 		procMu.Unlock()
 		if traced {

@@ -66,7 +66,6 @@ type Child struct {
 	path       *byte
 	argv, envp []*byte
 	ppid       uintptr
-	checkPpid  bool // ppid is what getppid says (not across a new PID namespace)
 	setsid     bool // a new session (a task's); else a process group of its own
 	pdeathsig  uintptr
 	fds        []int // descriptors that become 0, 1, ... (-1: closed)
@@ -118,7 +117,7 @@ type cloneArgs struct {
 // preparation failed. Close releases what it holds.
 func NewChild(s *Spec, std [3]int, cgroupFD int) (_ *Child, err error) {
 	c := &Child{fds: std[:], work: make([]int, len(std)), nnp: s.NNP, ruleset: -1,
-		ppid: uintptr(os.Getpid()), checkPpid: true, setsid: true, pdeathsig: uintptr(unix.SIGKILL)}
+		ppid: uintptr(os.Getpid()), setsid: true, pdeathsig: uintptr(unix.SIGKILL)}
 	defer func() {
 		if err != nil {
 			c.Close()
@@ -363,7 +362,8 @@ func (c *Child) stepName(step uint32) string {
 // preempted; in the child everything down to execve is nosplit code that
 // makes raw system calls on memory the parent prepared (no allocation, no
 // runtime call, no write barrier, and no write to anything of the
-// parent's but the child's own stack frames).
+// parent's but the child's own stack frames and Child.work, which the
+// parent allocated for it and does not read).
 //
 //go:nosplit
 //go:norace
@@ -416,7 +416,7 @@ func (c *Child) child(pipe uintptr) {
 	// The parent may have died before the signal was armed. (Across a
 	// new PID namespace getppid says 0: a Launch's program learns of its
 	// parent's death otherwise, see Launch.)
-	if r1, _, _ = syscall.RawSyscall(unix.SYS_GETPPID, 0, 0, 0); c.checkPpid && r1 != c.ppid {
+	if r1, _, _ = syscall.RawSyscall(unix.SYS_GETPPID, 0, 0, 0); c.cloneFlags&unix.CLONE_NEWPID == 0 && r1 != c.ppid {
 		syscall.RawSyscall(unix.SYS_EXIT_GROUP, 253, 0, 0)
 	}
 	if c.dir != nil {

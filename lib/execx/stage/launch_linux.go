@@ -47,7 +47,7 @@ type Launch struct {
 // of l that cannot be prepared.
 func NewLaunch(l *Launch) (_ *Child, err error) {
 	c := &Child{fds: l.Files, work: make([]int, len(l.Files)), ruleset: -1, ppid: uintptr(os.Getpid()),
-		checkPpid: l.Cloneflags&unix.CLONE_NEWPID == 0, pdeathsig: uintptr(l.Pdeathsig),
+		pdeathsig:  uintptr(l.Pdeathsig),
 		cloneFlags: l.Cloneflags}
 	const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC |
 		unix.CLONE_NEWUTS | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP

@@ -7,11 +7,11 @@ package startnofile_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/art-runtime/art/internal/systest"
 	"github.com/art-runtime/art/lib/execx/internal/startnofile"
 )
 
@@ -26,14 +26,9 @@ func TestBeforeSyscall(t *testing.T) {
 		fmt.Printf("%d %d %v %d\n", s, h, ok, now.Cur)
 		os.Exit(0)
 	}
+	out := systest.SelfWithSoftNofile(t, 64, "^TestBeforeSyscall$", "STARTNOFILE_CHILD=1")
 	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Max < 200 {
-		t.Skipf("hard limit %d (%v)", lim.Max, err)
-	}
-	cmd := exec.Command("sh", "-c", `ulimit -Sn 64 && exec "$0" -test.run '^TestBeforeSyscall$'`, os.Args[0])
-	cmd.Env = append(os.Environ(), "STARTNOFILE_CHILD=1")
-	out, err := cmd.Output()
-	if err != nil {
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("64 %d true %d", lim.Max, lim.Max-1)
