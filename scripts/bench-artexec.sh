@@ -87,13 +87,16 @@ null_bin() { # NAME: build DIR/NAME from cmd/NAME with main returning at once
 	local src="cmd/$1/main.go" dir="$tmp/null-$1"
 	[ -f "$src" ] && command -v go >/dev/null 2>&1 || return 1
 	mkdir -p "$dir"
-	sed 's/^func main() {\(.*\)$/func main() {\n\tif len(os.Args) < 1<<30 {\n\t\treturn\n\t}\n\t\1/' "$src" >"$dir/main.go"
+	returning_main <"$src" >"$dir/main.go"
 	printf '{"Replace":{"%s":"%s"}}' "$PWD/$src" "$dir/main.go" >"$dir/overlay.json"
 	CGO_ENABLED=0 go build -overlay "$dir/overlay.json" -trimpath -ldflags='-s -w' -o "$dir/$1" "./cmd/$1" 2>/dev/null
 }
 if null_bin artexec && null_bin artexec-shim; then
 	add "artexec, nothing run" "$tmp/null-artexec/artexec"
 	add "artexec-shim, nothing run" "$tmp/null-artexec-shim/artexec-shim"
+	if build_gofloor gofloor2null "$tmp"; then
+		add "Go floor binary, nothing run" "$tmp/gofloor2null/gofloor2null"
+	fi
 fi
 if command -v bwrap >/dev/null 2>&1; then
 	add "bwrap --unshare-all" "bwrap --unshare-all --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
@@ -102,6 +105,23 @@ if command -v bwrap >/dev/null 2>&1; then
 	add "bwrap, mount namespace only" "bwrap --new-session --die-with-parent --ro-bind / / --proc /proc --dev /dev $true_bin"
 fi
 add "artexec run -- true" "$artexec run --workspace $ws -- true"
+# The same run without a task cgroup: this tree's artexec built with
+# newTaskCgroup making none (an overlay of lib/execx/cgroup_linux.go),
+# where the runner makes task cgroups (root, or a delegated subtree): what
+# the cgroup costs a run, a step the floor does not make.
+nocg_bin() {
+	local src=lib/execx/cgroup_linux.go dir="$tmp/nocg"
+	command -v go >/dev/null 2>&1 || return 1
+	"$artexec" run --workspace "$ws" -- true 2>/dev/null | grep -q '"cgroup"' || return 1
+	mkdir -p "$dir"
+	sed '/^func newTaskCgroup() \*taskCgroup {$/,/^}$/ s/^\tif cgroupState.off.Load() {$/\tif true {/' "$src" >"$dir/cgroup_linux.go"
+	[ "$(grep -c '^	if true {$' "$dir/cgroup_linux.go")" = 1 ] || return 1
+	printf '{"Replace":{"%s":"%s"}}' "$PWD/$src" "$dir/cgroup_linux.go" >"$dir/overlay.json"
+	CGO_ENABLED=0 go build -overlay "$dir/overlay.json" -trimpath -ldflags='-s -w' -o "$dir/" ./cmd/artexec ./cmd/artexec-shim 2>/dev/null
+}
+if nocg_bin; then
+	add "artexec run, no task cgroup" "$tmp/nocg/artexec run --workspace $ws -- true"
+fi
 iso_json="$("$artexec" isolation 2>/dev/null || true)"
 available() { # backend name: available in `artexec isolation`?
 	tr -d ' \n' <<<"$iso_json" | grep -q "\"backend\":\"$1\",\"available\":true"
@@ -263,6 +283,19 @@ if [ -n "${cpum[artexec, nothing run]:-}" ] && [ -n "${cpum[Go: empty program]:-
 			printf '%-30s wall %s  CPU %s\n' "that floor / bwrap" "$(ratio "$sw" "${wall[bwrap --unshare-all]}")x" "$(ratio "$sc" "${cpum[bwrap --unshare-all]}")x"
 		fi
 	fi
+fi
+# none above the two-process floor, in parts (CPU): each binary's start
+# above the floor's own binary's (all three started with main returning at
+# once), the task cgroup, and the rest: the run's own work (resolving the
+# program and workspace, the pipes, the spec, the Result).
+if [ -n "${cpum[Go floor binary, nothing run]:-}" ] && [ -n "${cpum[artexec run, no task cgroup]:-}" ]; then
+	fb="${cpum[Go floor binary, nothing run]}"
+	gap=$((cpum["artexec run -- true"] - cpum["Go floor: runner+supervisor"]))
+	rb=$((cpum["artexec, nothing run"] - fb)) sb=$((cpum["artexec-shim, nothing run"] - fb))
+	cg=$((cpum["artexec run -- true"] - cpum["artexec run, no task cgroup"]))
+	echo "none - floor, CPU µs: $gap = runner binary $rb + supervisor binary $sb + task cgroup $cg + the run's own work $((gap - rb - sb - cg))"
+	target "none without its cgroup / floor" "artexec run, no task cgroup" "Go floor: runner+supervisor"
+	paired "the same, paired" "artexec run, no task cgroup" "Go floor: runner+supervisor"
 fi
 if [ -n "${ARTEXEC_BASELINE:-}" ]; then
 	target "baseline none / GNU timeout" "baseline run -- true" "timeout 10 true (GNU)"

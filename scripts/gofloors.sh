@@ -14,6 +14,16 @@
 #             flags of `artexec run --isolation strict` — the same two
 #             processes plus what the kernel charges for making and
 #             tearing down those namespaces; no ID maps, nothing mounted)
+#   gofloor2null  gofloor2's binary with its main returning at once: what
+#             starting the floor's own binary costs (its runtime and
+#             packages), the baseline for artexec's binaries started the
+#             same way (bench-artexec.sh's rows "nothing run")
+#
+# returning_main < main.go > main.go: the same source with main returning
+# before its first statement, every package still linked and initialised.
+returning_main() {
+	sed 's/^func main() {\(.*\)$/func main() {\n\tif len(os.Args) < 1<<30 {\n\t\treturn\n\t}\n\t\1/'
+}
 build_gofloor() { # NAME DIR
 	local name="$1" dir="$2/$1"
 	command -v go >/dev/null 2>&1 || return 1
@@ -71,6 +81,10 @@ func main() {
 	}
 }
 GO
+		;;
+	gofloor2null)
+		build_gofloor gofloor2 "$2" || return 1
+		returning_main <"$2/gofloor2/main.go" >"$dir/main.go"
 		;;
 	*) return 1 ;;
 	esac

@@ -144,6 +144,7 @@ func attackRunnerMain(cfgJSON string) int {
 		}
 		if cfg.Pool {
 			opt.Pool = NewPool(2)
+			defer opt.Pool.Close() // its kept temp dirs with it
 			warmPool(p, opt)
 		}
 		task.Limits.Grace = jsonx.Duration(cfg.Grace)
