@@ -83,13 +83,21 @@ fi
 # runner's and the supervisor's binaries cost before any work: the part
 # of artexec's start the two-process floor does not have and no change
 # inside `run` can remove.
+# overlay_build SRC DIR PKG...: build PKG... into DIR/ as the release
+# builds them, with this tree's file SRC replaced by DIR/$(basename SRC)
+# (written by the caller).
+overlay_build() {
+	local src="$1" dir="$2"
+	shift 2
+	printf '{"Replace":{"%s":"%s"}}' "$PWD/$src" "$dir/${src##*/}" >"$dir/overlay.json"
+	CGO_ENABLED=0 go build -overlay "$dir/overlay.json" -trimpath -ldflags='-s -w' -o "$dir/" "$@" 2>/dev/null
+}
 null_bin() { # NAME: build DIR/NAME from cmd/NAME with main returning at once
 	local src="cmd/$1/main.go" dir="$tmp/null-$1"
 	[ -f "$src" ] && command -v go >/dev/null 2>&1 || return 1
 	mkdir -p "$dir"
 	returning_main <"$src" >"$dir/main.go"
-	printf '{"Replace":{"%s":"%s"}}' "$PWD/$src" "$dir/main.go" >"$dir/overlay.json"
-	CGO_ENABLED=0 go build -overlay "$dir/overlay.json" -trimpath -ldflags='-s -w' -o "$dir/$1" "./cmd/$1" 2>/dev/null
+	overlay_build "$src" "$dir" "./cmd/$1"
 }
 if null_bin artexec && null_bin artexec-shim; then
 	add "artexec, nothing run" "$tmp/null-artexec/artexec"
@@ -116,8 +124,7 @@ nocg_bin() {
 	mkdir -p "$dir"
 	sed '/^func newTaskCgroup() \*taskCgroup {$/,/^}$/ s/^\tif cgroupState.off.Load() {$/\tif true {/' "$src" >"$dir/cgroup_linux.go"
 	[ "$(grep -c '^	if true {$' "$dir/cgroup_linux.go")" = 1 ] || return 1
-	printf '{"Replace":{"%s":"%s"}}' "$PWD/$src" "$dir/cgroup_linux.go" >"$dir/overlay.json"
-	CGO_ENABLED=0 go build -overlay "$dir/overlay.json" -trimpath -ldflags='-s -w' -o "$dir/" ./cmd/artexec ./cmd/artexec-shim 2>/dev/null
+	overlay_build "$src" "$dir" ./cmd/artexec ./cmd/artexec-shim
 }
 if nocg_bin; then
 	add "artexec run, no task cgroup" "$tmp/nocg/artexec run --workspace $ws -- true"

@@ -83,7 +83,7 @@ func main() {
 GO
 		;;
 	gofloor2null)
-		build_gofloor gofloor2 "$2" || return 1
+		[ -f "$2/gofloor2/main.go" ] || build_gofloor gofloor2 "$2" || return 1
 		returning_main <"$2/gofloor2/main.go" >"$dir/main.go"
 		;;
 	*) return 1 ;;
